@@ -1,0 +1,1 @@
+"""Plotly figures built from replay outputs (nothing here parses logs)."""

@@ -1,0 +1,102 @@
+"""The ``kafka-forensics`` command line: a thin shell over the library.
+
+Each command lives in ``forensics/commands/<name>.py`` and registers itself
+through :func:`register`. User errors end in one line on stderr and exit code
+2; nothing the user did wrong prints a traceback (``KAFKA_FORENSICS_DEBUG=1``
+shows them for bug reports).
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+import typer
+
+try:  # typer >= 0.20 vendors click; older typer uses the click package
+    from typer._click import exceptions as click_exc
+except ImportError:  # pragma: no cover
+    from click import exceptions as click_exc
+
+from forensics import __version__
+from forensics.errors import UserError
+
+app = typer.Typer(
+    name="kafka-forensics",
+    help="Why did my Kafka partitions have no leader? Replay the controller over the logs and ZooKeeper/KRaft "
+    "traces a cluster left behind, and get the answer with its evidence.",
+    add_completion=False,
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"kafka-forensics {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
+) -> None:
+    pass
+
+
+# Commands register themselves on import; the order here is the order in --help.
+COMMANDS = (
+    "forensics.commands.postmortem",
+    "forensics.commands.replay",
+    "forensics.commands.whatif",
+    "forensics.commands.risk",
+    "forensics.commands.dashboard",
+    "forensics.commands.audit",
+    "forensics.commands.capture",
+    "forensics.commands.ingest",
+    "forensics.commands.zk_dump",
+    "forensics.commands.kraft_dump",
+)
+
+
+def _load_commands() -> None:
+    import importlib
+
+    for name in COMMANDS:
+        try:
+            importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:  # a real import error inside an existing command module
+                raise
+
+
+def main(argv: list[str] | None = None) -> None:
+    _load_commands()
+    debug = os.environ.get("KAFKA_FORENSICS_DEBUG") == "1"
+    try:
+        rv = app(args=argv, standalone_mode=False, prog_name="kafka-forensics")
+    except UserError as exc:
+        print(f"kafka-forensics: error: {exc}", file=sys.stderr)
+        sys.exit(exc.exit_code)
+    except click_exc.UsageError as exc:
+        exc.show()
+        sys.exit(2)
+    except click_exc.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except (click_exc.Abort, KeyboardInterrupt):
+        print("kafka-forensics: interrupted", file=sys.stderr)
+        sys.exit(130)
+    except BrokenPipeError:
+        sys.exit(0)
+    except Exception as exc:  # noqa: BLE001
+        if debug:
+            raise
+        print(
+            f"kafka-forensics: internal error: {type(exc).__name__}: {exc}\n"
+            "  (this is a bug in kafka-forensics; rerun with KAFKA_FORENSICS_DEBUG=1 for the traceback)",
+            file=sys.stderr,
+        )
+        sys.exit(3)
+    sys.exit(rv if isinstance(rv, int) else 0)

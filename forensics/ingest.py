@@ -1,0 +1,282 @@
+"""Ingest: files -> canonical events in Spark -> ``DIR/events/`` (Parquet) + ``ingest_summary.json``.
+
+Spark reads every file (``binaryFile``, so any filesystem Spark can reach) and
+our parsers run over Arrow batches on the executors (``mapInArrow``): one file
+per task unit, because multi-line entries and binary records need the file in
+order. The driver only sees per-file summaries and small lookup tables, never
+the events.
+
+Output rows of the parse stage carry a ``row_kind``: ``event``, ``quarantine``
+(unrecognized or damaged lines, kept with file and line) or ``summary`` (one
+per file, the accounting as JSON in ``detail``).
+"""
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+import pyarrow as pa
+
+from forensics.errors import UserError
+from forensics.progress import Progress
+from forensics.sources import FileRef, Inputs
+from parsers.accounting import FileSummary
+from parsers.schema import ARROW_SCHEMA, FIELD_NAMES, SPARK_DDL, Event, iso_utc
+
+OUT_ARROW = ARROW_SCHEMA.append(pa.field("row_kind", pa.string()))
+OUT_DDL = SPARK_DDL + ", `row_kind` string"
+SORT_KEYS = ("cluster", "ts", "source_file", "source_pos", "source_sub")
+_BATCH_ROWS = 20_000
+
+
+def _norm_uri(p: str) -> str:
+    """Spark reports 'file:/a/b'; we may hold '/a/b' or 'file:///a/b'. Compare on one form."""
+    if p.startswith("file:"):
+        p = p[5:]
+        while p.startswith("//"):
+            p = p[1:]
+    from urllib.parse import unquote
+
+    return unquote(p)
+
+
+def _rows_to_batch(rows: list[dict[str, Any]]) -> pa.RecordBatch:
+    cols = {n: [r.get(n) for r in rows] for n in OUT_ARROW.names}
+    return pa.RecordBatch.from_arrays([pa.array(cols[f.name], type=f.type) for f in OUT_ARROW], schema=OUT_ARROW)
+
+
+def _event_row(ev: Event) -> dict[str, Any]:
+    row = ev.as_row()
+    row["row_kind"] = "event"
+    return row
+
+
+def make_parse_fn(meta_bc, tz: str, default_cluster: str | None):
+    """The function Spark runs on executors: (path, content) batches -> output batches."""
+
+    def parse(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from parsers.context import SourceContext
+        from parsers.dispatch import parse_source
+
+        meta = meta_bc.value
+        for batch in batches:
+            paths = batch.column(batch.schema.get_field_index("path")).to_pylist()
+            contents = batch.column(batch.schema.get_field_index("content"))
+            for i, uri in enumerate(paths):
+                display, hint, cluster = meta.get(_norm_uri(uri), (uri, None, None))
+                data = contents[i].as_py() or b""
+                ctx = SourceContext(display, cluster or default_cluster, hint, tz)
+                events, summary = parse_source(data, ctx)
+                rows: list[dict[str, Any]] = []
+                for ev in events:
+                    rows.append(_event_row(ev))
+                    if len(rows) >= _BATCH_ROWS:
+                        yield _rows_to_batch(rows)
+                        rows = []
+                for q in summary.samples:
+                    rows.append({
+                        "cluster": ctx.cluster, "source_kind": summary.kind, "source_file": q.source_file,
+                        "source_pos": q.source_pos, "source_sub": 0, "event_type": q.category,
+                        "detail": json.dumps({"reason": q.reason}, sort_keys=True), "raw": q.raw,
+                        "row_kind": "quarantine",
+                    })
+                rows.append({"cluster": ctx.cluster, "source_file": display, "source_sub": 0,
+                             "detail": summary.dumps(), "row_kind": "summary"})
+                yield _rows_to_batch(rows)
+
+    return parse
+
+
+@dataclass
+class IngestResult:
+    summaries: list[FileSummary]
+    events: Any  # Spark DataFrame of canonical events (sorted), or None when nothing was read
+    summary_json: dict[str, Any]
+    input_problems: list[str] = field(default_factory=list)
+    quarantine: Any = None  # Spark DataFrame: unrecognized/quarantined lines with file and position
+    persisted: Any = None  # the cached parse output, released by release()
+
+    @property
+    def total_events(self) -> int:
+        return sum(s.events for s in self.summaries)
+
+
+def _glob_escape(p: str) -> str:
+    # Spark treats load() paths as globs; a '[' in a file name must not be read as a class.
+    return re.sub(r"([\[\]{}*?])", r"\\\1", p)
+
+
+def _readable(ref: FileRef) -> str | None:
+    if "://" in ref.read_path and not ref.read_path.startswith("file://"):
+        return None
+    try:
+        with open(ref.read_path, "rb") as fh:
+            fh.read(1)
+    except OSError as exc:
+        return f"cannot read: {exc.strerror or exc}"
+    return None
+
+
+def dir_broker_ids(summaries: list[FileSummary]) -> dict[str, int]:
+    """Files whose broker is unknown get it from their folder, when every other file there agrees.
+
+    A folder shared by several brokers (several processes logging into one
+    ``logs/``, common on dev boxes) stays unattributed: guessing would be worse.
+    """
+    by_dir: dict[str, Counter] = {}
+    for s in summaries:
+        d = s.path.rsplit("/", 1)[0] if "/" in s.path else ""
+        c = by_dir.setdefault(d, Counter())
+        if s.broker_id is not None:
+            c[s.broker_id] += 1
+        for w in s.writer_ids:
+            c[w] += 0  # presence matters: any second id makes the folder ambiguous
+    out = {}
+    for s in summaries:
+        if s.broker_id is not None or s.kind != "broker_log":
+            continue
+        d = s.path.rsplit("/", 1)[0] if "/" in s.path else ""
+        ids = by_dir.get(d) or Counter()
+        if len(ids) == 1:
+            out[s.path] = next(iter(ids))
+    return out
+
+
+def run_ingest(
+    spark,
+    inputs: Inputs,
+    tz: str = "UTC",
+    cluster: str | None = None,
+    progress: Progress | None = None,
+) -> IngestResult:
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as F
+
+    progress = progress or Progress(False)
+    summaries: list[FileSummary] = []
+    readable: list[FileRef] = []
+    for ref in inputs.files:
+        err = _readable(ref)
+        if err:
+            s = FileSummary(path=ref.display, kind="unreadable", broker_id=ref.broker_hint, cluster=ref.cluster_hint or cluster)
+            s.errors.append(err)
+            summaries.append(s)
+        else:
+            readable.append(ref)
+    total_bytes = sum(r.size for r in readable)
+    progress.say(f"ingest: {len(readable)} file(s), {total_bytes / 1e6:.1f} MB, on Spark {spark.sparkContext.master}")
+
+    events_df = None
+    if readable:
+        meta = {_norm_uri(r.read_path): (r.display, r.broker_hint, r.cluster_hint) for r in readable}
+        meta_bc = spark.sparkContext.broadcast(meta)
+        prev_batch = spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch")
+        # One file per Arrow batch: a batch holds whole file contents.
+        spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "1")
+        try:
+            raw = (
+                spark.read.format("binaryFile")
+                .option("recursiveFileLookup", "false")
+                .load([_glob_escape(r.read_path) for r in readable])
+                .select("path", "content")
+            )
+            parsed = raw.mapInArrow(make_parse_fn(meta_bc, tz, cluster), OUT_DDL).persist(StorageLevel.MEMORY_AND_DISK)
+            with progress.watch_spark(spark, "ingest"):
+                summary_rows = parsed.where(F.col("row_kind") == "summary").select("detail").collect()
+        finally:
+            spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", prev_batch)
+        parsed_summaries = [FileSummary.from_json(json.loads(r["detail"])) for r in summary_rows]
+        fill = dir_broker_ids(parsed_summaries)
+        for s in parsed_summaries:
+            if s.path in fill:
+                s.broker_id = fill[s.path]
+                s.notes.append(f"broker {s.broker_id} inferred from the other files in its folder")
+        summaries.extend(parsed_summaries)
+
+        events_df = parsed.where(F.col("row_kind") == "event").drop("row_kind")
+        if fill:
+            fill_df = spark.createDataFrame(sorted(fill.items()), "source_file string, dir_broker int")
+            events_df = (
+                events_df.join(F.broadcast(fill_df), "source_file", "left")
+                .withColumn("broker_id", F.coalesce("broker_id", "dir_broker"))
+                .drop("dir_broker")
+                .select(*FIELD_NAMES)
+            )
+        events_df = events_df.orderBy(*SORT_KEYS)
+        quarantine_df = parsed.where(F.col("row_kind") == "quarantine").select(
+            "source_file", "source_pos", F.col("event_type").alias("category"),
+            F.get_json_object("detail", "$.reason").alias("reason"), "raw",
+        ).orderBy("source_file", "source_pos")
+        result = IngestResult(summaries, events_df, {}, list(inputs.problems), quarantine_df, parsed)
+    else:
+        result = IngestResult(summaries, None, {}, list(inputs.problems))
+
+    summaries.sort(key=lambda s: s.path)
+    result.summary_json = build_summary_json(summaries, inputs)
+    t = result.summary_json["totals"]
+    progress.say(
+        f"ingest: {t['lines']:,} lines/records -> {t['events']:,} events "
+        f"({t['other']:,} routine, {t['unrecognized']:,} unrecognized, {t['quarantined']:,} quarantined, "
+        f"{t['files_with_errors']} file(s) with errors)"
+    )
+    return result
+
+
+def build_summary_json(summaries: list[FileSummary], inputs: Inputs) -> dict[str, Any]:
+    files = []
+    totals = Counter()
+    event_counts: Counter = Counter()
+    kinds: Counter = Counter()
+    for s in summaries:
+        j = s.to_json()
+        j["first_ts"] = iso_utc(s.first_ts)
+        j["last_ts"] = iso_utc(s.last_ts)
+        files.append(j)
+        for k in ("bytes", "lines", "parsed", "other", "unrecognized", "quarantined", "events"):
+            totals[k] += getattr(s, k) or 0
+        totals["files"] += 1
+        totals["files_with_errors"] += 1 if s.errors else 0
+        kinds[s.kind] += 1
+        event_counts.update(s.event_counts)
+    return {
+        "files": files,
+        "totals": {k: totals[k] for k in ("files", "files_with_errors", "bytes", "lines", "parsed", "other",
+                                          "unrecognized", "quarantined", "events")},
+        "file_kinds": dict(sorted(kinds.items())),
+        "event_counts": dict(sorted(event_counts.items())),
+        "input_problems": list(inputs.problems),
+        "skipped_hidden_files": inputs.skipped_hidden,
+    }
+
+
+def write_outputs(result: IngestResult, out_dir: Path) -> None:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if result.events is not None:
+        result.events.write.mode("overwrite").parquet(str(out_dir / "events"))
+        result.quarantine.write.mode("overwrite").parquet(str(out_dir / "quarantine"))
+    (out_dir / "ingest_summary.json").write_text(json.dumps(result.summary_json, indent=2, sort_keys=False) + "\n")
+
+
+def release(result: IngestResult) -> None:
+    if result.persisted is not None:
+        result.persisted.unpersist()
+
+
+def require_evidence(result: IngestResult) -> None:
+    """Refuse (exit 2) when nothing usable was found: empty folder, a JPEG, a foreign log."""
+    useful = [s for s in result.summaries if s.events > 0]
+    if useful:
+        return
+    if not result.summaries:
+        raise UserError("no input files found" + (f" ({'; '.join(result.input_problems)})" if result.input_problems else ""))
+    reasons = Counter()
+    for s in result.summaries:
+        reasons[s.errors[0] if s.errors else ("no Kafka events in it" if s.lines else "empty")] += 1
+    top = "; ".join(f"{n} file(s): {r}" for r, n in reasons.most_common(3))
+    extra = f"; {result.input_problems[0]}" if result.input_problems else ""
+    raise UserError(f"no Kafka or ZooKeeper evidence found in {len(result.summaries)} file(s) ({top}{extra})")
+

@@ -1,0 +1,68 @@
+"""The one place that builds a SparkSession.
+
+Default master is ``local[*]``; ``--master`` wins, then ``$SPARK_MASTER``, then
+``spark.master`` from ``$SPARK_CONF_DIR/spark-defaults.conf``. Other ``SPARK_*``
+settings are Spark's own and pass through. The session time zone is UTC so
+timestamps never depend on the machine.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from importlib import resources
+from pathlib import Path
+
+
+def _defaults_conf_has_master() -> bool:
+    conf_dir = os.environ.get("SPARK_CONF_DIR")
+    if not conf_dir:
+        return False
+    f = Path(conf_dir) / "spark-defaults.conf"
+    try:
+        return any(line.split()[:1] == ["spark.master"] for line in f.read_text().splitlines())
+    except OSError:
+        return False
+
+
+def resolve_master(master: str | None) -> str | None:
+    if master:
+        return master
+    if os.environ.get("SPARK_MASTER"):
+        return os.environ["SPARK_MASTER"]
+    if _defaults_conf_has_master():
+        return None  # let Spark read it
+    return "local[*]"
+
+
+def get_spark(master: str | None = None, app_name: str = "kafka-forensics"):
+    """Reuse the active session if there is one (tests share a single session)."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    log4j = resources.files("forensics").joinpath("resources/log4j2.properties")
+    builder = SparkSession.builder.appName(app_name)
+    m = resolve_master(master)
+    if m:
+        builder = builder.master(m)
+    java_opts = f"-Dlog4j2.configurationFile=file:{log4j} -Dlog4j.configurationFile=file:{log4j}"
+    builder = (
+        builder.config("spark.sql.session.timeZone", "UTC")
+        .config("spark.ui.enabled", os.environ.get("KAFKA_FORENSICS_SPARK_UI", "false"))
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.driver.extraJavaOptions", java_opts)
+        .config("spark.executor.extraJavaOptions", java_opts)
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .config("spark.sql.adaptive.enabled", "true")
+        .config("spark.sql.shuffle.partitions", os.environ.get("KAFKA_FORENSICS_SHUFFLE_PARTITIONS", "8"))
+        .config("spark.sql.files.openCostInBytes", str(512 * 1024))
+        # We pass explicit file lists: listing them with a Spark job costs seconds and buys nothing.
+        .config("spark.sql.sources.parallelPartitionDiscovery.threshold", "1000000")
+        .config("spark.python.worker.reuse", "true")
+    )
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark

@@ -1,0 +1,101 @@
+"""Per-file accounting: every line or record is parsed, other, unrecognized or quarantined.
+
+Invariant for every file: ``lines == parsed + other + unrecognized + quarantined``
+(for binary sources a "line" is a record: a txn, a znode, a metadata record).
+"""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+# How many quarantined/unrecognized lines are kept verbatim per file (all are counted).
+KEEP_SAMPLES = 1000
+
+
+@dataclass
+class Quarantined:
+    source_file: str
+    source_pos: int
+    category: str  # 'unrecognized' or 'quarantined'
+    reason: str
+    raw: str
+
+
+@dataclass
+class FileSummary:
+    path: str
+    kind: str
+    broker_id: int | None = None
+    cluster: str | None = None
+    bytes: int = 0
+    lines: int = 0
+    parsed: int = 0
+    other: int = 0
+    unrecognized: int = 0
+    quarantined: int = 0
+    events: int = 0
+    errors: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    first_ts: int | None = None
+    last_ts: int | None = None
+    event_counts: Counter = field(default_factory=Counter)
+    writer_ids: Counter = field(default_factory=Counter)  # broker ids seen as writers of lines
+    kafka_version: str | None = None
+    samples: list[Quarantined] = field(default_factory=list)
+
+    def count(self, category: str, n: int = 1) -> None:
+        setattr(self, category, getattr(self, category) + n)
+
+    def sample(self, q: Quarantined) -> None:
+        if len(self.samples) < KEEP_SAMPLES:
+            self.samples.append(q)
+
+    def see_ts(self, ts: int | None) -> None:
+        if ts is None:
+            return
+        if self.first_ts is None or ts < self.first_ts:
+            self.first_ts = ts
+        if self.last_ts is None or ts > self.last_ts:
+            self.last_ts = ts
+
+    def balanced(self) -> bool:
+        return self.lines == self.parsed + self.other + self.unrecognized + self.quarantined
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "kind": self.kind,
+            "broker_id": self.broker_id,
+            "cluster": self.cluster,
+            "bytes": self.bytes,
+            "lines": self.lines,
+            "parsed": self.parsed,
+            "other": self.other,
+            "unrecognized": self.unrecognized,
+            "quarantined": self.quarantined,
+            "events": self.events,
+            "errors": list(self.errors),
+            "notes": list(self.notes),
+            "first_ts": self.first_ts,
+            "last_ts": self.last_ts,
+            "event_counts": dict(sorted(self.event_counts.items())),
+            "writer_ids": {str(k): v for k, v in sorted(self.writer_ids.items())},
+            "kafka_version": self.kafka_version,
+        }
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> "FileSummary":
+        s = cls(path=obj["path"], kind=obj["kind"])
+        for k in ("broker_id", "cluster", "bytes", "lines", "parsed", "other", "unrecognized", "quarantined",
+                  "events", "first_ts", "last_ts", "kafka_version"):
+            setattr(s, k, obj.get(k))
+        s.errors = list(obj.get("errors") or [])
+        s.notes = list(obj.get("notes") or [])
+        s.event_counts = Counter(obj.get("event_counts") or {})
+        s.writer_ids = Counter({int(k): v for k, v in (obj.get("writer_ids") or {}).items()})
+        return s
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), sort_keys=True)

@@ -1,0 +1,12 @@
+"""What a parser is told about the file it reads (nothing here touches files)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SourceContext:
+    path: str  # as shown to the user and stored in source_file
+    cluster: str | None = None
+    broker_hint: int | None = None  # from the folder name or --broker-map
+    tz: str = "UTC"  # zone of log4j timestamps (they carry none)

@@ -1,0 +1,137 @@
+"""Which parser reads a file: sniff its kind from name and first bytes, then route.
+
+Runs inside Spark tasks (on executors), so it decides from the bytes it is
+given, not from anything the driver knows.
+"""
+from __future__ import annotations
+
+import importlib
+import re
+from typing import Callable
+
+from parsers.accounting import FileSummary
+from parsers.context import SourceContext
+from parsers.schema import Event
+from parsers.textio import GZIP_MAGIC, ReadProblems, decompressed_chunks
+
+# kind -> (module, function); every function has the signature
+#   f(data: bytes, ctx: SourceContext, summary: FileSummary) -> list[Event]
+# and keeps summary balanced (lines == parsed + other + unrecognized + quarantined).
+PARSERS: dict[str, tuple[str, str]] = {
+    "broker_log": ("parsers.broker_log", "parse_broker_log"),
+    "zk_txnlog": ("parsers.zk_events", "parse_txnlog_file"),
+    "zk_snapshot": ("parsers.zk_events", "parse_snapshot_file"),
+    "znode_dump": ("parsers.znode_dump", "parse_znode_dump"),
+    "kraft_metadata": ("parsers.kraft_events", "parse_metadata_file"),
+    "kraft_dump_text": ("parsers.kraft_events", "parse_dump_text_file"),
+}
+
+# Files that sit next to evidence but carry none we use (counted, not parsed).
+AUX_NAMES = re.compile(
+    r"(^|/)(leader-epoch-checkpoint|partition\.metadata|meta\.properties|recovery-point-offset-checkpoint"
+    r"|replication-offset-checkpoint|log-start-offset-checkpoint|cleaner-offset-checkpoint|myid|acceptedEpoch|currentEpoch"
+    r"|\.lock)(\.gz)?$|\.(index|timeindex|txnindex|snapshot|deleted|cleaned|swap)(\.gz)?$"
+)
+
+ZK_LOG_MAGIC = b"ZKLG"
+ZK_SNAP_MAGIC = b"ZKSN"
+_ZK_TXN_NAME = re.compile(r"(^|/)log\.[0-9a-f]+(\.gz)?$")
+_ZK_SNAP_NAME = re.compile(r"(^|/)snapshot\.[0-9a-f]+(\.gz|\.snappy)?$")
+_KRAFT_NAME = re.compile(r"(__cluster_metadata-\d+/\d{20}\.log|\d{20}-\d{10}\.checkpoint)(\.gz)?$")
+
+
+def head_bytes(data: bytes, n: int = 65536) -> tuple[bytes, list[str]]:
+    """First ``n`` bytes of the payload (gunzipped when gzip)."""
+    problems = ReadProblems()
+    out = bytearray()
+    for chunk in decompressed_chunks(data[: max(n * 4, 1 << 20)] if data.startswith(GZIP_MAGIC) else data[:n], problems):
+        out += chunk
+        if len(out) >= n:
+            break
+    return bytes(out[:n]), problems.errors
+
+
+def _is_text(head: bytes) -> bool:
+    if not head:
+        return True
+    sample = head[:8192]
+    if b"\x00" in sample:
+        return False
+    ctrl = sum(1 for b in sample if b < 9 or 13 < b < 32)
+    return ctrl <= len(sample) // 100
+
+
+def sniff_kind(path: str, data: bytes) -> str:
+    """broker_log, zk_txnlog, zk_snapshot, znode_dump, kraft_metadata, kraft_dump_text, aux, empty, binary."""
+    p = path.replace("\\", "/")
+    if not data:
+        return "empty"
+    head, _ = head_bytes(data, 65536)
+    if head.startswith(ZK_LOG_MAGIC):
+        return "zk_txnlog"
+    if head.startswith(ZK_SNAP_MAGIC):
+        return "zk_snapshot"
+    if _KRAFT_NAME.search(p) and len(head) >= 61 and head[16] == 2:
+        return "kraft_metadata"
+    if p.endswith("quorum-state") or p.endswith("quorum-state.gz"):
+        return "aux"
+    if AUX_NAMES.search(p):
+        return "aux"
+    if not _is_text(head):
+        # A Snappy-compressed ZooKeeper snapshot, a JPEG, ... Only names can tell.
+        if _ZK_SNAP_NAME.search(p):
+            return "zk_snapshot"
+        if _ZK_TXN_NAME.search(p):
+            return "zk_txnlog"
+        return "binary"
+    text = head.decode("utf-8", "replace")
+    if "cZxid = 0x" in text or text.lstrip().startswith("[zk: ") or "\nWATCHER::" in text:
+        return "znode_dump"
+    stripped = text.lstrip()
+    if stripped.startswith("Dumping ") and "baseOffset:" in text or stripped.startswith("baseOffset: "):
+        return "kraft_dump_text"
+    if (p.endswith(".json") or p.endswith(".json.gz")) and stripped.startswith("{") and '"path"' in text:
+        return "znode_dump"
+    return "broker_log"
+
+
+def _load(kind: str) -> Callable[[bytes, SourceContext, FileSummary], list[Event]] | None:
+    spec = PARSERS.get(kind)
+    if spec is None:
+        return None
+    try:
+        mod = importlib.import_module(spec[0])
+    except ImportError:
+        return None
+    return getattr(mod, spec[1], None)
+
+
+def parse_source(data: bytes, ctx: SourceContext) -> tuple[list[Event], FileSummary]:
+    """Parse one file; never raises for bad input (problems go into the summary)."""
+    kind = sniff_kind(ctx.path, data)
+    summary = FileSummary(path=ctx.path, kind=kind, broker_id=ctx.broker_hint, cluster=ctx.cluster, bytes=len(data))
+    if kind == "empty":
+        summary.notes.append("empty file")
+        return [], summary
+    if kind == "aux":
+        summary.notes.append("companion file without events (index, checkpoint, metadata); not parsed")
+        return [], summary
+    if kind == "binary":
+        summary.errors.append("binary file of unknown format (not a ZooKeeper or KRaft file this tool reads)")
+        return [], summary
+    parser = _load(kind)
+    if parser is None:
+        summary.errors.append(f"no parser available for {kind} files in this build")
+        return [], summary
+    try:
+        events = parser(data, ctx, summary)
+    except Exception as exc:  # noqa: BLE001 - a parser bug must not lose the other files
+        summary.errors.append(f"internal parser error ({type(exc).__name__}: {exc}); file skipped after that point")
+        events = []
+        # Whatever was not accounted for is counted as quarantined, so the identity still holds.
+        if summary.lines < summary.parsed + summary.other + summary.unrecognized + summary.quarantined:
+            summary.lines = summary.parsed + summary.other + summary.unrecognized + summary.quarantined
+        summary.quarantined += summary.lines - (summary.parsed + summary.other + summary.unrecognized + summary.quarantined)
+    if summary.broker_id is None:
+        summary.broker_id = ctx.broker_hint
+    return events, summary

@@ -1,0 +1,119 @@
+"""Machinery for message templates: a rule = logger filter + cheap substring test + regex + builder.
+
+The templates themselves (the grammar of Kafka's messages, per version) live in
+``parsers/templates_*.py``; this module only knows how to pick candidate rules
+fast. Classification is two-stage, as months of logs demand: the logger name
+selects a handful of rules (memoised per logger), substring tests discard most
+lines, and only then a regex runs. Regexes are anchored and avoid nested
+quantifiers so 10 kB ``HashMap(...)`` lines cannot make them backtrack.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable, Iterable, Sequence
+
+from parsers.log4j_layout import LogEntry
+from parsers.schema import Event
+
+Builder = Callable[[LogEntry, "re.Match[str]"], "Event | Sequence[Event] | None"]
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    loggers: tuple[str, ...] | None  # exact names, or prefixes ending in '*'; None = any logger
+    needles: tuple[str, ...]  # every needle must occur in the message
+    regex: "re.Pattern[str]"
+    build: Builder
+    search: bool = False  # regex.search instead of regex.match (for templates after a variable prefix)
+
+    def logger_matches(self, logger: str | None) -> bool:
+        if self.loggers is None or logger is None:
+            return True
+        for pat in self.loggers:
+            if pat.endswith("*"):
+                if logger.startswith(pat[:-1]):
+                    return True
+            elif logger == pat:
+                return True
+        return False
+
+
+class RuleSet:
+    def __init__(self, rules: Iterable[Rule]):
+        self.rules: tuple[Rule, ...] = tuple(rules)
+        names = [r.name for r in self.rules]
+        dupes = {n for n in names if names.count(n) > 1}
+        if dupes:
+            raise ValueError(f"duplicate rule names: {sorted(dupes)}")
+        self._by_logger: dict[str | None, tuple[Rule, ...]] = {}
+
+    def for_logger(self, logger: str | None) -> tuple[Rule, ...]:
+        got = self._by_logger.get(logger)
+        if got is None:
+            got = tuple(r for r in self.rules if r.logger_matches(logger))
+            if len(self._by_logger) < 10_000:
+                self._by_logger[logger] = got
+        return got
+
+    def classify(self, entry: LogEntry) -> tuple[str, list[Event], str | None]:
+        """('parsed', events, None) | ('other', [], None) | ('unrecognized', [], why)."""
+        msg = entry.message
+        tried: list[str] = []
+        for rule in self.for_logger(entry.logger):
+            for needle in rule.needles:
+                if needle not in msg:
+                    break
+            else:
+                m = rule.regex.search(msg) if rule.search else rule.regex.match(msg)
+                if m is None:
+                    tried.append(rule.name)
+                    continue
+                out = rule.build(entry, m)
+                if out is None:
+                    continue  # the builder looked closer and declined: not this template
+                events = [out] if isinstance(out, Event) else list(out)
+                for ev in events:
+                    if ev.detail is None:
+                        ev.detail = {}
+                    ev.detail.setdefault("template", rule.name)
+                return "parsed", events, None
+        if tried:
+            return "unrecognized", [], "looks like " + ", ".join(tried) + " but did not parse"
+        return "other", [], None
+
+
+# --- small helpers shared by the template modules -------------------------------------------------
+
+_INT_LIST = re.compile(r"-?\d+")
+
+
+def int_list(text: str | None) -> list[int]:
+    """'1,2, 3' / 'List(1, 2)' / '[1,2]' / 'Set(1, 2)' / '' -> [1, 2, 3]."""
+    if not text:
+        return []
+    return [int(x) for x in _INT_LIST.findall(text)]
+
+
+def opt_int(text: str | None) -> int | None:
+    if text is None or text == "":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        return None
+
+
+def split_topic_partition(tp: str) -> tuple[str, int] | None:
+    """'my-topic-12' -> ('my-topic', 12) (split at the last '-'); '[t,0]' -> ('t', 0)."""
+    tp = tp.strip()
+    if tp.startswith("[") and tp.endswith("]") and "," in tp:
+        topic, _, part = tp[1:-1].rpartition(",")
+        if part.strip().lstrip("-").isdigit():
+            return topic, int(part)
+        return None
+    topic, sep, part = tp.rpartition("-")
+    if not sep or not topic or not part.isdigit():
+        return None
+    return topic, int(part)
