@@ -11,8 +11,11 @@ Conventions
 - ``source_pos`` is the 1-based line number for text sources, the byte offset
   of the record for binary sources (the zxid has its own column).
   ``source_sub`` orders several events that come from one line or record.
-- ``broker_id`` is the broker that *wrote* the line (for ZooKeeper sources: the
-  broker the znode is about, when there is one).
+- ``broker_id`` is the broker that *wrote* the line; ``subject_broker`` is the
+  broker the event is *about* (the one registered, failed, fenced, shutting
+  down). A controller logging "deleted brokers: 3" has broker_id = controller,
+  subject_broker = 3. ZooKeeper and KRaft records have no writer broker.
+- The field contract of every event type is in ``docs/events.md``.
 - ``detail`` is a JSON object (keys sorted) for everything without a column.
 """
 from __future__ import annotations
@@ -32,7 +35,8 @@ FIELDS: tuple[tuple[str, pa.DataType, str, str], ...] = (
     ("source_file", pa.string(), "string", "path of the file the event came from"),
     ("source_pos", pa.int64(), "bigint", "line number (text) or byte offset (binary)"),
     ("source_sub", pa.int32(), "int", "index among events from the same line/record"),
-    ("broker_id", pa.int32(), "int", "broker that wrote the line / the znode is about"),
+    ("broker_id", pa.int32(), "int", "broker that wrote the line (None for ZooKeeper/KRaft records)"),
+    ("subject_broker", pa.int32(), "int", "broker the event is about (registered, failed, fenced, shutting down)"),
     ("event_type", pa.string(), "string", "one of EVENT_TYPES"),
     ("level", pa.string(), "string", "log level (text sources)"),
     ("logger", pa.string(), "string", "log4j logger name (text sources)"),
@@ -82,6 +86,7 @@ class Event:
     source_pos: int | None = None
     source_sub: int = 0
     broker_id: int | None = None
+    subject_broker: int | None = None
     level: str | None = None
     logger: str | None = None
     controller_id: int | None = None
@@ -232,6 +237,7 @@ EVENT_TYPES: dict[str, str] = {
     "metadata_record": "KRaft: any other metadata record, by name",
     # --- ZooKeeper transaction log / snapshots ---
     "zk_txn": "raw ZooKeeper transaction (kept for forensics)",
+    "zk_write_failed": "a ZooKeeper write that failed (error txn or failed multi), e.g. a fenced controller's write",
     "zk_session_created": "ZooKeeper createSession",
     "zk_session_closed": "ZooKeeper closeSession (client close or expiry)",
     "controller_znode_created": "/controller created",

@@ -14,14 +14,14 @@ def _elected_2x(entry, m):
         "controller_elected",
         controller_id=int(m["id"]),
         controller_epoch=int(m["epoch"]),
-        broker_id=int(m["id"]),
+        subject_broker=int(m["id"]),
         detail={"epoch_zk_version": int(m["zkv"])},
     )
 
 
 def _elected_010(entry, m):
     # 0.10-1.0: "[Controller 0]: Controller 0 incremented epoch to 1"
-    return Event("controller_elected", controller_id=int(m["id"]), controller_epoch=int(m["epoch"]), broker_id=int(m["id"]))
+    return Event("controller_elected", controller_id=int(m["id"]), controller_epoch=int(m["epoch"]), subject_broker=int(m["id"]))
 
 
 def _broker_change(entry, m):
@@ -32,19 +32,19 @@ def _broker_change(entry, m):
     evs = []
     common = {"live_brokers": live, "via": "controller_broker_change"}
     for b in added:
-        evs.append(Event("broker_registered", detail={**common, "broker": b}))
+        evs.append(Event("broker_registered", subject_broker=b, detail=dict(common)))
     for b in bounced:
-        evs.append(Event("broker_failed", detail={**common, "broker": b, "bounced": True}))
-        evs.append(Event("broker_registered", detail={**common, "broker": b, "bounced": True}))
+        evs.append(Event("broker_failed", subject_broker=b, detail={**common, "bounced": True}))
+        evs.append(Event("broker_registered", subject_broker=b, detail={**common, "bounced": True}))
     for b in deleted:
-        evs.append(Event("broker_failed", detail={**common, "broker": b}))
+        evs.append(Event("broker_failed", subject_broker=b, detail=dict(common)))
     if not evs:
         evs.append(Event("controller_startup_state", detail={**common, "kind": "broker_change_noop"}))
     return evs
 
 
 def _failure_callback(entry, m):
-    return [Event("broker_failed", detail={"broker": b, "via": "failure_callback"}) for b in int_list(m["ids"])]
+    return [Event("broker_failed", subject_broker=b, detail={"via": "failure_callback"}) for b in int_list(m["ids"])]
 
 
 RULES = [
