@@ -1,0 +1,1 @@
+"""Postmortem reports: ``build`` makes the document, ``render`` turns it into text, Markdown or HTML."""

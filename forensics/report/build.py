@@ -1,0 +1,268 @@
+"""The postmortem report as data: incidents grouped by cause, evidence, client symptoms, remedies.
+
+The document is plain JSON-able data and the only input of every renderer
+(terminal, Markdown, HTML), so all formats say the same thing. It holds no
+wall-clock time of its own: the same inputs give the same bytes.
+"""
+from __future__ import annotations
+
+import fnmatch
+from collections import Counter
+from typing import Any
+
+from forensics import __version__
+from parsers.schema import Event, iso_utc
+from replay_engine.api import Leaderless, ReplayResult
+from replay_engine.explain import fmt_duration
+
+# Partitions whose outages started and ended within this much of each other form one incident.
+GROUP_SLACK_US = 5 * 1_000_000
+# A client error belongs to an outage if it happened during it or this long after it ended.
+CLIENT_LAG_US = 120 * 1_000_000
+
+REMEDIES = {
+    "all_replicas_offline": [
+        "Raise the replication factor of {topics} (e.g. replication.factor=3 with min.insync.replicas=2): with one "
+        "replica, losing its broker means losing the partition.",
+        "Before stopping or removing a broker, move its partitions away (kafka-reassign-partitions.sh) and wait for "
+        "the reassignment to finish.",
+        "Stop brokers with a controlled shutdown (kafka-server-stop.sh / SIGTERM, controlled.shutdown.enable=true), "
+        "never kill -9: it moves leadership before the broker leaves (it cannot save RF=1 partitions, though).",
+    ],
+    "no_live_isr_unclean_disabled": [
+        "Find out why the ISR of {topics} had shrunk to the broker that then died (slow or lagging followers, "
+        "replica.lag.time.max.ms, disk or network trouble) and fix that first.",
+        "If availability matters more than losing acknowledged messages for {topics}, set "
+        "unclean.leader.election.enable=true on those topics (this trades data loss for uptime).",
+        "Run producers with acks=all and min.insync.replicas>=2 so writes fail fast instead of silently depending "
+        "on a single in-sync replica.",
+    ],
+    "no_live_isr": [
+        "Check the replication factor and ISR health of {topics}; the trace shows every in-sync replica down.",
+    ],
+    "no_controller": [
+        "The cluster had no active controller while leaders were lost: check ZooKeeper health and "
+        "zookeeper.session.timeout.ms, and the controller broker's GC pauses.",
+    ],
+    "controller_did_not_act": [
+        "An eligible replica existed but no election happened: read the controller's log around that time "
+        "(event queue stuck, ZooKeeper errors); consider restarting the controller broker to force a failover.",
+    ],
+    "leader_failover": [
+        "Short windows while the controller re-elects are expected; a controlled shutdown moves leaders before a "
+        "broker stops and avoids even these.",
+    ],
+    "partition_deleted": [],
+    "unknown": [
+        "Collect the controller's state-change.log and controller.log (and ZooKeeper's version-2 txn logs) for "
+        "this period: the trace given was not enough to explain it.",
+    ],
+}
+
+
+def _topic_ok(topic: str, patterns: list[str] | None) -> bool:
+    return not patterns or any(fnmatch.fnmatchcase(topic, p) for p in patterns)
+
+
+def _group(leaderless: list[Leaderless]) -> list[list[Leaderless]]:
+    """Same topic, same cause, same brokers to blame, starting and ending together -> one incident."""
+    groups: list[list[Leaderless]] = []
+    index: dict[tuple, list[list[Leaderless]]] = {}
+    for lp in sorted(leaderless, key=lambda x: (x.episode.topic, x.cause.kind, x.episode.start, x.episode.partition)):
+        ep = lp.episode
+        key = (ep.topic, lp.cause.kind, tuple(lp.cause.details.get("cause_brokers") or ()))
+        placed = False
+        for g in index.get(key, []):
+            e0 = g[0].episode
+            same_end = (e0.end is None and ep.end is None) or (
+                e0.end is not None and ep.end is not None and abs(e0.end - ep.end) <= GROUP_SLACK_US)
+            if abs(e0.start - ep.start) <= GROUP_SLACK_US and same_end:
+                g.append(lp)
+                placed = True
+                break
+        if not placed:
+            g = [lp]
+            groups.append(g)
+            index.setdefault(key, []).append(g)
+    groups.sort(key=lambda g: (min(x.episode.start for x in g), g[0].episode.topic, g[0].cause.kind))
+    return groups
+
+
+def _incident(g: list[Leaderless], trace_end: int | None, clients: list[Event]) -> dict[str, Any]:
+    first = g[0]
+    start = min(x.episode.start for x in g)
+    ends = [x.episode.end for x in g]
+    end = None if any(e is None for e in ends) else max(ends)  # type: ignore[type-var]
+    dur = None if end is None else end - start
+    parts = sorted(x.episode.partition for x in g)
+    topic = first.episode.topic
+    end_txt = f"to {iso_utc(end)} ({fmt_duration(dur)})" if end is not None else \
+        f"until the end of the evidence at {iso_utc(trace_end)}"
+    if len(g) == 1:
+        summary = first.cause.summary
+    else:
+        summary = f"{len(g)} partitions of {topic} had no leader from {iso_utc(start)} {end_txt}: " \
+                  f"{first.cause.reason_for_many()}"
+    evidence: list[dict[str, Any]] = []
+    seen = set()
+    for x in g[:3]:
+        for r in x.cause.chain:
+            key = (r.source_file, r.source_pos, r.event)
+            if key not in seen:
+                seen.add(key)
+                evidence.append(r.to_json())
+    evidence.sort(key=lambda e: (e["ts"] or "", e["source_file"] or "", e["source_pos"] or 0))
+    part_set = set(parts)
+    symptoms: Counter = Counter()
+    examples: dict[tuple, dict[str, Any]] = {}
+    first_ts: dict[tuple, int] = {}
+    last_ts: dict[tuple, int] = {}
+    for ev in clients:
+        if ev.topic != topic or (ev.partition is not None and ev.partition not in part_set) or ev.ts is None:
+            continue
+        if ev.ts < start - GROUP_SLACK_US or (end is not None and ev.ts > end + CLIENT_LAG_US):
+            continue
+        d = ev.detail or {}
+        key = (d.get("client") or "client", d.get("error") or "error")
+        symptoms[key] += 1
+        first_ts[key] = min(first_ts.get(key, ev.ts), ev.ts)
+        last_ts[key] = max(last_ts.get(key, ev.ts), ev.ts)
+        examples.setdefault(key, {"ts": iso_utc(ev.ts), "source_file": ev.source_file, "source_pos": ev.source_pos,
+                                  "text": (ev.raw or "").split("\n", 1)[0][:300]})
+    client_symptoms = [
+        {"client": k[0], "error": k[1], "count": n, "first": iso_utc(first_ts[k]), "last": iso_utc(last_ts[k]),
+         "example": examples[k]}
+        for k, n in sorted(symptoms.items())
+    ]
+    return {
+        "topic": topic,
+        "cause_kind": first.cause.kind,
+        "count": len(g),
+        "partitions": parts,
+        "start": iso_utc(start),
+        "end": iso_utc(end),
+        "duration_s": None if dur is None else round(dur / 1e6, 3),
+        "partition_seconds": round(sum(((x.episode.end or trace_end or x.episode.start) - x.episode.start)
+                                       for x in g) / 1e6, 3),
+        "summary": summary,
+        "replicas": first.cause.details.get("replicas"),
+        "isr_at_loss": first.cause.details.get("isr_at_loss"),
+        "cause_brokers": first.cause.details.get("cause_brokers"),
+        "evidence": evidence,
+        "client_symptoms": client_symptoms,
+    }
+
+
+def _remedies(incidents: list[dict[str, Any]], results: list[ReplayResult]) -> list[dict[str, Any]]:
+    by_kind: dict[str, set[str]] = {}
+    for inc in incidents:
+        by_kind.setdefault(inc["cause_kind"], set()).add(inc["topic"])
+    out = []
+    for kind in sorted(by_kind):
+        topics = ", ".join(sorted(by_kind[kind]))
+        for text in REMEDIES.get(kind, []):
+            out.append({"cause_kind": kind, "topics": sorted(by_kind[kind]), "text": text.format(topics=topics)})
+    killed = _unclean_stops(results)
+    if killed:
+        out.append({"cause_kind": "broker_stop", "topics": [], "text":
+                    f"Broker(s) {', '.join(map(str, killed))} left the cluster by losing their ZooKeeper session "
+                    "(crash or kill -9) rather than by a controlled shutdown: their leaders were not moved first."})
+    return out
+
+
+def _unclean_stops(results: list[ReplayResult]) -> list[int]:
+    out = set()
+    for res in results:
+        for b, periods in res.controller.periods.items():
+            for p in periods:
+                if p.state == "up" and p.end_cause in ("session_expired", "expired"):
+                    out.add(b)
+    return sorted(out)
+
+
+def build_report(
+    results: list[ReplayResult],
+    ingest_summary: dict[str, Any],
+    events: list[Event],
+    *,
+    sources: list[str],
+    topics: list[str] | None = None,
+    tz: str = "UTC",
+) -> dict[str, Any]:
+    clients = [e for e in events if e.event_type == "client_error"]
+    clusters = []
+    all_incidents: list[dict[str, Any]] = []
+    for res in results:
+        chosen = [lp for lp in res.leaderless if _topic_ok(lp.episode.topic, topics)]
+        incidents = [_incident(g, res.stream.trace_end, clients) for g in _group(chosen)]
+        for inc in incidents:
+            inc["cluster"] = res.cluster
+        all_incidents.extend(incidents)
+        replay_doc = res.to_json()
+        if topics:
+            replay_doc["leaderless"] = [x for x in replay_doc["leaderless"] if _topic_ok(x["topic"], topics)]
+        clusters.append(replay_doc)
+    partitions = {(i["cluster"], i["topic"], p) for i in all_incidents for p in i["partitions"]}
+    by_cause = Counter()
+    secs_by_cause: Counter = Counter()
+    for inc in all_incidents:
+        by_cause[inc["cause_kind"]] += inc["count"]
+        secs_by_cause[inc["cause_kind"]] += inc["partition_seconds"]
+    agreement = {"compared": sum(c["agreement"]["compared"] for c in clusters),
+                 "agreed": sum(c["agreement"]["agreed"] for c in clusters)}
+    agreement["ratio"] = round(agreement["agreed"] / agreement["compared"], 6) if agreement["compared"] else None
+    findings = []
+    for c in clusters:
+        for f in c["findings"]:
+            findings.append({**f, "cluster": c["cluster"]})
+        n_div = len(c["agreement"]["divergences"])
+        if n_div:
+            findings.append({"kind": "replay_divergence", "cluster": c["cluster"], "count": n_div,
+                             "text": f"{n_div} controller decision(s) differ from what the replay derives; "
+                                     "see replay.agreement.divergences"})
+    for p in ingest_summary.get("input_problems", []):
+        findings.append({"kind": "input_problem", "text": p})
+    totals = ingest_summary.get("totals", {})
+    summary = {
+        "clusters": [c["cluster"] for c in clusters],
+        "window": {"start": min((c["window"]["start"] for c in clusters if c["window"]["start"]), default=None),
+                   "end": max((c["window"]["end"] for c in clusters if c["window"]["end"]), default=None)},
+        "kafka_version": [c["kafka_version"] for c in clusters],
+        "mode": [c["mode"] for c in clusters],
+        "leaderless_partitions": len(partitions),
+        "leaderless_partition_seconds": round(sum(secs_by_cause.values()), 3),
+        "incidents": len(all_incidents),
+        "by_cause": dict(sorted(by_cause.items())),
+        "partition_seconds_by_cause": {k: round(v, 3) for k, v in sorted(secs_by_cause.items())},
+        "controller_changes": sum(len(c["controllers"]) for c in clusters),
+        "agreement": agreement,
+        "headline": _headline(all_incidents),
+    }
+    inputs = {
+        "sources": list(sources),
+        "time_zone": tz,
+        "totals": totals,
+        "file_kinds": ingest_summary.get("file_kinds", {}),
+        "event_counts": ingest_summary.get("event_counts", {}),
+        "files_with_errors": [{"path": f["path"], "errors": f["errors"]} for f in ingest_summary.get("files", [])
+                              if f.get("errors")],
+        "files": [{k: f.get(k) for k in ("path", "kind", "broker_id", "lines", "parsed", "other", "unrecognized",
+                                         "quarantined", "events")} for f in ingest_summary.get("files", [])],
+    }
+    return {
+        "tool": {"name": "kafka-forensics", "version": __version__},
+        "summary": summary,
+        "incidents": all_incidents,
+        "remedies": _remedies(all_incidents, results),
+        "findings": findings,
+        "inputs": inputs,
+        "replay": clusters[0] if len(clusters) == 1 else {"clusters": clusters},
+    }
+
+
+def _headline(incidents: list[dict[str, Any]]) -> str:
+    if not incidents:
+        return "No partition was without a leader in the evidence given."
+    worst = max(incidents, key=lambda i: (i["partition_seconds"], i["count"]))
+    n = sum(i["count"] for i in incidents)
+    return f"{n} partition outage(s) in {len(incidents)} incident(s); the largest: {worst['summary']}"

@@ -1,0 +1,198 @@
+"""Renderers of the report document: terminal text, Markdown, and a plain HTML page.
+
+All three read only the report dict. Times are shown in the zone the user gave
+with --tz (the zone the brokers logged in), with the zone named.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import html
+import json
+from typing import Any
+from zoneinfo import ZoneInfo
+
+
+def show_ts(iso: str | None, tz: str = "UTC", date: bool = True) -> str:
+    if not iso:
+        return "?"
+    d = dt.datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    zone = dt.timezone.utc if tz == "UTC" else ZoneInfo(tz)
+    d = d.astimezone(zone)
+    fmt = "%Y-%m-%d %H:%M:%S" if date else "%H:%M:%S"
+    return d.strftime(fmt) + f".{d.microsecond // 1000:03d}"
+
+
+def _zone_label(tz: str) -> str:
+    return "UTC" if tz == "UTC" else tz
+
+
+def _cite(e: dict[str, Any]) -> str:
+    where = f"{e.get('source_file')}:{e.get('source_pos')}"
+    if e.get("zxid"):
+        where += f" (zxid {e['zxid']})"
+    return where
+
+
+def _brokers_line(replay: dict[str, Any], tz: str) -> list[str]:
+    out = []
+    for b in replay.get("brokers", []):
+        bits = []
+        for p in b["periods"]:
+            if p["state"] == "down":
+                bits.append(f"down from {show_ts(p['start'], tz)}" + (f" to {show_ts(p['end'], tz)}" if p["end"] else ""))
+        status = "; ".join(bits) if bits else "up throughout"
+        out.append(f"  broker {b['broker']}: {status}")
+    return out
+
+
+def _controllers_line(replay: dict[str, Any], tz: str) -> list[str]:
+    out = []
+    for c in replay.get("controllers", []):
+        end = f" until {show_ts(c['end'], tz)} ({c['end_cause']})" if c.get("end") else ""
+        epoch = f" epoch {c['epoch']}" if c.get("epoch") is not None else ""
+        out.append(f"  broker {c['controller']}{epoch} from {show_ts(c['start'], tz)}{end}")
+    return out
+
+
+def _replays(report: dict[str, Any]) -> list[dict[str, Any]]:
+    r = report["replay"]
+    return r["clusters"] if "clusters" in r else [r]
+
+
+def render_text(report: dict[str, Any], tz: str = "UTC", max_evidence: int = 8) -> str:
+    s = report["summary"]
+    lines = []
+    zl = _zone_label(tz)
+    lines.append(f"kafka-forensics postmortem: cluster {', '.join(map(str, s['clusters']))}")
+    lines.append(f"Window: {show_ts(s['window']['start'], tz)} -> {show_ts(s['window']['end'], tz)} ({zl})")
+    for rep in _replays(report):
+        src = "ZooKeeper transaction log + logs" if rep["mode"] == "zk" else "broker logs"
+        ver = rep.get("kafka_version") or "unknown"
+        lines.append(f"Evidence: {src}; Kafka version {ver} ({rep.get('kafka_version_source')})")
+        lines.append("Brokers:")
+        lines.extend(_brokers_line(rep, tz) or ["  (no broker membership in the evidence)"])
+        lines.append("Controllers:")
+        lines.extend(_controllers_line(rep, tz) or ["  (no controller election in the evidence)"])
+    lines.append("")
+    if not report["incidents"]:
+        lines.append("No leaderless partitions found.")
+    else:
+        lines.append(f"Leaderless partitions: {s['leaderless_partitions']} in {s['incidents']} incident(s), "
+                     f"{s['leaderless_partition_seconds']:,.1f} partition-seconds in all")
+    for i, inc in enumerate(report["incidents"], 1):
+        lines.append("")
+        lines.append(f"[{i}] {inc['summary']}")
+        if inc["count"] > 1:
+            shown = ", ".join(map(str, inc["partitions"][:20])) + (" ..." if inc["count"] > 20 else "")
+            lines.append(f"    partitions: {shown}")
+        lines.append("    evidence:")
+        for e in inc["evidence"][:max_evidence]:
+            lines.append(f"      {show_ts(e['ts'], tz)}  {_cite(e)}")
+            lines.append(f"          {e['text'][:200]}")
+        if len(inc["evidence"]) > max_evidence:
+            lines.append(f"      ... {len(inc['evidence']) - max_evidence} more in report.json")
+        for c in inc["client_symptoms"]:
+            lines.append(f"    clients: {c['client']}: {c['count']} x {c['error']} between "
+                         f"{show_ts(c['first'], tz, date=False)} and {show_ts(c['last'], tz, date=False)} "
+                         f"(e.g. {c['example']['source_file']}:{c['example']['source_pos']})")
+    if report["remedies"]:
+        lines.append("")
+        lines.append("What would have prevented it:")
+        for r in report["remedies"]:
+            lines.append(f"  - {r['text']}")
+    ag = s["agreement"]
+    lines.append("")
+    if ag["compared"]:
+        lines.append(f"Replay check: {ag['agreed']}/{ag['compared']} recorded controller decisions match the replay "
+                     f"({ag['ratio']:.1%}).")
+    else:
+        lines.append("Replay check: the evidence holds no controller decision to compare with.")
+    for f in report["findings"]:
+        if f["kind"] in ("replay_divergence", "input_problem"):
+            lines.append(f"Finding: {f['text']}")
+    t = report["inputs"]["totals"]
+    lines.append(f"Inputs: {t.get('files', 0)} file(s), {t.get('lines', 0):,} lines/records -> {t.get('events', 0):,} "
+                 f"events ({t.get('unrecognized', 0):,} unrecognized, {t.get('quarantined', 0):,} quarantined, "
+                 f"{t.get('files_with_errors', 0)} file(s) with errors)")
+    return "\n".join(lines) + "\n"
+
+
+def render_markdown(report: dict[str, Any], tz: str = "UTC") -> str:
+    s = report["summary"]
+    md = [f"# Postmortem: cluster {', '.join(map(str, s['clusters']))}", ""]
+    md.append(f"*Window:* {show_ts(s['window']['start'], tz)} to {show_ts(s['window']['end'], tz)} ({_zone_label(tz)})  ")
+    md.append(f"*Headline:* {_md(s['headline'])}")
+    md.append("")
+    for rep in _replays(report):
+        md.append("## Brokers and controller")
+        md.append("")
+        md.extend(f"- {_md(x.strip())}" for x in _brokers_line(rep, tz))
+        md.append("")
+        md.extend(f"- controller: {_md(x.strip())}" for x in _controllers_line(rep, tz))
+        md.append("")
+    md.append("## Leaderless partitions")
+    md.append("")
+    if not report["incidents"]:
+        md.append("None.")
+    for i, inc in enumerate(report["incidents"], 1):
+        md.append(f"### {i}. {_md(inc['topic'])}: {inc['count']} partition(s), cause `{inc['cause_kind']}`")
+        md.append("")
+        md.append(_md(inc["summary"]))
+        md.append("")
+        md.append("| time | source | line |")
+        md.append("|---|---|---|")
+        for e in inc["evidence"]:
+            md.append(f"| {show_ts(e['ts'], tz)} | `{_md(_cite(e))}` | {_md(e['text'][:200])} |")
+        md.append("")
+        for c in inc["client_symptoms"]:
+            md.append(f"- client {_md(c['client'])}: {c['count']} x `{_md(c['error'])}` from "
+                      f"{show_ts(c['first'], tz)} to {show_ts(c['last'], tz)}")
+        md.append("")
+    if report["remedies"]:
+        md.append("## What would have prevented it")
+        md.append("")
+        md.extend(f"- {_md(r['text'])}" for r in report["remedies"])
+        md.append("")
+    md.append("## Replay check and findings")
+    md.append("")
+    ag = s["agreement"]
+    md.append(f"- {ag['agreed']}/{ag['compared']} recorded controller decisions match the replay.")
+    for f in report["findings"]:
+        md.append(f"- {f['kind']}: {_md(f.get('text') or json.dumps(f, sort_keys=True))}")
+    md.append("")
+    t = report["inputs"]["totals"]
+    md.append(f"Inputs: {t.get('files', 0)} files, {t.get('lines', 0):,} lines/records, {t.get('events', 0):,} events.")
+    return "\n".join(md) + "\n"
+
+
+def _md(text: Any) -> str:
+    return str(text).replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def render_html(report: dict[str, Any], tz: str = "UTC") -> str:
+    """A plain, self-contained page (every log-derived string escaped)."""
+    e = html.escape
+    s = report["summary"]
+    parts = [
+        "<!DOCTYPE html><html><head><meta charset='utf-8'>",
+        f"<title>{e('Postmortem: ' + ', '.join(map(str, s['clusters'])))}</title>",
+        "<style>body{font-family:system-ui,sans-serif;max-width:70em;margin:2em auto}"
+        "td,th{border-bottom:1px solid #ddd;padding:2px 6px;text-align:left;vertical-align:top}"
+        "code{font-size:90%}.k{color:#b00}</style></head><body>",
+        f"<h1>{e('Postmortem: cluster ' + ', '.join(map(str, s['clusters'])))}</h1>",
+        f"<p>{e(s['headline'])}</p>",
+        f"<p>Window: {e(show_ts(s['window']['start'], tz))} to {e(show_ts(s['window']['end'], tz))} {e(_zone_label(tz))}</p>",
+    ]
+    for i, inc in enumerate(report["incidents"], 1):
+        parts.append(f"<h2>{i}. {e(inc['topic'])} <span class='k'>{e(inc['cause_kind'])}</span></h2>")
+        parts.append(f"<p>{e(inc['summary'])}</p><table><tr><th>time</th><th>source</th><th>line</th></tr>")
+        for ev in inc["evidence"]:
+            parts.append(f"<tr><td>{e(show_ts(ev['ts'], tz))}</td><td><code>{e(_cite(ev))}</code></td>"
+                         f"<td><code>{e(ev['text'])}</code></td></tr>")
+        parts.append("</table>")
+    if report["remedies"]:
+        parts.append("<h2>What would have prevented it</h2><ul>")
+        parts.extend(f"<li>{e(r['text'])}</li>" for r in report["remedies"])
+        parts.append("</ul>")
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"

@@ -1,0 +1,143 @@
+"""The library entry point: events in, a :class:`ReplayResult` per cluster out. No Spark, no files."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from parsers.schema import Event, iso_utc
+from replay_engine.config import ConfigState, parse_version
+from replay_engine.controller import Comparison, ZkControllerReplay
+from replay_engine.explain import Cause, World, explain
+from replay_engine.from_events import FactStream, build_facts
+from replay_engine.partition import Decision
+from replay_engine.timeline import Episode, Interval, leaderless_episodes
+
+
+@dataclass
+class Leaderless:
+    episode: Episode
+    cause: Cause
+
+    def to_json(self) -> dict[str, Any]:
+        ep = self.episode
+        return {
+            "topic": ep.topic,
+            "partition": ep.partition,
+            "start": iso_utc(ep.start),
+            "end": iso_utc(ep.end),
+            "duration_s": None if ep.end is None else round((ep.end - ep.start) / 1e6, 3),
+            "replicas": self.cause.details.get("replicas"),
+            "isr_at_loss": self.cause.details.get("isr_at_loss"),
+            "cause": self.cause.to_json(),
+        }
+
+
+@dataclass
+class ReplayResult:
+    cluster: str | None
+    mode: str
+    stream: FactStream
+    intervals: list[Interval]
+    leaderless: list[Leaderless]
+    decisions: list[Decision]
+    comparisons: list[Comparison]
+    uncompared: int
+    controller: ZkControllerReplay
+    notes: list[str] = field(default_factory=list)
+
+    # ---------------------------------------------------------------- agreement
+
+    def divergences(self) -> list[dict[str, Any]]:
+        out = []
+        for c in self.comparisons:
+            if not c.agreed:
+                out.append({"topic": c.tp[0], "partition": c.tp[1], "ts": iso_utc(c.ts), "recorded": c.recorded,
+                            "replayed": c.replayed, "how": c.how,
+                            "evidence": [c.record.to_json()] + [e.to_json() for e in c.evidence]})
+        for d in self.decisions:
+            if d.status == "unrecorded" and d.expected_record:
+                out.append({"topic": d.tp[0], "partition": d.tp[1], "ts": iso_utc(d.ts), "recorded": None,
+                            "replayed": d.after if d.after is not None else {"leader": -1, "failed": True},
+                            "how": f"replayed {d.kind} ({d.strategy}) with no matching record",
+                            "evidence": [d.trigger.to_json()]})
+        out.sort(key=lambda x: (x["ts"] or "", x["topic"], x["partition"]))
+        return out
+
+    def agreement(self) -> dict[str, Any]:
+        unrecorded = sum(1 for d in self.decisions if d.status == "unrecorded" and d.expected_record)
+        compared = len(self.comparisons) + unrecorded
+        agreed = sum(1 for c in self.comparisons if c.agreed)
+        return {
+            "compared": compared,
+            "agreed": agreed,
+            "ratio": round(agreed / compared, 6) if compared else None,
+            "uncompared": self.uncompared,
+            "divergences": self.divergences(),
+        }
+
+    # ---------------------------------------------------------------- json
+
+    def to_json(self) -> dict[str, Any]:
+        ctrl = self.controller
+        brokers = []
+        for b in sorted(ctrl.periods):
+            brokers.append({"broker": b, "periods": [
+                {"state": p.state, "start": iso_utc(p.start), "end": iso_utc(p.end), "end_cause": p.end_cause,
+                 "start_event": p.start_ref.to_json() if p.start_ref else None} for p in ctrl.periods[b]]})
+        controllers = [{"controller": t.controller, "epoch": t.epoch, "start": iso_utc(t.start), "end": iso_utc(t.end),
+                        "end_cause": t.end_cause, "start_event": t.start_ref.to_json() if t.start_ref else None,
+                        "end_event": t.end_ref.to_json() if t.end_ref else None} for t in ctrl.tenures]
+        unclean = [d.to_json() for d in ctrl.unclean_elections]
+        cfg = ctrl.config
+        return {
+            "cluster": self.cluster,
+            "mode": self.mode,
+            "window": {"start": iso_utc(self.stream.trace_start), "end": iso_utc(self.stream.trace_end)},
+            "kafka_version": ".".join(map(str, cfg.version)) if cfg.version else None,
+            "kafka_version_source": cfg.version_source,
+            "decisions": len(self.decisions),
+            "agreement": self.agreement(),
+            "leaderless": [lp.to_json() for lp in self.leaderless],
+            "controllers": controllers,
+            "brokers": brokers,
+            "unclean_elections": unclean,
+            "findings": ctrl.findings,
+            "notes": self.notes,
+        }
+
+    def timeline_rows(self) -> list[dict[str, Any]]:
+        rows = []
+        for iv in self.intervals:
+            row = iv.to_row()
+            row["cluster"] = self.cluster
+            rows.append(row)
+        return rows
+
+
+def replay_cluster(events: Iterable[Event], cluster: str | None = None,
+                   overrides: dict[str, str] | None = None,
+                   topic_overrides: dict[str, dict[str, str]] | None = None) -> ReplayResult:
+    """Replay ONE cluster's events (all sources mixed; ordering is done here)."""
+    stream = build_facts(events)
+    config = ConfigState(version=parse_version(stream.kafka_version))
+    if config.version is not None:
+        config.version_source = f"logged 'Kafka version: {stream.kafka_version}'"
+    config.override_cluster = dict(overrides or {})
+    config.override_topic = {t: dict(v) for t, v in (topic_overrides or {}).items()}
+    ctrl = ZkControllerReplay(config, stream.coverage)
+    ctrl.run(stream.facts, stream.trace_end)
+    intervals = ctrl.timeline.finish()
+    world = World(ctrl.periods, ctrl.tenures, ctrl.ar_history, ctrl.config_history, ctrl.failed_elections,
+                  ctrl.evidence_by_broker, ctrl.evidence_by_tp, stream.trace_end)
+    leaderless = [Leaderless(ep, explain(ep, world)) for ep in leaderless_episodes(intervals)]
+    return ReplayResult(cluster, stream.mode, stream, intervals, leaderless, ctrl.decisions, ctrl.comparisons,
+                        ctrl.uncompared, ctrl, list(stream.notes))
+
+
+def replay(events: Iterable[Event], overrides: dict[str, str] | None = None,
+           topic_overrides: dict[str, dict[str, str]] | None = None) -> list[ReplayResult]:
+    by_cluster: dict[str | None, list[Event]] = {}
+    for ev in events:
+        by_cluster.setdefault(ev.cluster, []).append(ev)
+    return [replay_cluster(evs, c, overrides, topic_overrides)
+            for c, evs in sorted(by_cluster.items(), key=lambda kv: kv[0] or "")]

@@ -1,0 +1,774 @@
+"""The ZooKeeper-mode controller, re-run over facts in order (one event queue, one thread, as in Kafka).
+
+For each input the loop does what ``KafkaController`` does (onBrokerStartup,
+onBrokerFailure, onControllerFailover, topic creation, controlled shutdown,
+preferred election, reassignment), calling the pure election functions, and
+produces :class:`Decision` records. The cluster's own records (state-znode
+writes, ``Changed partition`` lines, failed elections) are then compared with
+those decisions, and the timeline follows the record: the replay fills in
+only where nothing was recorded. Every disagreement is a divergence with
+evidence on both sides.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from replay_engine import elections as E
+from replay_engine import facts as F
+from replay_engine.config import UNCLEAN, ConfigState, as_bool, parse_version
+from replay_engine.from_events import Coverage
+from replay_engine.partition import UNKNOWN, BrokerPeriod, Decision, PState, Tenure
+from replay_engine.states import NEW, NON_EXISTENT, OFFLINE, ONLINE
+from replay_engine.timeline import TimelineBuilder, View
+
+# A recorded decision is matched with a replayed one made at most this long before it.
+MATCH_WINDOW_US = 10 * 60 * 1_000_000
+
+
+@dataclass
+class Comparison:
+    tp: F.TP
+    ts: int
+    record: F.Ref
+    recorded: dict[str, Any]
+    replayed: dict[str, Any] | None
+    agreed: bool
+    how: str  # 'trigger' (a replayed decision), 'point' (re-derived at the record), 'inferred: <why>'
+    evidence: list[F.Ref] = field(default_factory=list)
+
+
+def _before(tp: F.TP, snap: dict[str, Any]) -> PState:
+    """The partition as it was before a replayed decision (for judging the record against other strategies)."""
+    return PState(tp, replicas=None if snap["replicas"] is None else tuple(snap["replicas"]), leader=snap["leader"],
+                  isr=None if snap["isr"] is None else tuple(snap["isr"]), leader_epoch=snap["leader_epoch"],
+                  zk_version=snap["zk_version"], controller_epoch=snap["controller_epoch"], state=snap["state"])
+
+
+class ZkControllerReplay:
+    def __init__(self, config: ConfigState, coverage: Coverage | None = None):
+        self.config = config
+        self.coverage = coverage or Coverage()
+        self.live: set[int] = set()
+        self.shutting: set[int] = set()
+        self.known_brokers: set[int] = set()
+        self.broker_epochs: dict[int, Any] = {}
+        self.controller: int | None = None
+        self.controller_epoch: int | None = None
+        self.parts: dict[F.TP, PState] = {}
+        self.led_by: dict[int, set[F.TP]] = {}
+        self.timeline = TimelineBuilder()
+        # What the timeline shows: confirmed state only (records, observations, decisions where no record
+        # is expected). The replay's own belief (self.parts) may run ahead of it until the record arrives.
+        self.shown: dict[F.TP, View] = {}
+        self.shown_led_by: dict[int, set[F.TP]] = {}
+        self.pending: dict[F.TP, list[Decision]] = {}
+        self.decisions: list[Decision] = []
+        self.comparisons: list[Comparison] = []
+        self.uncompared: int = 0
+        self.periods: dict[int, list[BrokerPeriod]] = {}
+        self.tenures: list[Tenure] = []
+        self.evidence_by_broker: dict[int, list[F.Ref]] = {}
+        self.evidence_by_tp: dict[F.TP, list[F.Ref]] = {}
+        self.failed_elections: dict[F.TP, list[F.Ref]] = {}
+        self.unclean_elections: list[Decision] = []
+        self.findings: list[dict[str, Any]] = []
+        self.ar_history: dict[F.TP, list[tuple[int, tuple[int, ...]]]] = {}
+        self.config_history: list[tuple[int, ConfigState]] = [(0, copy.deepcopy(config))]
+        self.now = 0
+        self._seq = 0
+        self._handlers: dict[type, Callable[[Any], None]] = {
+            F.BrokerUp: self._broker_up,
+            F.BrokerDown: self._broker_down,
+            F.LiveSet: self._live_set,
+            F.ControllerElected: self._controller_elected,
+            F.ControllerGone: self._controller_gone,
+            F.TopicAssignment: self._topic_assignment,
+            F.TopicGone: self._topic_gone,
+            F.TopicConfig: self._topic_config,
+            F.BrokerConfig: self._broker_config,
+            F.KafkaVersion: self._kafka_version,
+            F.LeaderIsrChange: self._leader_isr_change,
+            F.ControlledShutdownRequest: self._controlled_shutdown,
+            F.PreferredElectionRequest: self._preferred_request,
+            F.ReassignmentRequest: self._reassignment_request,
+            F.TopicDeletionRequest: self._deletion_request,
+            F.RecordedState: self._recorded_state,
+            F.RecordedFailedElection: self._recorded_failed,
+            F.ObservedState: self._observed,
+            F.Evidence: self._evidence,
+        }
+
+    # ------------------------------------------------------------------ running
+
+    def run(self, facts: list[F.Fact], trace_end: int | None = None) -> None:
+        for fact in facts:
+            self.now = max(self.now, fact.ts)
+            self._handlers[type(fact)](fact)
+        end = trace_end if trace_end is not None else self.now
+        for tp in sorted(self.pending):
+            self._resolve_unconfirmed(tp, end)
+
+    # ------------------------------------------------------------------ helpers
+
+    def online(self, b: int) -> bool:
+        return b in self.live and b not in self.shutting
+
+    def online_set(self) -> frozenset[int]:
+        return frozenset(b for b in self.live if b not in self.shutting)
+
+    def part(self, tp: F.TP) -> PState:
+        p = self.parts.get(tp)
+        if p is None:
+            p = self.parts[tp] = PState(tp)
+        return p
+
+    def _set_replicas(self, p: PState, replicas, ts: int) -> None:
+        ar = tuple(replicas)
+        if p.replicas != ar:
+            p.replicas = ar
+            self.ar_history.setdefault(p.tp, []).append((ts, ar))
+
+    def _config_changed(self, ts: int) -> None:
+        self.config_history.append((ts, copy.deepcopy(self.config)))
+
+    def _set_leader(self, p: PState, leader: int | None) -> None:
+        if p.leader is not None and p.leader >= 0:
+            self.led_by.get(p.leader, set()).discard(p.tp)
+        p.leader = leader
+        if leader is not None and leader >= 0:
+            self.led_by.setdefault(leader, set()).add(p.tp)
+
+    def view(self, p: PState) -> View:
+        state = p.state
+        leader = p.leader
+        if p.deleting:
+            state = OFFLINE
+        if state == NEW and p.init_failed:
+            leader = -1
+        alive = None if leader is None or leader < 0 else (leader in self.live)
+        return View(leader, p.isr, p.leader_epoch, p.controller_epoch, state, alive)
+
+    def _touch(self, p: PState, ts: int, ref: F.Ref, basis: str) -> None:
+        if p.state == UNKNOWN and p.leader is None:
+            return  # nothing known yet: no interval to show
+        self._show(p.tp, self.view(p), ts, ref, basis)
+
+    def _show(self, tp: F.TP, view: View, ts: int, ref: F.Ref, basis: str) -> None:
+        old = self.shown.get(tp)
+        if old is not None and old.leader is not None and old.leader >= 0:
+            self.shown_led_by.get(old.leader, set()).discard(tp)
+        self.shown[tp] = view
+        if view.leader is not None and view.leader >= 0:
+            self.shown_led_by.setdefault(view.leader, set()).add(tp)
+        self.timeline.update(tp, ts, view, ref, basis)
+
+    def _liveness_changed(self, b: int, ts: int, ref: F.Ref) -> None:
+        alive = b in self.live
+        for tp in sorted(self.shown_led_by.get(b, ())):
+            v = self.shown[tp]
+            if v.leader_alive != alive:
+                self._show(tp, View(v.leader, v.isr, v.leader_epoch, v.controller_epoch, v.state, alive),
+                           ts, ref, "liveness")
+
+    def _unclean_allowed(self, topic: str) -> bool:
+        return as_bool(self.config.unclean_enabled(topic, self.controller).value)
+
+    def _recorded_here(self, ts: int, kind: str) -> bool:
+        return self.coverage.recorded(ts, self.controller, kind)
+
+    def _note_broker(self, b: int, ref: F.Ref) -> None:
+        self.evidence_by_broker.setdefault(b, []).append(ref)
+
+    # ------------------------------------------------------------------ decisions
+
+    def _decide(self, p: PState, kind: str, strategy: str | None, trigger: F.Fact,
+                new_leader: int | None = None, new_isr: tuple[int, ...] | None = None, unclean: bool = False,
+                note: str | None = None) -> Decision:
+        self._seq += 1
+        before = p.snapshot()
+        after = None
+        if kind in ("election", "isr_removal", "new_partition"):
+            self._set_leader(p, new_leader)
+            p.isr = new_isr
+            if kind == "new_partition":
+                p.leader_epoch, p.zk_version = 0, 0
+            else:
+                p.leader_epoch = None if p.leader_epoch is None else p.leader_epoch + 1
+                p.zk_version = None if p.zk_version is None else p.zk_version + 1
+            p.controller_epoch = self.controller_epoch
+            if kind in ("election", "new_partition"):
+                p.state = ONLINE
+                p.init_failed = False
+            after = {"leader": new_leader, "isr": list(new_isr) if new_isr is not None else None,
+                     "leader_epoch": p.leader_epoch}
+        elif kind == "election_failed":
+            if p.state != NEW:
+                p.state = OFFLINE
+        elif kind == "new_partition_failed":
+            p.state = NEW
+            p.init_failed = True
+        d = Decision(self._seq, trigger.ts, p.tp, kind, strategy, trigger.ref, before, after, unclean, note=note)
+        d.expected_record = self._recorded_here(trigger.ts, kind)
+        self.decisions.append(d)
+        if unclean:
+            self.unclean_elections.append(d)
+        if kind in ("election_failed", "new_partition_failed"):
+            self.failed_elections.setdefault(p.tp, []).append(trigger.ref)
+        if d.expected_record:
+            self.pending.setdefault(p.tp, []).append(d)
+        else:
+            d.status = "applied"
+            self._touch(p, trigger.ts, trigger.ref, "replayed")
+        return d
+
+    def _elect_offline(self, p: PState, trigger: F.Fact, allow_unclean: bool | None = None) -> Decision | None:
+        if p.deleting:
+            return None
+        cand = p.candidates
+        if cand is None or p.isr is None:
+            return None  # too little known about this partition to decide
+        unclean_ok = self._unclean_allowed(p.tp[0]) if allow_unclean is None else allow_unclean
+        res = E.offline_partition_leader(cand, p.isr, self.online_set(), unclean_ok)
+        if res is None:
+            return self._decide(p, "election_failed", E.OFFLINE + f"({str(bool(allow_unclean)).lower()})", trigger)
+        return self._decide(p, "election", E.OFFLINE + f"({str(bool(allow_unclean)).lower()})", trigger,
+                            res.leader, res.isr, unclean=res.unclean)
+
+    def _trigger_online_state_change(self, trigger: F.Fact, only: Callable[[PState], bool] | None = None) -> None:
+        """Elect leaders for every New/Offline partition (Kafka's triggerOnlinePartitionStateChange)."""
+        for tp in sorted(self.parts):
+            p = self.parts[tp]
+            if p.deleting or (only is not None and not only(p)):
+                continue
+            if p.state == NEW and p.init_failed:
+                self._init_new(p, trigger)
+            elif p.state == OFFLINE or (p.state == UNKNOWN and p.leader is not None and p.leader >= 0
+                                        and not self.online(p.leader)):
+                self._elect_offline(p, trigger)
+
+    def _remove_replica_from_isr(self, b: int, trigger: F.Fact) -> None:
+        """OfflineReplica for every replica on broker b: the ISR write that produces ``leader: -1``."""
+        for tp in sorted(self.parts):
+            p = self.parts[tp]
+            if p.deleting or p.isr is None or b not in p.isr or p.leader is None:
+                continue
+            leader, isr = E.remove_replica_from_isr(p.leader, p.isr, b)
+            if self.config.version is not None and self.config.version < (1, 1, 0):
+                leader, isr = E.remove_replica_from_isr_010(p.leader, p.isr, b, self._unclean_allowed(tp[0]))
+            d = self._decide(p, "isr_removal", "OfflineReplica", trigger, leader, isr)
+            d.note = f"replica {b} removed from the ISR"
+            if leader == -1 and p.state == ONLINE:
+                p.state = OFFLINE
+
+    def _init_new(self, p: PState, trigger: F.Fact) -> None:
+        if p.replicas is None:
+            return
+        live = [r for r in p.replicas if self.online(r)]
+        if not live:
+            self._decide(p, "new_partition_failed", "NewPartition->OnlinePartition", trigger,
+                         note="No assigned replica is alive")
+            return
+        self._decide(p, "new_partition", "NewPartition->OnlinePartition", trigger, live[0], tuple(live))
+
+    # ------------------------------------------------------------------ membership and controller
+
+    def _period_open(self, b: int, ts: int, ref: F.Ref, state: str) -> None:
+        ps = self.periods.setdefault(b, [])
+        if ps and ps[-1].end is None:
+            ps[-1].end = ts
+            ps[-1].end_ref = ref
+        ps.append(BrokerPeriod(b, ts, start_ref=ref, state=state))
+
+    def _broker_up(self, f: F.BrokerUp) -> None:
+        b = f.broker
+        self._note_broker(b, f.ref)
+        bounced = (b in self.live and f.epoch is not None and self.broker_epochs.get(b) is not None
+                   and self.broker_epochs[b] != f.epoch)
+        if b in self.live and not bounced:
+            return
+        if f.epoch is not None:
+            self.broker_epochs[b] = f.epoch
+        if bounced and self.controller is not None:
+            self._broker_down(F.BrokerDown(f.ts, f.ref, broker=b, cause="bounced"))
+        self.known_brokers.add(b)
+        self.live.add(b)
+        self.shutting.discard(b)
+        self._period_open(b, f.ts, f.ref, "up")
+        self._liveness_changed(b, f.ts, f.ref)
+        if self.controller is not None and self.controller in self.live and self.controller != b:
+            self._trigger_online_state_change(f)
+
+    def _broker_down(self, f: F.BrokerDown) -> None:
+        b = f.broker
+        self._note_broker(b, f.ref)
+        if b not in self.live:
+            if b not in self.known_brokers:
+                self.known_brokers.add(b)
+                self._period_open(b, f.ts, f.ref, "down")
+                self.periods[b][-1].end_cause = f.cause
+            return
+        self.live.discard(b)
+        self.shutting.discard(b)
+        self._period_open(b, f.ts, f.ref, "down")
+        self.periods[b][-2].end_cause = f.cause if len(self.periods[b]) > 1 else None
+        self._liveness_changed(b, f.ts, f.ref)
+        if b == self.controller:
+            self._controller_gone(F.ControllerGone(f.ts, f.ref, controller=b, cause=f"controller's broker {f.cause}"))
+            return
+        if self.controller is not None:
+            # onBrokerFailure -> onReplicasBecomeOffline: elect first, then remove from ISRs.
+            for tp in sorted(self.led_by.get(b, ())):
+                p = self.parts[tp]
+                if not p.deleting:
+                    p.state = OFFLINE
+            self._trigger_online_state_change(f)
+            self._remove_replica_from_isr(b, f)
+
+    def _live_set(self, f: F.LiveSet) -> None:
+        for b in sorted(f.brokers - self.live):
+            self.known_brokers.add(b)
+            self.live.add(b)
+            self._period_open(b, f.ts, f.ref, "up")
+            self._liveness_changed(b, f.ts, f.ref)
+        for b in sorted(self.live - f.brokers):
+            self.live.discard(b)
+            self.shutting.discard(b)
+            self._period_open(b, f.ts, f.ref, "down")
+            self._liveness_changed(b, f.ts, f.ref)
+
+    def _controller_elected(self, f: F.ControllerElected) -> None:
+        c = f.controller
+        if self.controller == c and (f.epoch is None or f.epoch == self.controller_epoch):
+            return
+        if self.tenures and self.tenures[-1].end is None:
+            t = self.tenures[-1]
+            t.end, t.end_ref, t.end_cause = f.ts, f.ref, "another controller elected"
+        if f.epoch is not None and self.controller_epoch is not None and f.epoch <= self.controller_epoch:
+            self.findings.append({"kind": "controller_epoch_not_increasing", "ts": f.ts, "controller": c,
+                                  "epoch": f.epoch, "previous_epoch": self.controller_epoch,
+                                  "evidence": [f.ref.to_json()]})
+        self.controller = c
+        self.controller_epoch = f.epoch if f.epoch is not None else (
+            None if self.controller_epoch is None else self.controller_epoch + 1)
+        self.tenures.append(Tenure(c, self.controller_epoch, f.ts, start_ref=f.ref))
+        if c not in self.live:
+            self.known_brokers.add(c)
+            self.live.add(c)
+            self._period_open(c, f.ts, f.ref, "up")
+        # onControllerFailover: ReplicaStateMachine.startup before PartitionStateMachine.startup.
+        self.shutting.clear()
+        for b in sorted(self.known_brokers - self.live):
+            self._remove_replica_from_isr(b, f)
+        for tp in sorted(self.parts):
+            p = self.parts[tp]
+            if p.deleting or p.state == NON_EXISTENT:
+                continue
+            if p.state == NEW:
+                continue
+            if p.leader is not None and (p.leader < 0 or p.leader not in self.live):
+                p.state = OFFLINE
+            elif p.leader is not None:
+                p.state = ONLINE
+        self._trigger_online_state_change(f)
+
+    def _controller_gone(self, f: F.ControllerGone) -> None:
+        if self.controller is None:
+            return
+        if f.controller is not None and f.controller != self.controller:
+            return
+        if self.tenures and self.tenures[-1].end is None:
+            t = self.tenures[-1]
+            t.end, t.end_ref, t.end_cause = f.ts, f.ref, f.cause
+        self.controller = None
+
+    # ------------------------------------------------------------------ topics, configs, admin
+
+    def _topic_assignment(self, f: F.TopicAssignment) -> None:
+        for part in sorted(f.assignment):
+            ar = f.assignment[part]
+            if ar is None:
+                continue
+            tp = (f.topic, part)
+            p = self.part(tp)
+            fresh = p.state in (UNKNOWN, NON_EXISTENT) and p.leader is None
+            old = p.replicas
+            self._set_replicas(p, ar, f.ts)
+            if fresh:
+                p.state = NEW
+                if self.controller is not None:
+                    self._init_new(p, f)
+            elif p.reassign_target is not None and tuple(ar) == p.reassign_target:
+                p.reassign_target = None
+                if p.leader is not None and p.isr is not None and (p.leader not in ar or not self.online(p.leader)):
+                    res = E.reassign_partition_leader(ar, p.isr, self.online_set())
+                    if res is None:
+                        self._decide(p, "election_failed", E.REASSIGN, f)
+                    else:
+                        self._decide(p, "election", E.REASSIGN, f, res.leader, res.isr)
+            elif old is not None and old != tuple(ar):
+                self.evidence_by_tp.setdefault(tp, []).append(f.ref)
+
+    def _topic_gone(self, f: F.TopicGone) -> None:
+        for tp in sorted(tp for tp in self.parts if tp[0] == f.topic):
+            p = self.parts[tp]
+            self._set_leader(p, None)
+            p.state = NON_EXISTENT
+            p.deleting = False
+            self._show(tp, View(None, None, None, None, NON_EXISTENT, None), f.ts, f.ref, "recorded")
+            self.pending.pop(tp, None)
+            del self.parts[tp]
+
+    def _topic_config(self, f: F.TopicConfig) -> None:
+        before = self._unclean_allowed(f.topic)
+        self.config.topic[f.topic] = {k: (str(v), f.ref) for k, v in f.config.items()}
+        after = self._unclean_allowed(f.topic)
+        self._config_changed(f.ts)
+        if after and not before and self.controller is not None and self._version_at_least(2, 4):
+            # TopicUncleanLeaderElectionEnable: offline partitions of the topic get another (unclean) chance.
+            self._trigger_online_state_change(f, only=lambda p: p.tp[0] == f.topic)
+
+    def _broker_config(self, f: F.BrokerConfig) -> None:
+        entries = {k: (str(v), f.ref) for k, v in f.config.items()}
+        if f.broker is None:
+            before = {t: self._unclean_allowed(t) for t in {tp[0] for tp in self.parts}}
+            self.config.cluster_dynamic.update(entries)
+            self._config_changed(f.ts)
+            if self.controller is not None and self._version_at_least(2, 4) and UNCLEAN in f.config:
+                self._trigger_online_state_change(
+                    f, only=lambda p: self._unclean_allowed(p.tp[0]) and not before.get(p.tp[0]))
+            return
+        self.config.broker_static.setdefault(f.broker, {}).update(entries)
+        v = f.config.get("inter.broker.protocol.version")
+        if v and self.config.version is None:
+            self.config.version = parse_version(v)
+            self.config.version_source = f"inter.broker.protocol.version of broker {f.broker}"
+        self._config_changed(f.ts)
+
+    def _version_at_least(self, major: int, minor: int) -> bool:
+        return self.config.version is None or self.config.version >= (major, minor, 0)
+
+    def _kafka_version(self, f: F.KafkaVersion) -> None:
+        v = parse_version(f.version)
+        if v is not None and (self.config.version is None or self.config.version_source.startswith("inter.broker")):
+            self.config.version = v
+            self.config.version_source = f"logged 'Kafka version: {f.version}'"
+            self._config_changed(f.ts)
+
+    def _leader_isr_change(self, f: F.LeaderIsrChange) -> None:
+        p = self.part(f.tp)
+        p.isr = tuple(f.isr)
+        if f.zk_version is not None:
+            p.zk_version = f.zk_version
+        if f.leader_epoch is not None:
+            p.leader_epoch = f.leader_epoch
+        if f.leader is not None and f.leader >= 0 and p.leader is None:
+            self._set_leader(p, f.leader)
+            if p.state == UNKNOWN:
+                p.state = ONLINE
+        self._touch(p, f.ts, f.ref, "recorded")
+
+    def _controlled_shutdown(self, f: F.ControlledShutdownRequest) -> None:
+        b = f.broker
+        self._note_broker(b, f.ref)
+        if self.controller is None or b not in self.live:
+            return
+        self.shutting.add(b)
+        live_or_sd = frozenset(self.live)
+        for tp in sorted(self.parts):
+            p = self.parts[tp]
+            if p.deleting or p.isr is None or p.candidates is None or p.leader is None:
+                continue
+            if p.leader == b:
+                if len(p.candidates) <= 1:
+                    continue  # RF=1: nothing to move; the partition goes down with the broker
+                res = E.controlled_shutdown_leader(p.candidates, p.isr, live_or_sd, self.shutting)
+                if res is not None:
+                    self._decide(p, "election", E.CONTROLLED_SHUTDOWN, f, res.leader, res.isr)
+            elif b in p.isr and len(p.isr) > 1:
+                leader, isr = E.remove_replica_from_isr(p.leader, p.isr, b)
+                d = self._decide(p, "isr_removal", "OfflineReplica (controlled shutdown)", f, leader, isr)
+                d.note = f"replica {b} removed from the ISR for its controlled shutdown"
+
+    def _preferred_request(self, f: F.PreferredElectionRequest) -> None:
+        if self.controller is None:
+            return
+        tps = f.tps if f.tps is not None else tuple(sorted(self.parts))
+        for tp in sorted(set(tps)):
+            p = self.parts.get(tp)
+            if p is None or p.deleting or p.replicas is None or p.isr is None or p.leader == p.replicas[0]:
+                continue
+            res = E.preferred_replica_leader(p.replicas, p.isr, self.online_set())
+            if res is not None:
+                self._decide(p, "election", E.PREFERRED, f, res.leader, res.isr)
+
+    def _reassignment_request(self, f: F.ReassignmentRequest) -> None:
+        for tp, target in sorted(f.targets.items()):
+            self.part(tp).reassign_target = tuple(target)
+
+    def _deletion_request(self, f: F.TopicDeletionRequest) -> None:
+        for tp in sorted(tp for tp in self.parts if tp[0] == f.topic):
+            p = self.parts[tp]
+            p.deleting = True
+            self.pending.pop(tp, None)
+            self._touch(p, f.ts, f.ref, "recorded")
+
+    def _evidence(self, f: F.Evidence) -> None:
+        if f.broker is not None:
+            self._note_broker(f.broker, f.ref)
+        if f.tp is not None:
+            self.evidence_by_tp.setdefault(f.tp, []).append(f.ref)
+        if f.kind == "zk_write_failed":
+            self.findings.append({"kind": "zk_write_failed", "ts": f.ts, "evidence": [f.ref.to_json()]})
+
+    # ------------------------------------------------------------------ records and observations
+
+    def _classify_write(self, p: PState, f: F.RecordedState) -> str:
+        if f.created or p.state in (UNKNOWN, NEW, NON_EXISTENT) and p.leader is None:
+            return "new_partition"
+        if f.leader == -1:
+            return "isr_removal"
+        if p.leader is not None and f.leader == p.leader:
+            return "isr_removal"
+        return "election"
+
+    def _recorded_state(self, f: F.RecordedState) -> None:
+        p = self.part(f.tp)
+        kind = f.kind
+        if kind == "new_state":
+            if f.replicas is not None:
+                self._set_replicas(p, f.replicas, f.ts)
+            if p.state in (UNKNOWN, NON_EXISTENT):
+                p.state = NEW
+            return
+        if kind == "offline":
+            if p.state != NEW:
+                p.state = OFFLINE
+            self._touch(p, f.ts, f.ref, "recorded")
+            return
+        if kind == "deleted":
+            p.state = NON_EXISTENT
+            self._set_leader(p, None)
+            self._touch(p, f.ts, f.ref, "recorded")
+            return
+        if kind == "write":
+            kind = self._classify_write(p, f)
+        recorded = {"leader": f.leader, "isr": list(f.isr) if f.isr is not None else None,
+                    "leader_epoch": f.leader_epoch}
+        if p.deleting:
+            self.uncompared += 1
+        else:
+            self._compare(p, kind, f, recorded)
+        self._adopt(p, f, kind)
+
+    def _adopt(self, p: PState, f: F.RecordedState, kind: str) -> None:
+        if f.leader is not None:
+            self._set_leader(p, f.leader)
+        if f.isr is not None:
+            p.isr = tuple(f.isr)
+        if f.leader_epoch is not None:
+            p.leader_epoch = f.leader_epoch
+        if f.zk_version is not None:
+            p.zk_version = f.zk_version
+        if f.controller_epoch is not None:
+            p.controller_epoch = f.controller_epoch
+        if f.replicas is not None:
+            self._set_replicas(p, f.replicas, f.ts)
+        if kind in ("election", "new_partition"):
+            p.state = ONLINE
+            p.init_failed = False
+        elif kind == "isr_removal" and f.leader == -1:
+            p.state = OFFLINE
+        elif p.state == UNKNOWN and f.leader is not None:
+            p.state = ONLINE if f.leader >= 0 else OFFLINE
+        self._touch(p, f.ts, f.ref, "recorded")
+
+    def _match(self, tp: F.TP, kinds: tuple[str, ...], ts: int) -> Decision | None:
+        queue = self.pending.get(tp)
+        if not queue:
+            return None
+        for i, d in enumerate(queue):
+            if d.kind in kinds and ts - d.ts <= MATCH_WINDOW_US:
+                for skipped in queue[:i]:
+                    skipped.status = "unrecorded"
+                    skipped.note = (skipped.note + "; " if skipped.note else "") + "no record of this decision"
+                del queue[: i + 1]
+                if not queue:
+                    del self.pending[tp]
+                return d
+        return None
+
+    @staticmethod
+    def _same(replayed: dict[str, Any], recorded: dict[str, Any]) -> bool:
+        for k in ("leader", "isr", "leader_epoch"):
+            a, b = replayed.get(k), recorded.get(k)
+            if a is None or b is None:
+                continue
+            if k == "isr":
+                if list(a) != list(b):
+                    return False
+            elif a != b:
+                return False
+        return True
+
+    def _compare(self, p: PState, kind: str, f: F.RecordedState, recorded: dict[str, Any]) -> None:
+        kinds = ("election", "new_partition") if kind in ("election", "new_partition") else ("isr_removal", "election")
+        d = self._match(p.tp, kinds, f.ts)
+        if d is not None and d.after is not None:
+            ok = self._same(d.after, recorded)
+            if not ok and kind == "election":
+                alt = self._alternatives(_before(p.tp, d.before), f, recorded)
+                if alt:
+                    ok, how = True, f"inferred: {alt}"
+                else:
+                    how = "trigger"
+            else:
+                how = "trigger"
+            d.status = "agreed" if ok else "diverged"
+            d.record = f.ref
+            self.comparisons.append(Comparison(p.tp, f.ts, f.ref, recorded, d.after, ok, how, [d.trigger]))
+            return
+        # No replayed decision waiting: re-derive it at the record (point-wise), if enough is known.
+        replayed, strategy = self._point_decision(p, kind, f)
+        if replayed is None:
+            alt = self._alternatives(p, f, recorded) if kind == "election" else None
+            if alt:
+                self.comparisons.append(Comparison(p.tp, f.ts, f.ref, recorded, recorded, True, f"inferred: {alt}"))
+            else:
+                self.uncompared += 1
+            return
+        ok = self._same(replayed, recorded)
+        how = f"point: {strategy}"
+        if not ok and kind == "election":
+            alt = self._alternatives(p, f, recorded)
+            if alt:
+                ok, how = True, f"inferred: {alt}"
+        self.comparisons.append(Comparison(p.tp, f.ts, f.ref, recorded, replayed, ok, how))
+
+    def _point_decision(self, p: PState, kind: str, f: F.RecordedState) -> tuple[dict[str, Any] | None, str]:
+        live = self.online_set()
+        if not live or p.isr is None:
+            return None, ""
+        if kind == "new_partition":
+            ar = p.replicas
+            if ar is None:
+                return None, ""
+            alive = [r for r in ar if r in live]
+            if not alive:
+                return None, ""
+            return {"leader": alive[0], "isr": alive, "leader_epoch": 0}, "NewPartition"
+        if kind == "election":
+            cand = p.candidates
+            if cand is None:
+                return None, ""
+            res = E.offline_partition_leader(cand, p.isr, live, self._unclean_allowed(p.tp[0]))
+            if res is None:
+                return {"leader": -1, "isr": list(p.isr), "leader_epoch": p.leader_epoch}, E.OFFLINE
+            le = None if p.leader_epoch is None else p.leader_epoch + 1
+            return {"leader": res.leader, "isr": list(res.isr), "leader_epoch": le}, E.OFFLINE
+        if kind == "isr_removal":
+            removed = f.removed_replica
+            if removed is None:
+                gone = [r for r in p.isr if r not in (f.isr or ()) or r == p.leader and f.leader == -1]
+                removed = gone[0] if len(gone) == 1 else None
+            if removed is None or p.leader is None:
+                return None, ""
+            leader, isr = E.remove_replica_from_isr(p.leader, p.isr, int(removed))
+            le = None if p.leader_epoch is None else p.leader_epoch + 1
+            return {"leader": leader, "isr": list(isr), "leader_epoch": le}, "OfflineReplica"
+        return None, ""
+
+    def _alternatives(self, p: PState, f: F.RecordedState, recorded: dict[str, Any]) -> str | None:
+        """Was the recorded election one of the other strategies, triggered by something not in the trace?"""
+        if p.isr is None or f.leader is None or f.leader < 0:
+            return None
+        live = self.online_set()
+        cand = p.candidates
+        rec_isr = recorded.get("isr")
+        if cand and cand[0] == f.leader and f.leader in p.isr and f.leader in live and (
+                rec_isr is None or list(rec_isr) == list(p.isr)):
+            return "preferred replica election (auto rebalance or admin request not in the trace)"
+        if p.leader is not None and p.leader >= 0 and p.leader in self.live and cand:
+            res = E.controlled_shutdown_leader(cand, p.isr, frozenset(self.live), frozenset({p.leader}))
+            if res is not None and res.leader == f.leader and (rec_isr is None or list(rec_isr) == list(res.isr)):
+                return f"controlled shutdown of broker {p.leader} (request not in the trace)"
+        if p.reassign_target is not None:
+            res = E.reassign_partition_leader(p.reassign_target, p.isr, live)
+            if res is not None and res.leader == f.leader:
+                return "partition reassignment"
+        return None
+
+    def _recorded_failed(self, f: F.RecordedFailedElection) -> None:
+        p = self.part(f.tp)
+        self.failed_elections.setdefault(f.tp, []).append(f.ref)
+        recorded = {"leader": -1, "failed": True}
+        d = self._match(f.tp, ("election_failed", "new_partition_failed"), f.ts)
+        if d is not None:
+            d.status, d.record = "agreed", f.ref
+            self.comparisons.append(Comparison(f.tp, f.ts, f.ref, recorded, {"leader": -1, "failed": True}, True,
+                                               "trigger", [d.trigger]))
+        else:
+            d2 = self._match(f.tp, ("election", "new_partition"), f.ts)
+            if d2 is not None:
+                d2.status, d2.record = "diverged", f.ref
+                self.comparisons.append(Comparison(f.tp, f.ts, f.ref, recorded, d2.after, False, "trigger",
+                                                   [d2.trigger]))
+            else:
+                # Point-wise: would an offline election find a leader with what the controller knew?
+                isr = f.isr if f.isr is not None else p.isr
+                live = f.live if f.live is not None else (self.online_set() if self.live else None)
+                cand = f.assigned if f.assigned is not None else p.candidates
+                if isr is None or live is None or cand is None:
+                    self.uncompared += 1
+                else:
+                    unclean = self._unclean_allowed(f.tp[0]) if not (f.strategy or "").endswith("(true)") else True
+                    if f.strategy and "ControlledShutdown" in f.strategy:
+                        res = E.controlled_shutdown_leader(cand, isr, frozenset(self.live), frozenset(self.shutting))
+                    elif f.strategy and "Preferred" in f.strategy:
+                        res = E.preferred_replica_leader(cand, isr, live)
+                    else:
+                        res = E.offline_partition_leader(cand, isr, live, unclean)
+                    replayed = {"leader": -1, "failed": True} if res is None else {
+                        "leader": res.leader, "isr": list(res.isr)}
+                    self.comparisons.append(Comparison(f.tp, f.ts, f.ref, recorded, replayed, res is None,
+                                                       f"point: {f.strategy or E.OFFLINE}"))
+        if f.isr is not None and p.isr is None:
+            p.isr = tuple(f.isr)
+        if f.assigned is not None and p.replicas is None:
+            self._set_replicas(p, f.assigned, f.ts)
+        if not (f.strategy and ("ControlledShutdown" in f.strategy or "Preferred" in f.strategy)):
+            if p.state != NEW:
+                p.state = OFFLINE
+            if p.leader is None:
+                self._set_leader(p, -1)
+        self._touch(p, f.ts, f.ref, "recorded")
+
+    def _observed(self, f: F.ObservedState) -> None:
+        p = self.part(f.tp)
+        if f.leader_epoch is not None and p.leader_epoch is not None and f.leader_epoch < p.leader_epoch:
+            return  # an older view (a broker behind, or a skewed clock): the state has moved on
+        if f.replicas is not None:
+            self._set_replicas(p, f.replicas, f.ts)
+        if f.leader is not None:
+            self._set_leader(p, f.leader)
+        if f.isr is not None:
+            p.isr = tuple(f.isr)
+        for k in ("leader_epoch", "controller_epoch", "zk_version"):
+            v = getattr(f, k)
+            if v is not None:
+                setattr(p, k, v)
+        if f.state in (ONLINE, OFFLINE, NEW, NON_EXISTENT):
+            p.state = f.state
+            if f.state == OFFLINE and p.leader is None:
+                self._set_leader(p, -1)
+        elif p.state == UNKNOWN and p.leader is not None:
+            p.state = ONLINE if p.leader >= 0 else OFFLINE
+        self._touch(p, f.ts, f.ref, "observed")
+
+    # ------------------------------------------------------------------ end of trace
+
+    def _resolve_unconfirmed(self, tp: F.TP, end: int) -> None:
+        for d in self.pending.pop(tp, []):
+            d.status = "unrecorded"
+            d.note = (d.note + "; " if d.note else "") + "the trace holds no record of this decision"

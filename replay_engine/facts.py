@@ -1,0 +1,225 @@
+"""What the replay consumes: typed facts, each citing the event it came from.
+
+Parsers speak in events (many sources, many shapes); the controller loop
+speaks in facts (one shape per thing that can happen to a cluster). Three
+roles:
+- *inputs*: things that happened to the controller (a broker's session ended,
+  a topic was created, a leader shrank its ISR, an admin asked for an election);
+- *records*: decisions the real controller made and left behind (a state-znode
+  write, a ``Changed partition`` line, a failed election): the replay compares
+  its own decision with them, then follows the record;
+- *observations*: the state as somebody saw it (a znode dump, a new
+  controller's initial-state dump): adopted as truth at that moment.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from parsers.schema import iso_utc
+
+TP = tuple[str, int]
+
+
+@dataclass(frozen=True)
+class Ref:
+    """Provenance: the event a fact (or a statement in a report) rests on."""
+
+    ts: int | None
+    event: str
+    source_file: str | None
+    source_pos: int | None
+    text: str
+    zxid: int | None = None
+    broker: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out = {
+            "ts": iso_utc(self.ts),
+            "event": self.event,
+            "source_file": self.source_file,
+            "source_pos": self.source_pos,
+            "text": self.text,
+        }
+        if self.zxid is not None:
+            out["zxid"] = hex(self.zxid)
+        return out
+
+    def cite(self) -> str:
+        where = f"{self.source_file}:{self.source_pos}" if self.source_file else "?"
+        if self.zxid is not None:
+            where += f" (zxid {hex(self.zxid)})"
+        return where
+
+
+@dataclass
+class Fact:
+    ts: int
+    ref: Ref
+    order: tuple = field(default=(), compare=False)
+
+    role = "input"
+
+
+# ---- inputs: cluster membership and leadership of the controller ----------------------------------
+
+
+@dataclass
+class BrokerUp(Fact):
+    broker: int = -1
+    epoch: int | None = None  # broker epoch (czxid) when known
+    via: str = ""
+
+
+@dataclass
+class BrokerDown(Fact):
+    broker: int = -1
+    cause: str = ""  # session_expired, session_closed, shutdown, deleted, controller_detected, fenced
+
+
+@dataclass
+class LiveSet(Fact):
+    """The controller's full view of live brokers (e.g. 'all live brokers: 1,2'): resynchronises liveness."""
+
+    brokers: frozenset[int] = frozenset()
+    controller: int | None = None
+
+
+@dataclass
+class ControllerElected(Fact):
+    controller: int = -1
+    epoch: int | None = None
+
+
+@dataclass
+class ControllerGone(Fact):
+    controller: int | None = None
+    cause: str = ""
+
+
+# ---- inputs: topics, configs, admin requests, leader-side ISR changes -------------------------------
+
+
+@dataclass
+class TopicAssignment(Fact):
+    topic: str = ""
+    assignment: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    adding: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    removing: dict[int, tuple[int, ...]] = field(default_factory=dict)
+
+
+@dataclass
+class TopicGone(Fact):
+    topic: str = ""
+
+
+@dataclass
+class TopicConfig(Fact):
+    topic: str = ""
+    config: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class BrokerConfig(Fact):
+    broker: int | None = None  # None = dynamic cluster-wide default
+    config: dict[str, str] = field(default_factory=dict)
+    static: bool = True
+
+
+@dataclass
+class KafkaVersion(Fact):
+    version: str = ""
+
+
+@dataclass
+class LeaderIsrChange(Fact):
+    """The partition leader changed the ISR itself (shrink/expand), not a controller decision."""
+
+    tp: TP = ("", 0)
+    leader: int | None = None
+    isr: tuple[int, ...] = ()
+    leader_epoch: int | None = None
+    zk_version: int | None = None
+
+
+@dataclass
+class ControlledShutdownRequest(Fact):
+    broker: int = -1
+
+
+@dataclass
+class PreferredElectionRequest(Fact):
+    tps: tuple[TP, ...] | None = None  # None = all partitions
+    trigger: str = "admin"
+
+
+@dataclass
+class ReassignmentRequest(Fact):
+    targets: dict[TP, tuple[int, ...]] = field(default_factory=dict)
+
+
+@dataclass
+class TopicDeletionRequest(Fact):
+    topic: str = ""
+
+
+# ---- records and observations ------------------------------------------------------------------------
+
+
+@dataclass
+class RecordedState(Fact):
+    """A partition state the real controller wrote or logged (leader/ISR may be partly unknown)."""
+
+    tp: TP = ("", 0)
+    leader: int | None = None
+    isr: tuple[int, ...] | None = None
+    leader_epoch: int | None = None
+    controller_epoch: int | None = None
+    zk_version: int | None = None
+    replicas: tuple[int, ...] | None = None
+    from_state: str | None = None
+    to_state: str | None = None
+    kind: str = "write"  # election, new_partition, isr_removal, new_state (-> NewPartition), offline, write
+    removed_replica: int | None = None
+    created: bool = False
+    strategy: str | None = None
+
+    role = "record"
+
+
+@dataclass
+class RecordedFailedElection(Fact):
+    tp: TP = ("", 0)
+    strategy: str | None = None
+    reason: str | None = None
+    from_state: str | None = None
+    live: frozenset[int] | None = None
+    isr: tuple[int, ...] | None = None
+    assigned: tuple[int, ...] | None = None
+
+    role = "record"
+
+
+@dataclass
+class ObservedState(Fact):
+    tp: TP = ("", 0)
+    leader: int | None = None
+    isr: tuple[int, ...] | None = None
+    leader_epoch: int | None = None
+    controller_epoch: int | None = None
+    zk_version: int | None = None
+    replicas: tuple[int, ...] | None = None
+    state: str | None = None
+
+    role = "observation"
+
+
+@dataclass
+class Evidence(Fact):
+    """Not an input: a line that helps explain (a kill, a session expiry seen by the broker, a client error)."""
+
+    kind: str = ""
+    broker: int | None = None
+    tp: TP | None = None
+
+    role = "evidence"

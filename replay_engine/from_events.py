@@ -1,0 +1,366 @@
+"""Canonical events -> replay facts, in one global order.
+
+Order: where ZooKeeper transaction data exists, its facts keep zxid order (the
+total order the cluster itself had); broker-log facts are merged in by time.
+Log lines of different brokers with the same millisecond are ordered by the
+writing broker's id, then file and line: a stable rule, documented so a
+reader can predict it. Clock skew between brokers is measured separately
+(``skew.py``) and reported, not silently corrected.
+
+Where ZooKeeper data covers a period, it is authoritative for membership,
+controller tenure and the controller's writes; log lines saying the same
+thing become evidence (they still appear in explanations). Controlled
+shutdown requests and auto-rebalance triggers are never in ZooKeeper, so those
+always come from the logs.
+"""
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from parsers.schema import Event
+from replay_engine import facts as F
+
+ZK_KINDS = ("zk_txnlog",)
+SNAPSHOT_KINDS = ("zk_snapshot", "znode_dump")
+_MAX_TEXT = 400
+
+
+def ref_of(ev: Event) -> F.Ref:
+    raw = ev.raw or ""
+    first = raw.split("\n", 1)[0]
+    if len(first) > _MAX_TEXT:
+        first = first[:_MAX_TEXT] + "..."
+    return F.Ref(ev.ts, ev.event_type, ev.source_file, ev.source_pos, first, ev.zxid, ev.broker_id)
+
+
+def _tp(ev: Event) -> F.TP | None:
+    if ev.topic is None or ev.partition is None:
+        return None
+    return (ev.topic, int(ev.partition))
+
+
+def _t(xs) -> tuple[int, ...] | None:
+    return None if xs is None else tuple(int(x) for x in xs)
+
+
+# Which decisions leave a trace where. ZooKeeper holds writes only (a failed election writes nothing).
+# state-change.log holds elections and failures at every version's default level; the "leader -1 after
+# removing replica" write is logged at INFO only in 2.6+ (and by 0.10's controller.log), not in 1.1-2.5.
+ZK_RECORDED_KINDS = frozenset({"election", "isr_removal", "new_partition"})
+LOG_RECORDED_KINDS = frozenset({"election", "new_partition", "election_failed", "new_partition_failed"})
+
+
+@dataclass
+class Coverage:
+    """Periods in which the real controller's decisions would have been recorded, by kind."""
+
+    zk: list[tuple[int, int]] = field(default_factory=list)  # txn-log time windows
+    state_change: dict[int, list[tuple[int, int]]] = field(default_factory=dict)  # broker -> windows
+    logs_record_isr_removal: bool = True
+
+    def recorded(self, ts: int, controller: int | None, kind: str) -> bool:
+        if kind in ZK_RECORDED_KINDS and any(a <= ts <= b for a, b in self.zk):
+            return True
+        if controller is not None and (kind in LOG_RECORDED_KINDS or kind == "isr_removal"
+                                       and self.logs_record_isr_removal):
+            return any(a <= ts <= b for a, b in self.state_change.get(controller, ()))
+        return False
+
+
+@dataclass
+class FactStream:
+    facts: list[F.Fact]
+    mode: str  # 'zk' (ZooKeeper transaction data present) or 'logs'
+    coverage: Coverage
+    kafka_version: str | None
+    trace_start: int | None
+    trace_end: int | None
+    zk_window: tuple[int, int] | None
+    notes: list[str] = field(default_factory=list)
+
+
+def _in_window(ts: int | None, window: tuple[int, int] | None) -> bool:
+    return window is not None and ts is not None and window[0] <= ts <= window[1]
+
+
+# Event types whose meaning ZooKeeper data states authoritatively.
+_ZK_AUTHORITATIVE_LOG_TYPES = frozenset({
+    "controller_elected", "controller_resigned", "broker_registered", "broker_failed",
+    "partition_state_change", "partition_leader_isr_written", "leader_election_failed",
+    "isr_shrink", "isr_expand", "isr_updated", "controller_startup_state", "broker_shutdown_completed",
+    "zk_session_expired", "topic_created", "topic_deleted",
+})
+
+
+def _log_facts(ev: Event, authoritative: bool) -> list[F.Fact]:
+    """One log event -> facts. ``authoritative`` False turns inputs/records into evidence."""
+    t = ev.event_type
+    ts = ev.ts or 0
+    r = ref_of(ev)
+    d = ev.detail or {}
+    tp = _tp(ev)
+    out: list[F.Fact] = []
+
+    def ev_only(kind: str, broker: int | None = None, tp_: F.TP | None = None) -> list[F.Fact]:
+        return [F.Evidence(ts, r, kind=kind, broker=broker, tp=tp_)]
+
+    if not authoritative and t in _ZK_AUTHORITATIVE_LOG_TYPES:
+        return ev_only(t, ev.subject_broker if ev.subject_broker is not None else ev.broker_id, tp)
+
+    if t == "controller_elected":
+        cid = ev.controller_id if ev.controller_id is not None else ev.subject_broker
+        if cid is not None:
+            out.append(F.ControllerElected(ts, r, controller=int(cid), epoch=ev.controller_epoch))
+    elif t == "controller_resigned":
+        out.append(F.ControllerGone(ts, r, controller=ev.controller_id if ev.controller_id is not None else ev.subject_broker,
+                                    cause="resigned"))
+    elif t == "broker_registered" and ev.subject_broker is not None:
+        out.append(F.BrokerUp(ts, r, broker=int(ev.subject_broker), epoch=d.get("broker_epoch"), via=d.get("via", "")))
+        if d.get("live_brokers") is not None and d.get("via") == "controller_broker_change":
+            out.append(F.LiveSet(ts, r, brokers=frozenset(int(x) for x in d["live_brokers"]), controller=ev.broker_id))
+    elif t == "broker_failed" and ev.subject_broker is not None:
+        out.append(F.BrokerDown(ts, r, broker=int(ev.subject_broker), cause="controller_detected"))
+        if d.get("live_brokers") is not None:
+            out.append(F.LiveSet(ts, r, brokers=frozenset(int(x) for x in d["live_brokers"]), controller=ev.broker_id))
+    elif t == "controller_startup_state":
+        if d.get("kind") in ("live_brokers", "broker_change_noop") and d.get("brokers", d.get("live_brokers")) is not None:
+            bs = d.get("brokers", d.get("live_brokers"))
+            out.append(F.LiveSet(ts, r, brokers=frozenset(int(x) for x in bs), controller=ev.controller_id))
+        else:
+            out.extend(ev_only(t, ev.controller_id))
+    elif t == "broker_startup" and d.get("phase") == "started" and ev.subject_broker is not None:
+        out.append(F.BrokerUp(ts, r, broker=int(ev.subject_broker), via="started"))
+    elif t == "broker_shutdown_completed" and ev.subject_broker is not None:
+        out.append(F.BrokerDown(ts, r, broker=int(ev.subject_broker), cause="shutdown"))
+    elif t == "zk_session_expired" and ev.subject_broker is not None:
+        out.append(F.BrokerDown(ts, r, broker=int(ev.subject_broker), cause="session_expired"))
+    elif t == "partition_state_change" and tp is not None:
+        to, frm = ev.to_state, ev.from_state
+        if to == "NewPartition":
+            if ev.replicas:
+                out.append(F.TopicAssignment(ts, r, topic=tp[0], assignment={tp[1]: _t(ev.replicas)}))
+            out.append(F.RecordedState(ts, r, tp=tp, kind="new_state", from_state=frm, to_state=to,
+                                       replicas=_t(ev.replicas), controller_epoch=ev.controller_epoch))
+        elif to == "OnlinePartition":
+            kind = "new_partition" if frm == "NewPartition" else "election"
+            out.append(F.RecordedState(ts, r, tp=tp, kind=kind, from_state=frm, to_state=to, leader=ev.leader,
+                                       isr=_t(ev.isr), leader_epoch=ev.leader_epoch, zk_version=ev.zk_version,
+                                       controller_epoch=ev.controller_epoch, strategy=d.get("strategy")))
+        elif to in ("OfflinePartition", "NonExistentPartition"):
+            out.append(F.RecordedState(ts, r, tp=tp, kind="offline" if to == "OfflinePartition" else "deleted",
+                                       from_state=frm, to_state=to, controller_epoch=ev.controller_epoch))
+        else:
+            out.extend(ev_only(t, None, tp))
+    elif t == "partition_leader_isr_written" and tp is not None:
+        out.append(F.RecordedState(ts, r, tp=tp, kind="isr_removal", leader=ev.leader, isr=_t(ev.isr),
+                                   leader_epoch=ev.leader_epoch, zk_version=ev.zk_version,
+                                   controller_epoch=ev.controller_epoch, removed_replica=d.get("removed_replica")))
+    elif t == "leader_election_failed" and tp is not None:
+        live = d.get("live_brokers")
+        out.append(F.RecordedFailedElection(ts, r, tp=tp, strategy=d.get("strategy"), reason=d.get("reason"),
+                                            from_state=ev.from_state,
+                                            live=frozenset(int(x) for x in live) if live is not None else None,
+                                            isr=_t(d.get("isr")), assigned=_t(d.get("assigned"))))
+    elif t in ("isr_shrink", "isr_expand", "isr_updated") and tp is not None and ev.isr is not None:
+        out.append(F.LeaderIsrChange(ts, r, tp=tp, leader=ev.broker_id, isr=_t(ev.isr), zk_version=ev.zk_version))
+    elif t == "controlled_shutdown_requested" and ev.subject_broker is not None:
+        if d.get("side", "controller") == "controller":
+            out.append(F.ControlledShutdownRequest(ts, r, broker=int(ev.subject_broker)))
+        else:
+            out.extend(ev_only(t, int(ev.subject_broker)))
+    elif t == "preferred_election" and d.get("phase") == "started":
+        tps = d.get("partitions")
+        tp_list = tuple((p["topic"], int(p["partition"])) for p in tps) if isinstance(tps, list) else None
+        if tp is not None:
+            tp_list = (tp,)
+        out.append(F.PreferredElectionRequest(ts, r, tps=tp_list, trigger=d.get("trigger", "log")))
+    elif t == "topic_created" and ev.topic:
+        asg = d.get("assignment") or {}
+        out.append(F.TopicAssignment(ts, r, topic=ev.topic, assignment={int(k): _t(v) for k, v in asg.items()}))
+    elif t == "topic_deleted" and ev.topic:
+        out.append(F.TopicGone(ts, r, topic=ev.topic))
+    elif t == "broker_config":
+        out.append(F.BrokerConfig(ts, r, broker=ev.subject_broker, config=dict(d.get("config") or {}), static=True))
+    elif t == "kafka_version" and d.get("version"):
+        out.append(F.KafkaVersion(ts, r, version=str(d["version"])))
+    elif t in ("partition_state_observed", "leader_and_isr_received", "become_leader", "become_follower") and tp is not None:
+        leader = ev.leader
+        if t == "become_leader" and leader is None:
+            leader = ev.broker_id
+        out.append(F.ObservedState(ts, r, tp=tp, leader=leader, isr=_t(ev.isr), leader_epoch=ev.leader_epoch,
+                                   controller_epoch=ev.controller_epoch, zk_version=ev.zk_version,
+                                   replicas=_t(ev.replicas), state=ev.to_state))
+    else:
+        out.extend(ev_only(t, ev.subject_broker if ev.subject_broker is not None else ev.broker_id, tp))
+    return out
+
+
+def _zk_facts(evs: list[Event]) -> list[F.Fact]:
+    """ZooKeeper events of one zxid (a multi may hold several) -> facts."""
+    out: list[F.Fact] = []
+    by_type: dict[str, list[Event]] = {}
+    for ev in evs:
+        by_type.setdefault(ev.event_type, []).append(ev)
+    elected = by_type.get("controller_znode_created", [])
+    epoch_set = by_type.get("controller_epoch_set", [])
+    for ev in elected:
+        epoch = epoch_set[0].controller_epoch if epoch_set else None
+        out.append(F.ControllerElected(ev.ts or 0, ref_of(ev), controller=int(ev.controller_id), epoch=epoch))
+    for ev in evs:
+        t, ts, r, d, tp = ev.event_type, ev.ts or 0, ref_of(ev), ev.detail or {}, _tp(ev)
+        if t in ("controller_znode_created", "controller_epoch_set", "zk_txn", "zk_session_created"):
+            continue
+        if t == "broker_registered" and ev.subject_broker is not None:
+            out.append(F.BrokerUp(ts, r, broker=int(ev.subject_broker), epoch=d.get("broker_epoch"), via="zk_create"))
+        elif t == "broker_deregistered" and ev.subject_broker is not None:
+            out.append(F.BrokerDown(ts, r, broker=int(ev.subject_broker), cause=d.get("cause", "deleted")))
+        elif t == "controller_znode_deleted":
+            out.append(F.ControllerGone(ts, r, controller=ev.controller_id, cause=d.get("cause", "deleted")))
+        elif t == "partition_state_written" and tp is not None:
+            writer = d.get("writer")
+            if writer is None and "conditional" in d:
+                writer = "controller" if d["conditional"] else "leader"
+            if writer == "leader":
+                out.append(F.LeaderIsrChange(ts, r, tp=tp, leader=ev.leader, isr=_t(ev.isr) or (),
+                                             leader_epoch=ev.leader_epoch, zk_version=ev.zk_version))
+            else:
+                out.append(F.RecordedState(ts, r, tp=tp, kind="write", leader=ev.leader, isr=_t(ev.isr),
+                                           leader_epoch=ev.leader_epoch, controller_epoch=ev.controller_epoch,
+                                           zk_version=ev.zk_version, created=bool(d.get("created"))))
+        elif t == "topic_assignment_written" and ev.topic:
+            asg = d.get("assignment") or {}
+            out.append(F.TopicAssignment(ts, r, topic=ev.topic, assignment={int(k): _t(v) for k, v in asg.items()},
+                                         adding={int(k): _t(v) for k, v in (d.get("adding") or {}).items()},
+                                         removing={int(k): _t(v) for k, v in (d.get("removing") or {}).items()}))
+        elif t == "topic_deleted" and ev.topic:
+            out.append(F.TopicGone(ts, r, topic=ev.topic))
+        elif t == "topic_config_written" and ev.topic:
+            out.append(F.TopicConfig(ts, r, topic=ev.topic, config=dict(d.get("config") or {})))
+        elif t == "broker_config_written":
+            out.append(F.BrokerConfig(ts, r, broker=ev.subject_broker, config=dict(d.get("config") or {}), static=False))
+        elif t == "reassignment_requested":
+            targets = {}
+            for p in d.get("partitions") or []:
+                if "replicas" in p:
+                    targets[(p["topic"], int(p["partition"]))] = _t(p["replicas"])
+            out.append(F.ReassignmentRequest(ts, r, targets=targets))
+        elif t == "preferred_election_requested":
+            tps = tuple((p["topic"], int(p["partition"])) for p in d.get("partitions") or [])
+            out.append(F.PreferredElectionRequest(ts, r, tps=tps or None, trigger="admin"))
+        elif t == "topic_deletion_requested" and ev.topic:
+            out.append(F.TopicDeletionRequest(ts, r, topic=ev.topic))
+        else:
+            out.append(F.Evidence(ts, r, kind=t, broker=ev.subject_broker, tp=tp))
+    return out
+
+
+def _snapshot_facts(ev: Event) -> list[F.Fact]:
+    """Snapshot nodes and znode dumps: the state as it stood (observations)."""
+    t, ts, r, d, tp = ev.event_type, ev.ts or 0, ref_of(ev), ev.detail or {}, _tp(ev)
+    if t in ("partition_state_written", "partition_state_observed") and tp is not None:
+        return [F.ObservedState(ts, r, tp=tp, leader=ev.leader, isr=_t(ev.isr), leader_epoch=ev.leader_epoch,
+                                controller_epoch=ev.controller_epoch, zk_version=ev.zk_version, state=ev.to_state)]
+    if t in ("topic_assignment_written", "topic_assignment_observed") and ev.topic:
+        asg = d.get("assignment") or {}
+        return [F.TopicAssignment(ts, r, topic=ev.topic, assignment={int(k): _t(v) for k, v in asg.items()})]
+    if t in ("topic_config_written", "topic_config_observed") and ev.topic:
+        return [F.TopicConfig(ts, r, topic=ev.topic, config=dict(d.get("config") or {}))]
+    if t in ("broker_registered", "broker_observed") and ev.subject_broker is not None:
+        return [F.BrokerUp(ts, r, broker=int(ev.subject_broker), epoch=d.get("broker_epoch"), via=t)]
+    if t in ("controller_znode_created", "controller_observed") and ev.controller_id is not None and ev.controller_id >= 0:
+        return [F.ControllerElected(ts, r, controller=int(ev.controller_id), epoch=ev.controller_epoch)]
+    return [F.Evidence(ts, r, kind=t, broker=ev.subject_broker, tp=tp)]
+
+
+def _log_key(f: F.Fact) -> tuple:
+    r = f.ref
+    return (f.ts, r.broker if r.broker is not None else -1, r.source_file or "", r.source_pos or 0)
+
+
+def build_facts(events: Iterable[Event]) -> FactStream:
+    """Events of ONE cluster -> facts in replay order."""
+    zk_events: list[Event] = []
+    snap_events: list[Event] = []
+    log_events: list[Event] = []
+    version = None
+    for ev in events:
+        if ev.source_kind in ZK_KINDS:
+            zk_events.append(ev)
+        elif ev.source_kind in SNAPSHOT_KINDS:
+            snap_events.append(ev)
+        elif ev.source_kind in ("broker_log", "client_log", None):
+            log_events.append(ev)
+        if ev.event_type == "kafka_version" and ev.detail and not version:
+            version = ev.detail.get("version")
+
+    notes: list[str] = []
+    coverage = Coverage()
+    zk_window = None
+    # ZooKeeper: zxid order; copies of one zxid (several servers, overlapping files) count once.
+    zk_events.sort(key=lambda e: (e.zxid if e.zxid is not None else -1, e.source_sub or 0, e.source_file or ""))
+    seen: set[tuple] = set()
+    zk_facts: list[F.Fact] = []
+    group: list[Event] = []
+    cur = None
+    for ev in zk_events:
+        key = (ev.zxid, ev.event_type, ev.source_sub, ev.topic, ev.partition, ev.subject_broker)
+        if key in seen:
+            continue
+        seen.add(key)
+        if ev.zxid != cur and group:
+            zk_facts.extend(_zk_facts(group))
+            group = []
+        cur = ev.zxid
+        group.append(ev)
+    if group:
+        zk_facts.extend(_zk_facts(group))
+    zk_ts = [e.ts for e in zk_events if e.ts is not None]
+    if zk_ts:
+        zk_window = (min(zk_ts), max(zk_ts))
+        coverage.zk.append(zk_window)
+
+    # Snapshots/dumps describe state already reached: they go first at their own time, unless a txn of
+    # the same zxid is already in the stream (then the txn says it, with its context).
+    zk_zxids = {e.zxid for e in zk_events if e.zxid is not None}
+    snap_facts: list[F.Fact] = []
+    for ev in snap_events:
+        if ev.zxid is not None and ev.zxid in zk_zxids:
+            continue
+        snap_facts.extend(_snapshot_facts(ev))
+    for i, f in enumerate(snap_facts):
+        f.order = (f.ts, 0, i)
+
+    log_facts: list[F.Fact] = []
+    state_change_windows: dict[int, list[int]] = {}
+    for ev in log_events:
+        authoritative = not _in_window(ev.ts, zk_window)
+        log_facts.extend(_log_facts(ev, authoritative))
+        if ev.source_file and "state-change" in ev.source_file and ev.broker_id is not None and ev.ts is not None:
+            w = state_change_windows.setdefault(ev.broker_id, [ev.ts, ev.ts])
+            w[0], w[1] = min(w[0], ev.ts), max(w[1], ev.ts)
+    for b, (a, z) in state_change_windows.items():
+        coverage.state_change.setdefault(b, []).append((a, z))
+    log_facts.sort(key=_log_key)
+
+    for i, f in enumerate(zk_facts):
+        f.order = (f.ts, 1, i)
+    for i, f in enumerate(log_facts):
+        f.order = (f.ts, 2, i)
+    merged = list(heapq.merge(sorted(snap_facts, key=lambda f: f.order), zk_facts, log_facts, key=lambda f: f.ts))
+    all_ts = [f.ts for f in merged if f.ts]
+    mode = "zk" if zk_events else "logs"
+    if mode == "logs":
+        notes.append("no ZooKeeper transaction log given: broker membership and controller tenure come from the "
+                     "broker logs, and what they do not say stays unknown")
+    return FactStream(
+        facts=merged,
+        mode=mode,
+        coverage=coverage,
+        kafka_version=version,
+        trace_start=min(all_ts) if all_ts else None,
+        trace_end=max(all_ts) if all_ts else None,
+        zk_window=zk_window,
+        notes=notes,
+    )

@@ -1,0 +1,131 @@
+"""Per-partition timeline: consecutive intervals of (leader, ISR, epochs, state, leader alive?).
+
+A partition is *leaderless* in an interval when its leader is -1, or its
+leader's broker is not alive (between that broker's death and the next
+election the partition has no working leader even though the state znode
+still names the dead broker), or it is offline/being deleted.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from parsers.schema import iso_utc
+from replay_engine.facts import TP, Ref
+
+
+@dataclass(frozen=True)
+class View:
+    leader: int | None
+    isr: tuple[int, ...] | None
+    leader_epoch: int | None
+    controller_epoch: int | None
+    state: str
+    leader_alive: bool | None  # None when the leader is unknown
+
+    @property
+    def leaderless(self) -> bool:
+        if self.state in ("OfflinePartition", "NonExistentPartition") and self.leader is not None:
+            return True
+        if self.leader == -1:
+            return True
+        return self.leader is not None and self.leader_alive is False
+
+
+@dataclass
+class Interval:
+    topic: str
+    partition: int
+    start: int
+    end: int | None  # None = still so when the evidence ends
+    view: View
+    opened_by: Ref
+    basis: str  # 'recorded', 'replayed', 'observed', 'liveness'
+
+    def to_row(self) -> dict[str, Any]:
+        v = self.view
+        return {
+            "topic": self.topic,
+            "partition": self.partition,
+            "start": self.start,
+            "end": self.end,
+            "leader": v.leader,
+            "isr": list(v.isr) if v.isr is not None else None,
+            "leader_epoch": v.leader_epoch,
+            "controller_epoch": v.controller_epoch,
+            "state": v.state,
+            "leader_alive": v.leader_alive,
+            "leaderless": v.leaderless,
+            "basis": self.basis,
+            "opened_by_event": self.opened_by.event,
+            "opened_by_file": self.opened_by.source_file,
+            "opened_by_pos": self.opened_by.source_pos,
+            "opened_by_text": self.opened_by.text,
+        }
+
+    def describe(self) -> str:
+        v = self.view
+        return f"{self.topic}-{self.partition} {iso_utc(self.start)}..{iso_utc(self.end)} leader={v.leader} isr={v.isr}"
+
+
+@dataclass
+class TimelineBuilder:
+    closed: list[Interval] = field(default_factory=list)
+    open: dict[TP, Interval] = field(default_factory=dict)
+
+    def update(self, tp: TP, ts: int, view: View, ref: Ref, basis: str) -> None:
+        cur = self.open.get(tp)
+        if cur is not None:
+            if cur.view == view:
+                return
+            if ts < cur.start:
+                ts = cur.start  # facts from a skewed clock never reopen the past
+            cur.end = ts
+            if cur.end > cur.start or cur.view.leaderless:
+                self.closed.append(cur)
+        self.open[tp] = Interval(tp[0], tp[1], ts, None, view, ref, basis)
+
+    def finish(self) -> list[Interval]:
+        out = self.closed + list(self.open.values())
+        self.open = {}
+        out.sort(key=lambda i: (i.topic, i.partition, i.start, i.end if i.end is not None else 1 << 62))
+        return out
+
+
+@dataclass
+class Episode:
+    """Consecutive leaderless intervals of one partition, merged: one outage of that partition."""
+
+    topic: str
+    partition: int
+    start: int
+    end: int | None
+    intervals: list[Interval]
+    closed_by: Ref | None = None  # what gave the partition a leader again
+
+    @property
+    def duration_us(self) -> int | None:
+        return None if self.end is None else self.end - self.start
+
+
+def leaderless_episodes(intervals: list[Interval]) -> list[Episode]:
+    out: list[Episode] = []
+    cur: Episode | None = None
+    for iv in intervals:  # sorted by partition, then start
+        if not iv.view.leaderless:
+            if cur is not None:
+                if (cur.topic, cur.partition) == (iv.topic, iv.partition) and cur.end == iv.start:
+                    cur.closed_by = iv.opened_by
+                out.append(cur)
+                cur = None
+            continue
+        if cur is not None and (cur.topic, cur.partition) == (iv.topic, iv.partition) and cur.end == iv.start:
+            cur.end = iv.end
+            cur.intervals.append(iv)
+            continue
+        if cur is not None:
+            out.append(cur)
+        cur = Episode(iv.topic, iv.partition, iv.start, iv.end, [iv])
+    if cur is not None:
+        out.append(cur)
+    return out
