@@ -78,6 +78,8 @@ class ZkControllerReplay:
         self.config_history: list[tuple[int, ConfigState]] = [(0, copy.deepcopy(config))]
         self.now = 0
         self._seq = 0
+        self._inferring = False
+        self._inferred_shutdown: int | None = None
         self._handlers: dict[type, Callable[[Any], None]] = {
             F.BrokerUp: self._broker_up,
             F.BrokerDown: self._broker_down,
@@ -185,7 +187,7 @@ class ZkControllerReplay:
 
     def _decide(self, p: PState, kind: str, strategy: str | None, trigger: F.Fact,
                 new_leader: int | None = None, new_isr: tuple[int, ...] | None = None, unclean: bool = False,
-                note: str | None = None) -> Decision:
+                note: str | None = None, keep_state: bool = False) -> Decision:
         self._seq += 1
         before = p.snapshot()
         after = None
@@ -204,7 +206,7 @@ class ZkControllerReplay:
             after = {"leader": new_leader, "isr": list(new_isr) if new_isr is not None else None,
                      "leader_epoch": p.leader_epoch}
         elif kind == "election_failed":
-            if p.state != NEW:
+            if p.state != NEW and not keep_state:
                 p.state = OFFLINE
         elif kind == "new_partition_failed":
             p.state = NEW
@@ -214,7 +216,7 @@ class ZkControllerReplay:
         self.decisions.append(d)
         if unclean:
             self.unclean_elections.append(d)
-        if kind in ("election_failed", "new_partition_failed"):
+        if kind in ("election_failed", "new_partition_failed") and not keep_state:
             self.failed_elections.setdefault(p.tp, []).append(trigger.ref)
         if d.expected_record:
             self.pending.setdefault(p.tp, []).append(d)
@@ -486,6 +488,10 @@ class ZkControllerReplay:
                 res = E.controlled_shutdown_leader(p.candidates, p.isr, live_or_sd, self.shutting)
                 if res is not None:
                     self._decide(p, "election", E.CONTROLLED_SHUTDOWN, f, res.leader, res.isr)
+                else:
+                    # Kafka logs the failure; the partition keeps its (still alive) leader for now.
+                    self._decide(p, "election_failed", E.CONTROLLED_SHUTDOWN, f, keep_state=True,
+                                 note=f"no other live ISR member to take over from broker {b}")
             elif b in p.isr and len(p.isr) > 1:
                 leader, isr = E.remove_replica_from_isr(p.leader, p.isr, b)
                 d = self._decide(p, "isr_removal", "OfflineReplica (controlled shutdown)", f, leader, isr)
@@ -527,6 +533,11 @@ class ZkControllerReplay:
     def _classify_write(self, p: PState, f: F.RecordedState) -> str:
         if f.created or p.state in (UNKNOWN, NEW, NON_EXISTENT) and p.leader is None:
             return "new_partition"
+        if p.leader is not None and f.leader == p.leader and f.isr is not None and p.isr is not None \
+                and tuple(f.isr) == tuple(p.isr):
+            # Same leader and ISR, epoch+1: reassignment's updateLeaderEpoch, a retry after BADVERSION, or
+            # removing the last ISR member of an already leaderless partition (it is never removed).
+            return "epoch_bump"
         if f.leader == -1:
             return "isr_removal"
         if p.leader is not None and f.leader == p.leader:
@@ -553,13 +564,11 @@ class ZkControllerReplay:
             self._touch(p, f.ts, f.ref, "recorded")
             return
         if kind == "write":
-            kind = self._classify_write(p, f)
+            queue = self.pending.get(f.tp)
+            kind = self._classify_write(_before(f.tp, queue[0].before) if queue else p, f)
         recorded = {"leader": f.leader, "isr": list(f.isr) if f.isr is not None else None,
                     "leader_epoch": f.leader_epoch}
-        if p.deleting:
-            self.uncompared += 1
-        else:
-            self._compare(p, kind, f, recorded)
+        self._compare(p, kind, f, recorded)
         self._adopt(p, f, kind)
 
     def _adopt(self, p: PState, f: F.RecordedState, kind: str) -> None:
@@ -614,7 +623,7 @@ class ZkControllerReplay:
 
     def _compare(self, p: PState, kind: str, f: F.RecordedState, recorded: dict[str, Any]) -> None:
         kinds = ("election", "new_partition") if kind in ("election", "new_partition") else ("isr_removal", "election")
-        d = self._match(p.tp, kinds, f.ts)
+        d = None if kind == "epoch_bump" else self._match(p.tp, kinds, f.ts)
         if d is not None and d.after is not None:
             ok = self._same(d.after, recorded)
             if not ok and kind == "election":
@@ -630,6 +639,21 @@ class ZkControllerReplay:
             self.comparisons.append(Comparison(p.tp, f.ts, f.ref, recorded, d.after, ok, how, [d.trigger]))
             return
         # No replayed decision waiting: re-derive it at the record (point-wise), if enough is known.
+        if kind == "election" and self.controller is not None and not self._inferring:
+            alt = self._alternatives(p, f, recorded)
+            b = self._inferred_shutdown
+            if b is not None and b not in self.shutting and b in self.live:
+                self._inferring = True
+                try:
+                    self._controlled_shutdown(F.ControlledShutdownRequest(f.ts, f.ref, broker=b))
+                finally:
+                    self._inferring = False
+                self.findings.append({"kind": "inferred_controlled_shutdown", "ts": f.ts, "broker": b,
+                                      "text": f"broker {b} was shut down with a controlled shutdown (inferred from "
+                                              "the controller's writes; the request itself leaves no record)",
+                                      "evidence": [f.ref.to_json()]})
+                self._compare(p, kind, f, recorded)
+                return
         replayed, strategy = self._point_decision(p, kind, f)
         if replayed is None:
             alt = self._alternatives(p, f, recorded) if kind == "election" else None
@@ -667,6 +691,11 @@ class ZkControllerReplay:
                 return {"leader": -1, "isr": list(p.isr), "leader_epoch": p.leader_epoch}, E.OFFLINE
             le = None if p.leader_epoch is None else p.leader_epoch + 1
             return {"leader": res.leader, "isr": list(res.isr), "leader_epoch": le}, E.OFFLINE
+        if kind == "epoch_bump":
+            if p.leader is None:
+                return None, ""
+            le = None if p.leader_epoch is None else p.leader_epoch + 1
+            return {"leader": p.leader, "isr": list(p.isr), "leader_epoch": le}, "leader epoch bump"
         if kind == "isr_removal":
             removed = f.removed_replica
             if removed is None:
@@ -680,7 +709,12 @@ class ZkControllerReplay:
         return None, ""
 
     def _alternatives(self, p: PState, f: F.RecordedState, recorded: dict[str, Any]) -> str | None:
-        """Was the recorded election one of the other strategies, triggered by something not in the trace?"""
+        """Was the recorded election one of the other strategies, triggered by something not in the trace?
+
+        A controlled shutdown is never in ZooKeeper (it is an RPC): when a record is explained by it, the
+        replay infers the request and replays the whole shutdown from there (see _compare).
+        """
+        self._inferred_shutdown = None
         if p.isr is None or f.leader is None or f.leader < 0:
             return None
         live = self.online_set()
@@ -692,7 +726,8 @@ class ZkControllerReplay:
         if p.leader is not None and p.leader >= 0 and p.leader in self.live and cand:
             res = E.controlled_shutdown_leader(cand, p.isr, frozenset(self.live), frozenset({p.leader}))
             if res is not None and res.leader == f.leader and (rec_isr is None or list(rec_isr) == list(res.isr)):
-                return f"controlled shutdown of broker {p.leader} (request not in the trace)"
+                self._inferred_shutdown = p.leader
+                return f"controlled shutdown of broker {p.leader} (request inferred: not in the trace)"
         if p.reassign_target is not None:
             res = E.reassign_partition_leader(p.reassign_target, p.isr, live)
             if res is not None and res.leader == f.leader:

@@ -281,6 +281,14 @@ def _log_key(f: F.Fact) -> tuple:
 
 def build_facts(events: Iterable[Event]) -> FactStream:
     """Events of ONE cluster -> facts in replay order."""
+    from parsers.zk_events import link_sessions
+
+    events = list(events)
+    # Facts that span ZooKeeper files (which session registered which broker, duplicates across
+    # ensemble copies and snapshots) are settled first, over all of the cluster's ZooKeeper events.
+    zk_all = [e for e in events if e.source_kind in ("zk_txnlog", "zk_snapshot")]
+    if zk_all:
+        events = link_sessions(zk_all) + [e for e in events if e.source_kind not in ("zk_txnlog", "zk_snapshot")]
     zk_events: list[Event] = []
     snap_events: list[Event] = []
     log_events: list[Event] = []
