@@ -92,6 +92,11 @@ def sniff_kind(path: str, data: bytes) -> str:
         return "kraft_dump_text"
     if (p.endswith(".json") or p.endswith(".json.gz")) and stripped.startswith("{") and '"path"' in text:
         return "znode_dump"
+    # The rest of a capture folder (docs/capture-layout.md): its manifest and watch log.
+    if p.endswith((".json", ".json.gz")) and stripped.startswith("{") and '"kafka-forensics-capture"' in text:
+        return "znode_dump"
+    if p.endswith((".jsonl", ".jsonl.gz")) and stripped.startswith("{") and '"observed_ms"' in text and '"kind"' in text:
+        return "znode_dump"
     return "broker_log"
 
 
