@@ -38,6 +38,7 @@ ZK_SNAP_MAGIC = b"ZKSN"
 _ZK_TXN_NAME = re.compile(r"(^|/)log\.[0-9a-f]+(\.gz)?$")
 _ZK_SNAP_NAME = re.compile(r"(^|/)snapshot\.[0-9a-f]+(\.gz|\.snappy)?$")
 _KRAFT_NAME = re.compile(r"(__cluster_metadata-\d+/\d{20}\.log|\d{20}-\d{10}\.checkpoint)(\.gz)?$")
+_SEGMENT_NAME = re.compile(r"(^|/)\d{20}\.log(\.gz)?$")  # any partition's segment: content decides
 
 
 def head_bytes(data: bytes, n: int = 65536) -> tuple[bytes, list[str]]:
@@ -71,8 +72,14 @@ def sniff_kind(path: str, data: bytes) -> str:
         return "zk_txnlog"
     if head.startswith(ZK_SNAP_MAGIC):
         return "zk_snapshot"
-    if _KRAFT_NAME.search(p) and len(head) >= 61 and head[16] == 2:
+    if _KRAFT_NAME.search(p):
+        # Named as a metadata segment/snapshot: the KRaft reader says where the bytes stop making sense.
         return "kraft_metadata"
+    if _SEGMENT_NAME.search(p) and len(head) >= 61 and head[16] == 2:
+        from parsers.kraft_events import looks_like_metadata
+
+        if looks_like_metadata(head):
+            return "kraft_metadata"
     if p.endswith("quorum-state") or p.endswith("quorum-state.gz"):
         return "aux"
     if AUX_NAMES.search(p):
