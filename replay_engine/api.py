@@ -10,6 +10,7 @@ from replay_engine.controller import Comparison, ZkControllerReplay
 from replay_engine.explain import Cause, World, explain
 from replay_engine.from_events import FactStream, build_facts
 from replay_engine.partition import Decision
+from replay_engine.skew import SkewEstimate, estimate_skew
 from replay_engine.timeline import Episode, Interval, leaderless_episodes
 
 
@@ -44,6 +45,7 @@ class ReplayResult:
     uncompared: int
     controller: ZkControllerReplay
     notes: list[str] = field(default_factory=list)
+    skew: list[SkewEstimate] = field(default_factory=list)
 
     # ---------------------------------------------------------------- agreement
 
@@ -101,7 +103,8 @@ class ReplayResult:
             "controllers": controllers,
             "brokers": brokers,
             "unclean_elections": unclean,
-            "findings": ctrl.findings,
+            "clock_skew": [s.to_json() for s in self.skew if s.significant],
+            "findings": ctrl.findings + [{"kind": "clock_skew", "text": s.text()} for s in self.skew if s.significant],
             "notes": self.notes,
         }
 
@@ -118,6 +121,7 @@ def replay_cluster(events: Iterable[Event], cluster: str | None = None,
                    overrides: dict[str, str] | None = None,
                    topic_overrides: dict[str, dict[str, str]] | None = None) -> ReplayResult:
     """Replay ONE cluster's events (all sources mixed; ordering is done here)."""
+    events = list(events)
     stream = build_facts(events)
     config = ConfigState(version=parse_version(stream.kafka_version))
     if config.version is not None:
@@ -131,7 +135,7 @@ def replay_cluster(events: Iterable[Event], cluster: str | None = None,
                   ctrl.evidence_by_broker, ctrl.evidence_by_tp, stream.trace_end)
     leaderless = [Leaderless(ep, explain(ep, world)) for ep in leaderless_episodes(intervals)]
     return ReplayResult(cluster, stream.mode, stream, intervals, leaderless, ctrl.decisions, ctrl.comparisons,
-                        ctrl.uncompared, ctrl, list(stream.notes))
+                        ctrl.uncompared, ctrl, list(stream.notes), estimate_skew(events))
 
 
 def replay(events: Iterable[Event], overrides: dict[str, str] | None = None,
