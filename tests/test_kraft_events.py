@@ -213,3 +213,19 @@ def test_bootstrap_snapshot_sorts_before_the_log():
     assert s.balanced() and len(events) == 3
     assert [e.source_pos for e in events] == [-1, -1, -1]
     assert events[1].event_type == "feature_level" and events[1].ts == 500_000  # no contained time: batch time
+
+
+@pytest.mark.spark
+def test_spark_ingest_of_a_metadata_folder(spark, tmp_path):
+    from forensics.ingest import run_ingest
+    from forensics.sources import collect_inputs
+
+    inputs = collect_inputs([str(LDI)], tmp_path / "work")
+    result = run_ingest(spark, inputs, cluster="ldi")
+    files = {f["path"].rsplit("/", 1)[1]: f for f in result.summary_json["files"]}
+    seg = files["00000000000000000000.log.gz"]
+    direct, s = parse_file(LDI / "00000000000000000000.log.gz")
+    assert seg["kind"] == "kraft_metadata" and seg["lines"] == seg["parsed"] == s.lines == 4929
+    assert seg["event_counts"] == dict(sorted(s.event_counts.items()))
+    assert files["quorum-state.gz"]["kind"] == "aux"
+    assert result.summary_json["event_counts"]["partition_change"] == 54
