@@ -176,6 +176,17 @@ def net_writes(ops: list[dict]) -> list[Write]:
 
 # ---------------------------------------------------------------- Kafka events of one write
 
+# Times a timestamp column can hold (years 1..9999); a damaged stat can say anything.
+_MIN_MS, _MAX_MS = -62_135_596_800_000, 253_402_300_799_999
+
+
+def micros(ms: int | None) -> int | None:
+    """Epoch ms -> µs, or None when the value cannot be a date."""
+    if ms is None or not _MIN_MS <= ms <= _MAX_MS:
+        return None
+    return ms * 1000
+
+
 @dataclass
 class Stamp:
     """Provenance and time shared by the events of one txn or snapshot node."""
@@ -197,8 +208,11 @@ class Stamp:
         d.update(detail or {})
         kw: dict[str, Any] = {"session_id": self.session}
         kw.update(cols)
-        return Event(event_type=event_type, cluster=self.ctx.cluster, ts=self.ts_ms * 1000,
-                     ts_raw=iso_utc(self.ts_ms * 1000), source_kind=self.kind, source_file=self.ctx.path,
+        ts = micros(self.ts_ms)
+        if ts is None:
+            d["bad_time_ms"] = self.ts_ms
+        return Event(event_type=event_type, cluster=self.ctx.cluster, ts=ts,
+                     ts_raw=iso_utc(ts), source_kind=self.kind, source_file=self.ctx.path,
                      source_pos=self.pos, source_sub=sub, zxid=self.zxid, detail=d or None, raw=self.raw, **kw)
 
 
@@ -466,7 +480,9 @@ def parse_snapshot_file(data: bytes, ctx: SourceContext, summary: FileSummary) -
     raw, problems = decompress(data, ctx.path)
     for p in problems:
         _error(summary, p)
-    if not raw:
+    if not raw and problems:
+        summary.lines += 1
+        summary.count("quarantined")
         return []
     snap = read_snapshot(raw)
     for e in snap.errors:

@@ -270,6 +270,15 @@ def read_txnlog(data: bytes) -> TxnLogFile:
             continue
         body = memoryview(data)[pos + 12:end]
         computed = zlib.adler32(body)
+        if crc != computed:
+            # The length may be the damaged field and still land on a 'B' by chance: if a
+            # sound entry starts inside the span it claims, the span is not an entry.
+            inner = _resync(data, pos + 1, budget, limit=end)
+            if inner is not None:
+                out.records.append(Damage(pos, inner, f"entry with checksum mismatch and a length that overlaps "
+                                                      f"the next entry; resynchronised at byte {inner}"))
+                pos = inner
+                continue
         txn = decode_entry(body, pos, crc, length, crc == computed)
         if crc != computed:
             txn.problem = f"checksum mismatch (stored 0x{crc & 0xFFFFFFFFFFFFFFFF:x}, computed 0x{computed:x})"
@@ -339,15 +348,17 @@ def _decode_subs(txn: Txn, base: int) -> None:
 _CANDIDATE = re.compile(rb"(?=\x00\x00\x00\x00(?!\x00\x00\x00\x00)[\s\S]{4}(?!\x00\x00\x00\x00))")
 
 
-def _resync(data: bytes, start: int, budget: list[int]) -> int | None:
-    """Offset of the next entry at or after ``start`` that proves itself (Adler-32 and 'B'), else None.
+def _resync(data: bytes, start: int, budget: list[int], limit: int | None = None) -> int | None:
+    """Offset of the next entry in ``[start, limit)`` that proves itself (Adler-32 and 'B'), else None.
 
     A stored checksum is an Adler-32 in a long, so its high four bytes are zero;
     the regex finds those spots in linear time, the rest is checked here.
     """
     n = len(data)
-    for m in _CANDIDATE.finditer(data, start):
+    for m in _CANDIDATE.finditer(data, start, n if limit is None else min(n, limit + 12)):
         p = m.start()
+        if limit is not None and p >= limit:
+            return None
         if p + 12 + TXN_HEADER_BYTES >= n:
             return None
         length = int.from_bytes(data[p + 8:p + 12], "big", signed=True)

@@ -25,7 +25,7 @@ from parsers.accounting import FileSummary, Quarantined
 from parsers.context import SourceContext
 from parsers.schema import Event, iso_utc
 from parsers.textio import ReadProblems, decode_line, iter_raw_lines
-from parsers.zk_events import PayloadError, _assignment, _int, _ints, _json, _obj, kafka_path
+from parsers.zk_events import PayloadError, _assignment, _int, _ints, _json, _obj, kafka_path, micros
 
 STAT_KEYS = ("cZxid", "ctime", "mZxid", "mtime", "pZxid", "cversion", "dataVersion", "aclVersion",
              "ephemeralOwner", "dataLength", "numChildren")
@@ -160,7 +160,9 @@ def observed_events(path: str | None, data: bytes | None, stat: dict, via: str, 
 
 
 def _event(t: str, ctx: SourceContext, pos: int, ts_ms: int | None, stat: dict, detail: dict, raw: str, **cols) -> Event:
-    ts = None if ts_ms is None else ts_ms * 1000
+    ts = micros(ts_ms)
+    if ts is None and ts_ms is not None:
+        detail = {**detail, "bad_time_ms": ts_ms}
     return Event(event_type=t, cluster=ctx.cluster, ts=ts, ts_raw=stat.get("mtime_raw") or iso_utc(ts),
                  source_kind="znode_dump", source_file=ctx.path, source_pos=pos, zxid=stat.get("mzxid"),
                  detail={k: v for k, v in detail.items() if v is not None}, raw=raw, **cols)
