@@ -7,6 +7,7 @@ inside a message.
 """
 from __future__ import annotations
 
+import re
 from typing import Iterator
 
 from parsers.accounting import FileSummary, Quarantined
@@ -14,6 +15,17 @@ from parsers.context import SourceContext
 from parsers.log4j_layout import LocalClock, LogEntry, Orphan, choose_layout, iter_entries
 from parsers.schema import Event
 from parsers.textio import ReadProblems, decode_line, iter_raw_lines, looks_binary
+
+# Control characters other than tab. A line without any (nearly all of them) cannot be
+# binary junk; only the rest pays for the full check.
+_CTRL = re.compile(r"[\x00-\x08\x0a-\x1f]")
+
+
+def _is_binary(line: str) -> bool:
+    if line.isprintable():  # the common case, decided in C
+        return False
+    return _CTRL.search(line) is not None and looks_binary(line)
+
 
 # Lines longer than this are cut before parsing (a 10 MB single line is evidence of
 # damage, not a message); the cut is noted and the line is still classified.
@@ -60,7 +72,7 @@ def parse_broker_log(data: bytes, ctx: SourceContext, summary: FileSummary) -> l
             orphan(Orphan(line_no, text, "unrecognized", "not a log4j log: no line has a recognisable header"))
         summary.errors.append("no line has a log header this tool recognises (not a Kafka broker log?)")
     else:
-        for entry in iter_entries(lines(), layout, orphan, looks_binary):
+        for entry in iter_entries(lines(), layout, orphan, _is_binary):
             summary.see_ts(entry.ts)
             writer = templates.writer_id(entry.message)
             if writer is not None:
@@ -77,6 +89,7 @@ def parse_broker_log(data: bytes, ctx: SourceContext, summary: FileSummary) -> l
                 events.append(ev)
 
     _attribute_writer(events, ctx, summary)
+    templates.finish(events)
     for ev in events:
         summary.event_counts[ev.event_type] += 1
     summary.events = len(events)

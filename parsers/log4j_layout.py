@@ -50,7 +50,8 @@ class LogEntry:
         return self.line + "\n" + "\n".join(self.continuation)
 
 
-MAX_KEPT_CONTINUATION = 200
+# KafkaConfig dumps are 230-400 lines (one setting each) and must be kept whole.
+MAX_KEPT_CONTINUATION = 1000
 
 
 class BadTimestamp(ValueError):
@@ -121,7 +122,17 @@ def iso_with_zone_micros(text: str) -> int:
 
 
 def _split_logger(rest: str) -> tuple[str, str | None]:
-    """'message text (kafka.controller.KafkaController)' -> (message, logger)."""
+    """'message text (kafka.controller.KafkaController)' -> (message, logger).
+
+    A thread name after the logger (``... (kafka.controller.KafkaController) [controller-event-thread]``,
+    a common customisation) is dropped.
+    """
+    if rest.endswith("]"):
+        j = rest.rfind(") [")
+        if j >= 0 and " " not in rest[j + 3 : -1]:
+            message, logger = _split_logger(rest[: j + 1])
+            if logger is not None:
+                return message, logger
     if rest.endswith(")"):
         i = rest.rfind(" (")
         if i >= 0:
@@ -265,7 +276,36 @@ class JsonLayout(Layout):
         return Header(ts, stamp, level if level in LEVELS else "INFO", text, logger)
 
 
-LAYOUT_CLASSES: tuple[type[Layout], ...] = (KafkaDefaultLayout, PlainStampLayout, JsonLayout)
+class GoLogLayout(Layout):
+    """Go's standard ``log`` package, as Go clients (sarama, confluent-kafka-go apps) write:
+    ``2021/03/17 22:07:17 message`` or ``[sarama] 2021/03/17 22:07:17.123456 message``.
+
+    No level in the layout: a message that starts with one keeps it, else INFO. The
+    bracketed prefix, when present, stands in for the logger name.
+    """
+
+    name = "go-log"
+    _rx = re.compile(r"^(?:\[([^\]]{1,40})\] )?(\d{4})/(\d\d)/(\d\d) (\d\d:\d\d:\d\d(?:\.\d{1,6})?) (.*)$")
+
+    def __init__(self, clock: LocalClock):
+        self.clock = clock
+
+    def parse(self, line: str) -> Header | None:
+        if len(line) < 20 or not (line[0] == "[" or line[:4].isdigit()):
+            return None
+        m = self._rx.match(line)
+        if not m:
+            return None
+        prefix, y, mo, d, hms, message = m.groups()
+        ts = self.clock.micros(f"{y}-{mo}-{d} {hms}")
+        level = "INFO"
+        lv = _take_level(message)
+        if lv is not None:
+            level, message = lv
+        return Header(ts, f"{y}/{mo}/{d} {hms}", level, message, prefix)
+
+
+LAYOUT_CLASSES: tuple[type[Layout], ...] = (KafkaDefaultLayout, PlainStampLayout, JsonLayout, GoLogLayout)
 
 
 def choose_layout(sample_lines: list[str], clock: LocalClock) -> Layout | None:

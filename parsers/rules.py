@@ -23,13 +23,19 @@ Builder = Callable[[LogEntry, "re.Match[str]"], "Event | Sequence[Event] | None"
 class Rule:
     name: str
     loggers: tuple[str, ...] | None  # exact names, or prefixes ending in '*'; None = any logger
-    needles: tuple[str, ...]  # every needle must occur in the message
+    needles: tuple[str, ...]  # every needle must occur in the message; () = the regex alone decides
     regex: "re.Pattern[str]"
     build: Builder
     search: bool = False  # regex.search instead of regex.match (for templates after a variable prefix)
+    not_loggers: tuple[str, ...] = ()  # logger-name prefixes this rule never applies to (with loggers=None)
 
     def logger_matches(self, logger: str | None) -> bool:
-        if self.loggers is None or logger is None:
+        if logger is None:
+            return True
+        for pat in self.not_loggers:
+            if logger.startswith(pat):
+                return False
+        if self.loggers is None:
             return True
         for pat in self.loggers:
             if pat.endswith("*"):
@@ -68,7 +74,8 @@ class RuleSet:
             else:
                 m = rule.regex.search(msg) if rule.search else rule.regex.match(msg)
                 if m is None:
-                    tried.append(rule.name)
+                    if rule.needles:  # without needles a miss is routine, not a missed variant
+                        tried.append(rule.name)
                     continue
                 out = rule.build(entry, m)
                 if out is None:

@@ -1,15 +1,26 @@
 """The grammar of Kafka's log messages, every version, in one package.
 
 Each module holds the templates of one area and exports ``RULES`` (a list of
-:class:`parsers.rules.Rule`). ``writer.py`` knows how a line names the broker
-that wrote it. Nothing here reads files.
+:class:`parsers.rules.Rule`):
+
+- ``state_change``: controller-side partition/replica state machines, failed elections
+- ``controller``: ZooKeeper-mode controller (election, brokers, start-up view, topics)
+- ``replica``: broker-side partition (ISR changes, become leader/follower, requests)
+- ``broker``: the broker itself (lifecycle, registration, controlled shutdown, ZooKeeper session, config)
+- ``kraft``: KRaft quorum controller, Raft client and broker lifecycle
+- ``client``: producer/consumer errors (Java, sarama, confluent-kafka-go)
+
+``shapes`` parses the structures Kafka prints inside messages, ``writer`` finds the
+broker that wrote a line, ``finish`` settles what needs more than one line.
+Nothing here reads files.
 """
 from __future__ import annotations
 
 from parsers.rules import RuleSet
-from parsers.templates import controller, state_change
+from parsers.templates import broker, client, controller, kraft, replica, state_change
+from parsers.templates.finish import finish
 from parsers.templates.writer import writer_id
 
-RULES = RuleSet([*controller.RULES, *state_change.RULES])
+RULES = RuleSet([*state_change.RULES, *controller.RULES, *replica.RULES, *broker.RULES, *kraft.RULES, *client.RULES])
 
-__all__ = ["RULES", "writer_id"]
+__all__ = ["RULES", "finish", "writer_id"]

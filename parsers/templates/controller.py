@@ -1,27 +1,62 @@
-"""controller.log templates (ZooKeeper-mode KafkaController and its listeners)."""
+"""controller.log templates: the ZooKeeper-mode controller (KafkaController, its listeners,
+ZookeeperLeaderElector, TopicDeletionManager), 0.8 to 3.9.
+
+Cluster-level facts: who became controller with which epoch, who resigned, which
+brokers joined or died, what the new controller saw at start-up, controlled
+shutdowns as the controller handles them, preferred elections, reassignments,
+topic creation and deletion, log-dir failures.
+"""
 from __future__ import annotations
 
 import re
 
 from parsers.rules import Rule, int_list
 from parsers.schema import Event
+from parsers.templates.shapes import assignment_map, int_map, split_topic_partition, strip_collection, tp_list
 
 CONTROLLER_LOGGERS = ("kafka.controller.*", "kafka.server.ZookeeperLeaderElector*", "state.change.logger")
+ELECTOR = ("kafka.server.ZookeeperLeaderElector*", "kafka.controller.*")
+
+# "[Controller 1]: " (0.8-0.11), "[Controller id=1] " (1.0+). Listeners have their own idents.
+_C = r"^\[Controller (?:id=)?(?P<cid>\d+)\]:? "
+_ANY_IDENT = r"^(?:\[[^\]]*\]:?,? )?"
 
 
-def _elected_2x(entry, m):
-    return Event(
-        "controller_elected",
-        controller_id=int(m["id"]),
-        controller_epoch=int(m["epoch"]),
-        subject_broker=int(m["id"]),
-        detail={"epoch_zk_version": int(m["zkv"])},
-    )
+def _cid(m) -> int | None:
+    g = m.groupdict().get("cid")
+    return int(g) if g is not None else None
 
 
-def _elected_010(entry, m):
-    # 0.10-1.0: "[Controller 0]: Controller 0 incremented epoch to 1"
-    return Event("controller_elected", controller_id=int(m["id"]), controller_epoch=int(m["epoch"]), subject_broker=int(m["id"]))
+def _elected(entry, m):
+    bid = int(m["id"])
+    ev = Event("controller_elected", controller_id=bid, subject_broker=bid)
+    if m.groupdict().get("epoch") is not None:
+        ev.controller_epoch = int(m["epoch"])
+        ev.detail = {"epoch_zk_version": int(m["zkv"])}
+    return ev
+
+
+def _epoch(entry, m):
+    # <= 2.0 logs the new epoch on its own line; templates.finish folds it into the election.
+    cid = int(m["id"]) if m.groupdict().get("id") else _cid(m)
+    return Event("controller_startup_state", controller_id=cid, controller_epoch=int(m["epoch"]), detail={"kind": "epoch"})
+
+
+def _resigned(entry, m):
+    bid = int(m["id"]) if m.groupdict().get("id") else _cid(m)
+    return Event("controller_resigned", controller_id=bid, subject_broker=bid)
+
+
+def _moved(entry, m):
+    return Event("controller_moved", controller_id=_cid(m), detail={"event": m["event"]})
+
+
+def _observed_elector(entry, m):
+    return Event("controller_observed", controller_id=int(m["leader"]), detail={"via": "zk_leader_change"})
+
+
+def _observed_debug(entry, m):
+    return Event("controller_observed", controller_id=int(m["leader"]), detail={"via": "election_lost"})
 
 
 def _broker_change(entry, m):
@@ -29,53 +64,216 @@ def _broker_change(entry, m):
     deleted = int_list(m["deleted"])
     bounced = int_list(m["bounced"]) if m["bounced"] is not None else []
     live = int_list(m["live"])
-    evs = []
+    cid = _listener_or_controller_id(entry.message)
     common = {"live_brokers": live, "via": "controller_broker_change"}
+    evs = []
     for b in added:
-        evs.append(Event("broker_registered", subject_broker=b, detail=dict(common)))
+        evs.append(Event("broker_registered", controller_id=cid, subject_broker=b, detail=dict(common)))
     for b in bounced:
-        evs.append(Event("broker_failed", subject_broker=b, detail={**common, "bounced": True}))
-        evs.append(Event("broker_registered", subject_broker=b, detail={**common, "bounced": True}))
+        # KIP-380: same id, new czxid; the controller handles it as failure then startup.
+        evs.append(Event("broker_failed", controller_id=cid, subject_broker=b, detail={**common, "bounced": True}))
+        evs.append(Event("broker_registered", controller_id=cid, subject_broker=b, detail={**common, "bounced": True}))
     for b in deleted:
-        evs.append(Event("broker_failed", subject_broker=b, detail=dict(common)))
+        evs.append(Event("broker_failed", controller_id=cid, subject_broker=b, detail=dict(common)))
     if not evs:
-        evs.append(Event("controller_startup_state", detail={**common, "kind": "broker_change_noop"}))
+        evs.append(Event("controller_startup_state", controller_id=cid, detail={"kind": "broker_change_noop", "brokers": live}))
     return evs
 
 
+_IDENT_ID = re.compile(r"^\[[^\]]*?(\d+)\]")
+
+
+def _listener_or_controller_id(message: str) -> int | None:
+    m = _IDENT_ID.match(message)
+    return int(m.group(1)) if m else None
+
+
 def _failure_callback(entry, m):
-    return [Event("broker_failed", subject_broker=b, detail={"via": "failure_callback"}) for b in int_list(m["ids"])]
+    cid = _listener_or_controller_id(entry.message)
+    return [Event("broker_failed", controller_id=cid, subject_broker=b, detail={"via": "failure_callback"})
+            for b in int_list(m["ids"])]
+
+
+def _startup_brokers(kind):
+    def build(entry, m):
+        brokers = int_list(strip_collection(m["set"]))
+        return Event("controller_startup_state", controller_id=_cid(m), detail={"kind": kind, "brokers": brokers})
+    return build
+
+
+def _startup_topics(entry, m):
+    topics = [t.strip() for t in strip_collection(m["set"]).split(",") if t.strip()]
+    return Event("controller_startup_state", controller_id=_cid(m), detail={"kind": "topics", "topics": sorted(topics)})
+
+
+def _broker_epochs(entry, m):
+    return Event("controller_startup_state", controller_id=_cid(m),
+                 detail={"kind": "broker_epochs", "epochs": int_map(m["map"]), "phase": m["phase"].lower()})
+
+
+def _shutting_down_broker(entry, m):
+    return Event("controlled_shutdown_requested", controller_id=_cid(m), subject_broker=int(m["id"]),
+                 detail={"side": "controller"})
+
+
+def _preferred_started(entry, m):
+    parts = tp_list(m["parts"])
+    if not parts:
+        return None  # logged at every fail-over with an empty list: routine
+    detail = {"phase": "started", "partitions": parts}
+    if m.groupdict().get("trigger"):
+        detail["trigger"] = m["trigger"]
+        detail["election_type"] = m["etype"]
+    return Event("preferred_election", controller_id=_cid(m), detail=detail)
+
+
+def _preferred_done(entry, m):
+    tp = split_topic_partition(m["tp"])
+    if tp is None:
+        return None
+    phase = "completed" if m["how"] == "completed" else "failed"
+    return Event("preferred_election", controller_id=_cid(m), topic=tp[0], partition=tp[1], leader=int(m["leader"]),
+                 detail={"phase": phase})
+
+
+def _preferred_error(entry, m):
+    return Event("preferred_election", controller_id=_cid(m), detail={"phase": "failed", "partitions": tp_list(m["parts"])})
+
+
+def _reassign_started(entry, m):
+    tp = split_topic_partition(m["tp"])
+    if tp is None:
+        return None
+    return Event("reassignment", controller_id=_cid(m), topic=tp[0], partition=tp[1], replicas=int_list(m["replicas"]),
+                 detail={"phase": "started"})
+
+
+def _reassign_removed(entry, m):
+    parts = tp_list(m["parts"])
+    return [Event("reassignment", controller_id=_cid(m), topic=t, partition=p, detail={"phase": "completed"})
+            for t, p in parts] or None
+
+
+def _new_topics(entry, m):
+    topics = [t.strip() for t in strip_collection(m["new"]).split(",") if t.strip()]
+    if not topics:
+        return None  # a topic-change event without new topics
+    assignment = assignment_map(m["assign"])
+    cid = _listener_or_controller_id(entry.message)
+    return [Event("topic_created", controller_id=cid, topic=t, detail={"assignment": assignment.get(t, {})})
+            for t in sorted(topics)]
+
+
+def _topic_deleted(entry, m):
+    return Event("topic_deleted", controller_id=_listener_or_controller_id(entry.message), topic=m["topic"],
+                 detail={"phase": "completed"})
+
+
+def _mark_offline(entry, m):
+    return Event("log_dir_failure", controller_id=_cid(m), subject_broker=int(m["broker"]),
+                 detail={"side": "controller", "partitions": tp_list(m["parts"])})
+
+
+def _log_dir_brokers(entry, m):
+    return [Event("log_dir_failure", controller_id=_cid(m), subject_broker=b, detail={"side": "controller"})
+            for b in int_list(m["ids"])]
+
+
+def _controller_isr_updated(entry, m):
+    tp = split_topic_partition(m["tp"])
+    if tp is None:
+        return None
+    return Event("isr_updated", controller_id=_cid(m), topic=tp[0], partition=tp[1], isr=int_list(m["isr"]),
+                 zk_version=int(m["zkv"]), detail={"side": "controller"})
+
+
+def _zk_expired_listener(entry, m):
+    bid = int(m["id"])
+    return Event("zk_session_expired", subject_broker=bid, detail={"via": "controller_listener"})
 
 
 RULES = [
-    Rule(
-        "controller.elected.2x",
-        CONTROLLER_LOGGERS,
-        ("successfully elected as the controller",),
-        re.compile(r"^\[Controller id=(?P<cid>\d+)\] (?P<id>\d+) successfully elected as the controller\. "
-                   r"Epoch incremented to (?P<epoch>\d+) and epoch zk version is now (?P<zkv>-?\d+)"),
-        _elected_2x,
-    ),
-    Rule(
-        "controller.incremented_epoch.010",
-        CONTROLLER_LOGGERS,
-        ("incremented epoch to",),
-        re.compile(r"^\[Controller (?P<cid>\d+)\]: Controller (?P<id>\d+) incremented epoch to (?P<epoch>\d+)"),
-        _elected_010,
-    ),
-    Rule(
-        "controller.broker_change",
-        CONTROLLER_LOGGERS,
-        ("Newly added brokers:",),
-        re.compile(r"^(?:\[[^\]]*\]:? )?Newly added brokers: (?P<added>[\d, ]*), deleted brokers: (?P<deleted>[\d, ]*), "
-                   r"(?:bounced brokers: (?P<bounced>[\d, ]*), )?all live brokers: (?P<live>[\d, ]*)$"),
-        _broker_change,
-    ),
-    Rule(
-        "controller.failure_callback",
-        CONTROLLER_LOGGERS,
-        ("Broker failure callback for",),
-        re.compile(r"^(?:\[[^\]]*\]:? )?Broker failure callback for (?P<ids>[\d, ]*)$"),
-        _failure_callback,
-    ),
+    # --- election -------------------------------------------------------------------------------
+    Rule("controller.elected.2x", CONTROLLER_LOGGERS, ("successfully elected as the controller. Epoch",),
+         re.compile(_C + r"(?P<id>\d+) successfully elected as the controller\. Epoch incremented to (?P<epoch>\d+) "
+                    r"and epoch zk version is now (?P<zkv>-?\d+)"),
+         _elected),
+    Rule("controller.elected.011", CONTROLLER_LOGGERS, ("successfully elected as the controller",),
+         re.compile(_C + r"(?P<id>\d+) successfully elected as the controller$"), _elected),
+    Rule("controller.elected.elector", ELECTOR, ("successfully elected as leader",),
+         re.compile(r"^(?P<id>\d+) successfully elected as leader$"), _elected),
+    Rule("controller.epoch.010", CONTROLLER_LOGGERS, ("incremented epoch to",),
+         re.compile(_C + r"Controller (?P<id>\d+) incremented epoch to (?P<epoch>\d+)$"), _epoch),
+    Rule("controller.epoch.1x", CONTROLLER_LOGGERS, ("ncremented",),
+         re.compile(_C + r"(?:Incremented epoch to|Epoch incremented to) (?P<epoch>\d+)$"), _epoch),
+    Rule("controller.resigned.010", CONTROLLER_LOGGERS, ("resigned as the controller",),
+         re.compile(_C + r"Broker (?P<id>\d+) resigned as the controller$"), _resigned),
+    Rule("controller.resigned.1x", CONTROLLER_LOGGERS, ("] Resigned",),
+         re.compile(_C + r"Resigned$"), _resigned),
+    Rule("controller.moved", CONTROLLER_LOGGERS, ("Controller moved to another broker",),
+         re.compile(_C + r"Controller moved to another broker when processing (?P<event>.*?)\.?$"), _moved),
+    Rule("controller.observed.elector", ELECTOR, ("New leader is ",),
+         re.compile(r"^New leader is (?P<leader>-?\d+)$"), _observed_elector),
+    Rule("controller.observed.lost", CONTROLLER_LOGGERS, (" elected as ",),
+         re.compile(_ANY_IDENT + r"Broker (?P<leader>\d+) (?:was elected as (?:controller|leader) instead of broker \d+"
+                    r"|has been elected as the controller, so stopping the election process)\.?$"),
+         _observed_debug),
+    # --- brokers ------------------------------------------------------------------------------
+    Rule("controller.broker_change", CONTROLLER_LOGGERS, ("Newly added brokers:",),
+         re.compile(_ANY_IDENT + r"Newly added brokers: (?P<added>[\d, ]*), deleted brokers: (?P<deleted>[\d, ]*), "
+                    r"(?:bounced brokers: (?P<bounced>[\d, ]*), )?all live brokers: (?P<live>[\d, ]*)$"),
+         _broker_change),
+    Rule("controller.failure_callback", CONTROLLER_LOGGERS, ("Broker failure callback for",),
+         re.compile(_ANY_IDENT + r"Broker failure callback for (?P<ids>[\d, ]*)$"), _failure_callback),
+    Rule("controller.shutting_down_broker", CONTROLLER_LOGGERS, ("Shutting down broker ",),
+         re.compile(_C + r"Shutting down broker (?P<id>\d+)$"), _shutting_down_broker),
+    # --- what a new controller sees -------------------------------------------------------------
+    Rule("controller.startup.live_brokers", CONTROLLER_LOGGERS, ("Currently active brokers in the cluster",),
+         re.compile(_C + r"Currently active brokers in the cluster: (?P<set>.*)$"), _startup_brokers("live_brokers")),
+    Rule("controller.startup.shutting_down", CONTROLLER_LOGGERS, ("Currently shutting brokers in the cluster",),
+         re.compile(_C + r"Currently shutting brokers in the cluster: (?P<set>.*)$"),
+         _startup_brokers("shutting_down_brokers")),
+    Rule("controller.startup.topics", CONTROLLER_LOGGERS, ("Current list of topics in the cluster",),
+         re.compile(_C + r"Current list of topics in the cluster: (?P<set>.*)$"), _startup_topics),
+    Rule("controller.broker_epochs", CONTROLLER_LOGGERS, ("broker epochs cache",),
+         re.compile(_C + r"(?P<phase>Initialized|Updated) broker epochs cache: (?P<map>.*)$"), _broker_epochs),
+    # --- elections, reassignment ----------------------------------------------------------------
+    Rule("controller.preferred.started.010", CONTROLLER_LOGGERS, ("Starting preferred replica leader election",),
+         re.compile(_C + r"Starting preferred replica leader election for partitions ?(?P<parts>.*)$"), _preferred_started),
+    Rule("controller.preferred.started.24", CONTROLLER_LOGGERS, ("Starting replica leader election (",),
+         re.compile(_C + r"Starting replica leader election \((?P<etype>\w+)\) for partitions ?(?P<parts>.*?) "
+                    r"triggered by (?P<trigger>\w+)$"),
+         _preferred_started),
+    Rule("controller.preferred.done", CONTROLLER_LOGGERS, ("replica leader election. ",),
+         re.compile(_C + r"Partition (?P<tp>\S+) (?P<how>completed|failed to complete) preferred replica leader "
+                    r"election\. (?:New leader|Leader) is (?P<leader>-?\d+)$"),
+         _preferred_done),
+    Rule("controller.preferred.error", CONTROLLER_LOGGERS, ("Error completing preferred replica leader election",),
+         re.compile(_C + r"Error completing preferred replica leader election for partitions? (?P<parts>.*)$"),
+         _preferred_error),
+    Rule("controller.reassign.started", CONTROLLER_LOGGERS, ("Handling reassignment of partition",),
+         re.compile(_C + r"Handling reassignment of partition (?P<tp>\S+) to new replicas (?P<replicas>[\d, ]*)$"),
+         _reassign_started),
+    Rule("controller.reassign.removed", CONTROLLER_LOGGERS, ("from the list of reassigned partitions",),
+         re.compile(_C + r"Removing partitions? (?P<parts>.*) from the list of reassigned partitions in zookeeper$"),
+         _reassign_removed),
+    # --- topics ---------------------------------------------------------------------------------
+    Rule("controller.new_topics", CONTROLLER_LOGGERS, ("New topics: [",),
+         re.compile(_ANY_IDENT + r"New topics: \[(?P<new>[^\]]*)\], deleted topics: \[[^\]]*\], "
+                    r"new partition replica assignment \[(?P<assign>.*)\]$"),
+         _new_topics),
+    Rule("controller.topic_deleted", CONTROLLER_LOGGERS, ("Deletion of topic ", "successfully completed"),
+         re.compile(r"^\[Topic Deletion Manager \d+\],? Deletion of topic (?P<topic>\S+) successfully completed$"),
+         _topic_deleted),
+    # --- log dirs, ISR writes (controller side) -------------------------------------------------
+    Rule("controller.mark_replicas_offline", CONTROLLER_LOGGERS, ("Mark replicas ",),
+         re.compile(_C + r"Mark replicas (?P<parts>.*) on broker (?P<broker>\d+) as offline$"), _mark_offline),
+    Rule("controller.log_dir_failure", CONTROLLER_LOGGERS, ("Handling log directory failure for brokers",),
+         re.compile(_C + r"Handling log directory failure for brokers (?P<ids>[\d, ]*)$"), _log_dir_brokers),
+    Rule("controller.isr_updated", CONTROLLER_LOGGERS, ("and zkVersion updated to",),
+         re.compile(_C + r"ISR for partition (?P<tp>\S+) updated to \[(?P<isr>[\d,]*)\] and zkVersion updated to "
+                    r"\[(?P<zkv>-?\d+)\]$"),
+         _controller_isr_updated),
+    Rule("controller.zk_expired", CONTROLLER_LOGGERS, ("ZK expired",),
+         re.compile(r"^\[SessionExpirationListener on (?P<id>\d+)\], ZK expired"), _zk_expired_listener),
 ]

@@ -1,131 +1,243 @@
-"""state-change.log templates: partition and replica state machines (controller side)."""
+"""state-change.log templates, controller side: the partition and replica state machines,
+failed elections, the leader/ISR writes outside elections, and the partition state
+machine's start-up dump. 0.8 to 3.9 (ZooKeeper mode).
+
+Controller-side prefixes: ``Controller 1 epoch 3 `` (0.8-0.11), ``[Controller id=1 epoch=3] ``
+(1.0+; 1.0 also ``[Controller id=1] `` on a few lines; 2.x repeats the old text after
+the prefix on error lines).
+"""
 from __future__ import annotations
 
 import re
 
-from parsers.rules import Rule, int_list, opt_int, split_topic_partition
+from parsers.rules import Rule, int_list
 from parsers.schema import Event
+from parsers.templates.shapes import (
+    leader_and_isr,
+    leader_isr_epoch,
+    leader_json,
+    split_topic_partition,
+    state_dump,
+)
 
 SC = ("state.change.logger", "kafka.controller.*")
+SELECTOR = ("kafka.controller.*",)
 
-# LeaderAndIsr(leader=1, leaderEpoch=5, isr=List(1, 2), zkVersion=7) and its 3.x variants.
-_LAI = re.compile(
-    r"LeaderAndIsr\(leader=(?P<leader>-?\d+), leaderEpoch=(?P<le>-?\d+), "
-    r"(?:isr=(?:List\()?\[?(?P<isr>[\d, ]*)[\])]?|isrWithBrokerEpoch=(?P<isrbe>[^=]*(?:=[^=]*)*?)), "
-    r"(?:leaderRecoveryState=(?P<lrs>\w+), )?(?:zkVersion|partitionEpoch)=(?P<zkv>-?\d+)\)"
-)
-_BROKER_STATE_ID = re.compile(r"brokerId=(\d+)")
+_P = (r"^(?:\[Controller id=(?P<cid>\d+)(?: epoch=(?P<ce>\d+))?\] (?:Controller \d+ epoch \d+ )?"
+      r"|Controller (?P<cid0>\d+) epoch (?P<ce0>\d+) )")
+_IDENT_ID = re.compile(r"^\[[^\]]*?(\d+)\]")
 
 
-def _lai_fields(text: str) -> dict | None:
-    m = _LAI.search(text)
-    if m is None:
+def _ids(m) -> tuple[int | None, int | None]:
+    d = m.groupdict()
+    cid = d.get("cid") or d.get("cid0")
+    ce = d.get("ce") or d.get("ce0")
+    return (int(cid) if cid else None, int(ce) if ce else None)
+
+
+def _base(event_type: str, m, tp_text: str) -> Event | None:
+    tp = split_topic_partition(tp_text)
+    if tp is None:
         return None
-    isr = int_list(m["isr"]) if m["isr"] is not None else [int(x) for x in _BROKER_STATE_ID.findall(m["isrbe"] or "")]
-    out = {"leader": int(m["leader"]), "leader_epoch": int(m["le"]), "isr": isr, "zk_version": int(m["zkv"])}
-    if m["lrs"]:
-        out["leader_recovery_state"] = m["lrs"]
-    return out
+    cid, ce = _ids(m)
+    return Event(event_type, controller_id=cid, controller_epoch=ce, topic=tp[0], partition=tp[1])
 
 
 def _changed_partition(entry, m):
-    tp = split_topic_partition(m["tp"])
-    if tp is None:
+    ev = _base("partition_state_change", m, m["tp"])
+    if ev is None:
         return None
-    ev = Event(
-        "partition_state_change",
-        controller_id=int(m["cid"]),
-        controller_epoch=int(m["ce"]),
-        topic=tp[0],
-        partition=tp[1],
-        from_state=m["from"],
-        to_state=m["to"],
-    )
-    tail = m["tail"] or ""
-    if tail.startswith(" with state "):
-        f = _lai_fields(tail)
+    ev.from_state, ev.to_state = m["from"], m["to"]
+    if m["lai"] is not None:
+        f = leader_and_isr(m["lai"])
         if f is None:
             return None
         ev.leader, ev.leader_epoch, ev.isr, ev.zk_version = f["leader"], f["leader_epoch"], f["isr"], f["zk_version"]
         if "leader_recovery_state" in f:
             ev.detail = {"leader_recovery_state": f["leader_recovery_state"]}
-    elif tail.startswith(" with assigned replicas "):
-        ev.replicas = int_list(tail[len(" with assigned replicas "):])
-    elif tail.startswith(" with leader "):
-        ev.leader = opt_int(tail[len(" with leader "):].strip())
-    elif tail:
-        return None
+    elif m["leader"] is not None:
+        ev.leader = int(m["leader"])
+    elif m["ar"] is not None:
+        ev.replicas = int_list(m["ar"])
     return ev
 
 
-def _changed_partition_010(entry, m):
-    tp = split_topic_partition(m["tp"])
-    if tp is None:
+_STRATEGY = re.compile(r"under strategy (\w+(?:\((?:true|false)\))?)")
+_NO_LIVE_ISR = re.compile(r"No (?:broker|replica) in ISR for partition \S+ is alive\. Live brokers are: \[([^\]]*)\], "
+                          r"ISR brokers are: \[([^\]]*)\]")
+_NO_LIVE_REPLICA = re.compile(r"No replica for partition \S+ is alive\. Live brokers are: \[([^\]]*)\], "
+                              r"Assigned replicas are: \[([^\]]*)\]")
+_SHUTTING_DOWN = re.compile(r"No other replicas in ISR ([\d,]*) for \S+ besides shutting down brokers ([\d,]*)")
+_EXC_LINE = re.compile(r"([\w.$]+(?:Exception|Error)): (.*)")
+
+# What a failed election under each strategy means (Election.scala): the offline strategy
+# picks the first assigned replica that is live and in the ISR (any live one when unclean).
+_STRATEGY_REASON = {
+    "OfflinePartitionLeaderElectionStrategy(false)": "no_live_isr",
+    "OfflinePartitionLeaderElectionStrategy(true)": "no_live_replica",
+    "ControlledShutdownPartitionLeaderElectionStrategy": "other",
+    "ReassignPartitionLeaderElectionStrategy": "other",
+    "PreferredReplicaPartitionLeaderElectionStrategy": "other",
+}
+
+
+def _exception_detail(entry) -> dict:
+    """The cause of a failed state change, from the exception on the continuation lines."""
+    text = "\n".join(line for line in entry.continuation[:6] if line.strip())[:4000]
+    detail: dict = {}
+    exc = _EXC_LINE.search(text)
+    if exc:
+        detail["exception"] = exc.group(1).rsplit(".", 1)[-1]
+        detail["message"] = exc.group(2).strip()
+    s = _STRATEGY.search(text)
+    if s:
+        detail["strategy"] = s.group(1)
+        if s.group(1) in _STRATEGY_REASON:
+            detail["reason"] = _STRATEGY_REASON[s.group(1)]
+    m = _NO_LIVE_ISR.search(text)
+    if m:
+        detail.update(reason="no_live_isr", live_brokers=int_list(m.group(1)), isr=int_list(m.group(2)))
+    m = _NO_LIVE_REPLICA.search(text)
+    if m:
+        detail.update(reason="no_live_replica", live_brokers=int_list(m.group(1)), assigned=int_list(m.group(2)))
+    m = _SHUTTING_DOWN.search(text)
+    if m:
+        detail.update(reason="other", isr=int_list(m.group(1)), shutting_down_brokers=int_list(m.group(2)))
+    if "reason" not in detail and exc and "strategy" not in detail:
+        detail["reason"] = "other"
+    return detail
+
+
+def _failed_partition(entry, m):
+    ev = _base("partition_state_change", m, m["tp"])
+    if ev is None:
         return None
-    ev = Event(
-        "partition_state_change",
-        controller_id=int(m["cid"]),
-        controller_epoch=int(m["ce"]),
-        topic=tp[0],
-        partition=tp[1],
-        from_state=m["from"],
-        to_state=m["to"],
-    )
-    tail = m["tail"] or ""
-    if tail.startswith(" with assigned replicas "):
-        ev.replicas = int_list(tail[len(" with assigned replicas "):])
-    elif tail.startswith(" with leader "):
-        ev.leader = opt_int(tail[len(" with leader "):].strip())
-    elif tail:
-        return None
+    ev.from_state, ev.to_state = m["from"], m["to"]
+    detail = _exception_detail(entry)
+    if ev.to_state == "OnlinePartition":
+        ev.event_type = "leader_election_failed"
+        ev.detail = detail
+    else:
+        # An invalid transition the controller refused: nothing changed.
+        ev.detail = {"failed": True, **{k: v for k, v in detail.items() if k in ("exception", "message")}}
     return ev
 
 
-def _failed_change(entry, m):
+def _changed_replica(entry, m):
+    ev = _base("replica_state_change", m, m["tp"])
+    if ev is None:
+        return None
+    ev.subject_broker = int(m["r"])
+    ev.from_state, ev.to_state = m["from"], m["to"]
+    return ev
+
+
+def _failed_replica(entry, m):
+    ev = _changed_replica(entry, m)
+    if ev is not None:
+        d = _exception_detail(entry)
+        ev.detail = {"failed": True, **{k: v for k, v in d.items() if k in ("exception", "message")}}
+    return ev
+
+
+def _isr_written(entry, m):
+    ev = _base("partition_leader_isr_written", m, m["tp"])
+    f = leader_isr_epoch(m["state"])
+    if ev is None or f is None:
+        return None
+    ev.leader, ev.isr, ev.leader_epoch, ev.zk_version = f["leader"], f["isr"], f["leader_epoch"], f["zk_version"]
+    ev.controller_epoch = f["controller_epoch"]
+    ev.detail = {"removed_replica": int(m["r"]), "reason": "offline_replica", "transition": m["to"]}
+    if "leader_recovery_state" in f:
+        ev.detail["leader_recovery_state"] = f["leader_recovery_state"]
+    return ev
+
+
+def _new_leader_isr_010(entry, m):
+    tp = split_topic_partition(m["tp"])
+    f = leader_json(m["json"])
+    if tp is None or f is None:
+        return None
+    return Event("partition_leader_isr_written", controller_id=int(m["cid"]), topic=tp[0], partition=tp[1],
+                 leader=f["leader"], isr=f["isr"], leader_epoch=f["leader_epoch"], controller_epoch=f["controller_epoch"],
+                 detail={"reason": "offline_replica"})
+
+
+def _selected_leader(entry, m):
+    tp = split_topic_partition(m["tp"])
+    f = leader_json(m["json"])
+    if tp is None or f is None:
+        return None
+    return Event("partition_leader_isr_written", topic=tp[0], partition=tp[1], leader=f["leader"], isr=f["isr"],
+                 leader_epoch=f["leader_epoch"], detail={"reason": "election", "strategy": "offline"})
+
+
+def _unclean_010(entry, m):
     tp = split_topic_partition(m["tp"])
     if tp is None:
         return None
-    cont = "\n".join(entry.continuation[:3])
-    strategy = None
-    sm = re.search(r"under strategy (\w+(?:\((?:true|false)\))?)", cont)
-    if sm:
-        strategy = sm.group(1)
-    is_election = m["to"] == "OnlinePartition"
-    return Event(
-        "leader_election_failed" if is_election else "partition_state_change",
-        controller_id=int(m["cid"]),
-        controller_epoch=int(m["ce"]),
-        topic=tp[0],
-        partition=tp[1],
-        from_state=m["from"],
-        to_state=m["to"],
-        detail={"strategy": strategy, "failed": True, "exception": cont.split("\n", 1)[0] if cont else None},
-    )
+    leader = int(m["leader"])
+    return Event("unclean_leader_election", topic=tp[0], partition=tp[1], leader=leader, isr=[leader],
+                 detail={"live_brokers": int_list(m["live"])})
 
+
+def _psm_startup(entry, m):
+    text = m["dump"]
+    if not text.endswith(")") and entry.continuation:
+        # a dump broken over lines by the writer: the rest is on the continuation lines
+        text = text + "".join(entry.continuation)
+    items, complete = state_dump(text)
+    ident = _IDENT_ID.match(entry.message)
+    cid = int(ident.group(1)) if ident else None
+    if not items:
+        return None  # a controller of an empty cluster: routine
+    evs = []
+    for topic, partition, state in items:
+        d = {"via": "controller_startup"}
+        if not complete:
+            d["dump_incomplete"] = True
+        evs.append(Event("partition_state_observed", controller_id=cid, topic=topic, partition=partition,
+                         to_state=state, detail=d))
+    return evs
+
+
+_LAI_TAIL = r"(?: with (?:state (?P<lai>LeaderAndIsr\(.*\))|leader (?P<leader>-?\d+)|assigned replicas (?P<ar>[\d, ]*)))?$"
 
 RULES = [
-    Rule(
-        "state_change.changed_partition.1x",
-        SC,
-        ("Changed partition ",),
-        re.compile(r"^\[Controller id=(?P<cid>\d+) epoch=(?P<ce>\d+)\] Changed partition (?P<tp>\S+) "
-                   r"(?:state )?from (?P<from>\w+) to (?P<to>\w+)(?P<tail> with .*)?$"),
-        _changed_partition,
-    ),
-    Rule(
-        "state_change.changed_partition.010",
-        SC,
-        ("changed partition ",),
-        re.compile(r"^Controller (?P<cid>\d+) epoch (?P<ce>\d+) changed partition (?P<tp>\[[^\]]*\]) "
-                   r"(?:state )?from (?P<from>\w+) to (?P<to>\w+)(?P<tail> with .*)?$"),
-        _changed_partition_010,
-    ),
-    Rule(
-        "state_change.failed_to_change_state.1x",
-        SC,
-        ("failed to change state for partition",),
-        re.compile(r"^\[Controller id=(?P<cid>\d+) epoch=(?P<ce>\d+)\] Controller \d+ epoch \d+ failed to change state "
-                   r"for partition (?P<tp>\S+) from (?P<from>\w+) to (?P<to>\w+)$"),
-        _failed_change,
-    ),
+    Rule("state_change.changed_partition", SC, ("hanged partition ",),
+         re.compile(_P + r"[Cc]hanged partition (?P<tp>\S+) (?:state )?from (?P<from>\w+) to (?P<to>\w+)" + _LAI_TAIL),
+         _changed_partition),
+    Rule("state_change.failed_to_change_state", SC, ("failed to change state for partition",),
+         re.compile(_P + r"failed to change state for partition (?P<tp>\S+) from (?P<from>\w+) to (?P<to>\w+)$"),
+         _failed_partition),
+    Rule("state_change.initiated_failed", SC, ("nitiated state change for partition",),
+         re.compile(_P + r"[Ii]nitiated state change for partition (?P<tp>\S+) from (?P<from>\w+) to (?P<to>\w+) failed$"),
+         _failed_partition),
+    Rule("state_change.changed_replica", SC, ("hanged state of replica ",),
+         re.compile(_P + r"[Cc]hanged state of replica (?P<r>\d+) for partition (?P<tp>\S+) from (?P<from>\w+) "
+                    r"to (?P<to>\w+)$"),
+         _changed_replica),
+    Rule("state_change.replica_failed", SC, ("nitiated state change of replica ",),
+         re.compile(_P + r"[Ii]nitiated state change of replica (?P<r>\d+) for partition (?P<tp>\S+) from (?P<from>\w+) "
+                    r"to (?P<to>\w+) failed$"),
+         _failed_replica),
+    Rule("state_change.isr_written_after_removal", SC, ("after removing replica",),
+         re.compile(_P + r"Partition (?P<tp>\S+) state changed to (?P<state>\(.*\)) after removing replica (?P<r>\d+) "
+                    r"from the ISR as part of transition to (?P<to>\w+)$"),
+         _isr_written),
+    Rule("state_change.new_leader_and_isr.010", SC, ("New leader and ISR for partition",),
+         re.compile(r"^\[Controller (?:id=)?(?P<cid>\d+)\]:? New leader and ISR for partition (?P<tp>\S+) is "
+                    r"(?P<json>\{.*\})$"),
+         _new_leader_isr_010),
+    Rule("state_change.offline_selector.selected", SELECTOR, ("Selected new leader and ISR",),
+         re.compile(r"^\[OfflinePartitionLeaderSelector\]: Selected new leader and ISR (?P<json>\{.*\}) for offline "
+                    r"partition (?P<tp>\S+)$"),
+         _selected_leader),
+    Rule("state_change.offline_selector.unclean", SELECTOR, ("No broker in ISR is alive", "Elect leader "),
+         re.compile(r"^\[OfflinePartitionLeaderSelector\]: No broker in ISR is alive for (?P<tp>\S+)\. Elect leader "
+                    r"(?P<leader>-?\d+) from live brokers (?P<live>[\d, ]*)\. There's potential data loss\.$"),
+         _unclean_010),
+    Rule("state_change.psm_startup_dump", SC, ("Started partition state machine with initial state",),
+         re.compile(r"^(?:\[[^\]]*\]:? )?Started partition state machine with initial state -> (?P<dump>.*)$"),
+         _psm_startup),
 ]

@@ -1,0 +1,55 @@
+"""What one line cannot know, settled over a file's events once they are all parsed.
+
+- A broker writes about itself without naming itself ("Session expired.", "starting"):
+  the subject of such events is the writer, once writer attribution has run.
+- Up to 2.0 a controller logs its election and its new epoch on two lines; the epoch
+  is folded into the election event (both lines stay events of their own).
+- Client errors come from client logs: no broker wrote them.
+"""
+from __future__ import annotations
+
+from parsers.schema import Event
+
+# Event types whose subject is always the broker that wrote the line.
+SELF_TYPES = frozenset((
+    "broker_startup", "broker_shutdown_started", "broker_shutdown_completed",
+    "zk_session_expired", "zk_session_established", "zk_disconnected",
+))
+# Event types whose subject is the writer when the broker side logged them.
+SIDE_TYPES = frozenset((
+    "controlled_shutdown_requested", "controlled_shutdown_result", "log_dir_failure", "broker_unfenced",
+    "broker_registered",
+))
+
+
+def _about_writer(ev: Event) -> bool:
+    if ev.event_type in SELF_TYPES:
+        return True
+    if ev.event_type in SIDE_TYPES and ev.detail:
+        return ev.detail.get("side") == "broker" or ev.detail.get("via") == "broker_self"
+    return False
+
+
+def finish(events: list[Event]) -> None:
+    """Complete a file's events in place (events are in file order)."""
+    pending_election: dict[int, Event] = {}
+    for ev in events:
+        t = ev.event_type
+        if t == "client_error":
+            ev.broker_id = None
+            ev.source_kind = "client_log"
+            continue
+        if ev.subject_broker is None and ev.broker_id is not None and _about_writer(ev):
+            ev.subject_broker = ev.broker_id
+        if t == "controller_elected":
+            if ev.controller_epoch is None and ev.controller_id is not None:
+                pending_election[ev.controller_id] = ev
+            else:
+                pending_election.pop(ev.controller_id, None)
+        elif t == "controller_resigned":
+            pending_election.pop(ev.controller_id, None)
+        elif t == "controller_startup_state" and ev.detail and ev.detail.get("kind") == "epoch":
+            elected = pending_election.pop(ev.controller_id, None)
+            if elected is not None:
+                elected.controller_epoch = ev.controller_epoch
+                elected.detail = {**(elected.detail or {}), "epoch_from_line": ev.source_pos}

@@ -1,0 +1,325 @@
+"""KRaft-mode templates (3.3 to 4.x): the quorum controller and its managers, the Raft
+client, and the broker's lifecycle manager.
+
+Controller prefix: ``[QuorumController id=3000] `` (3.5+), ``[Controller 3000] `` (3.3/3.4).
+Every controller node replays the metadata log, so record-replay lines (registrations,
+fencing, topics) appear once per controller node; ``detail.via`` = ``log`` tells them
+from events decoded out of the metadata log itself.
+"""
+from __future__ import annotations
+
+import re
+
+from parsers.rules import Rule, int_list
+from parsers.schema import Event
+from parsers.templates.shapes import split_topic_partition
+
+QC = ("org.apache.kafka.controller.*",)
+RAFT = ("org.apache.kafka.raft.*",)
+LIFECYCLE = ("kafka.server.BrokerLifecycleManager",)
+
+_Q = r"^\[(?:QuorumController id=|Controller )(?P<cid>\d+)\] "
+_BLM = r"^\[BrokerLifecycleManager id=(?P<id>\d+)\] "
+_LEADER = r"(?P<l>-?\d+|\(none\))"
+
+
+def _leader(text: str) -> int:
+    return -1 if text == "(none)" else int(text)
+
+
+def _active(entry, m):
+    cid = int(m["cid"])
+    return Event("kraft_leader_change", controller_id=cid, controller_epoch=int(m["e"]), subject_broker=cid,
+                 detail={"via": "became_active"})
+
+
+def _renounce(entry, m):
+    return Event("kraft_leader_change", controller_id=_leader(m["l"]), controller_epoch=int(m["e"]),
+                 detail={"via": "renounced", "previous_epoch": int(m["old"]), "renounced_by": int(m["cid"])})
+
+
+def _new_epoch(entry, m):
+    return Event("kraft_leader_change", controller_id=_leader(m["l"]), controller_epoch=int(m["e"]),
+                 detail={"via": "quorum_controller"})
+
+
+def _raft_leader(entry, m):
+    node = int(m["n"])
+    return Event("kraft_leader_change", controller_id=node, controller_epoch=int(m["e"]), detail={"via": "raft"})
+
+
+def _raft_follower(entry, m):
+    return Event("kraft_leader_change", controller_id=int(m["l"]), controller_epoch=int(m["e"]), detail={"via": "raft"})
+
+
+def _heartbeat_timeout(entry, m):
+    ev = Event("broker_heartbeat_timeout", controller_id=int(m["cid"]), subject_broker=int(m["b"]))
+    if m["be"] is not None:
+        ev.detail = {"broker_epoch": int(m["be"])}
+    return ev
+
+
+_REC_BROKER_ID = re.compile(r"\bbrokerId=(\d+)")
+_REC_ID = re.compile(r"\bid=(\d+)")
+_REC_EPOCH = re.compile(r"\b(?:brokerEpoch|epoch)=(-?\d+)")
+_REC_INCARNATION = re.compile(r"\bincarnationId=([\w-]+)")
+_REC_FENCED = re.compile(r"\bfenced=(-?\d+|true|false)")
+_REC_SHUTDOWN = re.compile(r"\binControlledShutdown=(-?\d+|true|false)")
+_REC_RACK = re.compile(r"\brack=(null|'[^']*'|[^,)]+)")
+
+
+def _rec_int(rx, text: str) -> int | None:
+    m = rx.search(text)
+    return int(m.group(1)) if m and m.group(1).lstrip("-").isdigit() else None
+
+
+def _registered(entry, m):
+    rec = m["rec"]
+    b = m["b"] or m["b2"]
+    bid = int(b) if b else _rec_int(_REC_BROKER_ID, rec)
+    if bid is None:
+        return None
+    detail = {"via": "kraft_record", "source": "log", "broker_epoch": _rec_int(_REC_EPOCH, rec)}
+    inc = _REC_INCARNATION.search(rec)
+    if inc:
+        detail["incarnation_id"] = inc.group(1)
+    fenced = _REC_FENCED.search(rec)
+    if fenced:
+        detail["fenced"] = fenced.group(1) == "true"
+    rack = _REC_RACK.search(rec)
+    if rack and rack.group(1) != "null":
+        detail["rack"] = rack.group(1).strip("'")
+    if m["b2"]:
+        detail["new_incarnation"] = True
+    return Event("broker_registered", controller_id=int(m["cid"]), subject_broker=bid, detail=detail)
+
+
+def _registration_change(entry, m):
+    rec = m["rec"]
+    bid = int(m["b"])
+    epoch = _rec_int(_REC_EPOCH, rec)
+    fenced = _REC_FENCED.search(rec)
+    shutdown = _REC_SHUTDOWN.search(rec)
+    f = int(fenced.group(1)) if fenced and fenced.group(1).lstrip("-").isdigit() else 0
+    s = int(shutdown.group(1)) if shutdown and shutdown.group(1).lstrip("-").isdigit() else 0
+    cid = int(m["cid"])
+    if f == 1:
+        return Event("broker_fenced", controller_id=cid, subject_broker=bid, detail={"broker_epoch": epoch, "via": "log"})
+    if f == -1:
+        return Event("broker_unfenced", controller_id=cid, subject_broker=bid, detail={"broker_epoch": epoch, "via": "log"})
+    return Event("broker_registration_change", controller_id=cid, subject_broker=bid,
+                 detail={"broker_epoch": epoch, "fenced": f, "in_controlled_shutdown": s, "via": "log"})
+
+
+def _fence_record(entry, m):
+    rec = m["rec"]
+    b = m["b"]
+    bid = int(b) if b else (_rec_int(_REC_ID, rec) if "(" in rec else (int(rec) if rec.strip().isdigit() else None))
+    if bid is None:
+        return None
+    event_type = "broker_fenced" if m["how"] in ("Fence", "Fenced") else "broker_unfenced"
+    return Event(event_type, controller_id=int(m["cid"]), subject_broker=bid,
+                 detail={"broker_epoch": _rec_int(_REC_EPOCH, rec), "via": "log"})
+
+
+def _unregistered(entry, m):
+    rec = m["rec"]
+    bid = int(m["b"]) if m["b"] else _rec_int(_REC_BROKER_ID, rec)
+    if bid is None:
+        return None
+    return Event("broker_unregistered", controller_id=int(m["cid"]), subject_broker=bid,
+                 detail={"broker_epoch": _rec_int(_REC_EPOCH, rec), "via": "log"})
+
+
+def _shutdown_granted(entry, m):
+    detail = {"side": "controller"}
+    if m["what"] == "an immediate shutdown":
+        detail["immediate"] = True
+    return Event("controlled_shutdown_requested", controller_id=int(m["cid"]), subject_broker=int(m["b"]), detail=detail)
+
+
+def _shutdown_done(entry, m):
+    return Event("controlled_shutdown_result", controller_id=int(m["cid"]), subject_broker=int(m["b"]),
+                 detail={"side": "controller", "outcome": "succeeded"})
+
+
+_DIFF_LIST = {k: re.compile(k + r": \[([\d, ]*)\] -> \[([\d, ]*)\]") for k in ("isr", "replicas", "elr", "lastKnownElr")}
+_DIFF_INT = {k: re.compile(k + r": (-?\d+) -> (-?\d+)") for k in ("leader", "leaderEpoch", "partitionEpoch")}
+_DIFF_LRS = re.compile(r"leaderRecoveryState: (\w+) -> (\w+)")
+
+
+def _partition_change(entry, m):
+    tp = split_topic_partition(m["tp"])
+    if tp is None:
+        return None
+    diff = m["diff"]
+    changed: list[str] = []
+    detail: dict = {"topic_id": m["tid"], "via": "log"}
+    values: dict = {}
+    for k, rx in _DIFF_LIST.items():
+        d = rx.search(diff)
+        if d:
+            changed.append(k)
+            values[k] = (int_list(d.group(1)), int_list(d.group(2)))
+    for k, rx in _DIFF_INT.items():
+        d = rx.search(diff)
+        if d:
+            changed.append(k)
+            values[k] = (int(d.group(1)), int(d.group(2)))
+    lrs = _DIFF_LRS.search(diff)
+    if lrs:
+        changed.append("leaderRecoveryState")
+        detail["leader_recovery_state"] = lrs.group(2)
+    detail["changed"] = changed
+    for k in ("elr", "lastKnownElr"):
+        if k in values:
+            detail["elr" if k == "elr" else "last_known_elr"] = values[k][1]
+    ev = Event("unclean_leader_election" if m["unclean"] else "partition_change", topic=tp[0], partition=tp[1],
+               detail=detail)
+    if "isr" in values:
+        ev.isr = values["isr"][1]
+    if "replicas" in values:
+        ev.replicas = values["replicas"][1]
+    if "leader" in values:
+        ev.leader = values["leader"][1]
+        detail["previous_leader"] = values["leader"][0]
+    if "leaderEpoch" in values:
+        ev.leader_epoch = values["leaderEpoch"][1]
+    if "partitionEpoch" in values:
+        ev.zk_version = values["partitionEpoch"][1]
+    return ev
+
+
+def _new_leader(entry, m):
+    how = m["how"]
+    detail = {"topic_id": m["tid"], "via": "log"}
+    if "unclean" in how:
+        return Event("unclean_leader_election", partition=int(m["p"]), leader=int(m["l"]), detail=detail)
+    detail["election"] = "elr" if how == "ELR" else how.replace(" election", "").replace("a ", "").replace("an ", "")
+    detail["changed"] = ["leader"]
+    return Event("partition_change", partition=int(m["p"]), leader=int(m["l"]), detail=detail)
+
+
+def _topic_created(entry, m):
+    return Event("topic_created", controller_id=int(m["cid"]), topic=m["t"], detail={"topic_id": m["tid"], "via": "log"})
+
+
+def _topic_removed(entry, m):
+    return Event("topic_deleted", controller_id=int(m["cid"]), topic=m["t"], detail={"topic_id": m["tid"], "via": "log"})
+
+
+_REG_REPLICAS = re.compile(r"\breplicas=\[([\d, ]*)\]")
+_REG_ISR = re.compile(r"\bisr=\[([\d, ]*)\]")
+_REG_ELR = re.compile(r"\belr=\[([\d, ]*)\]")
+_REG_LEADER = re.compile(r"\bleader=(-?\d+)")
+_REG_LE = re.compile(r"\bleaderEpoch=(-?\d+)")
+_REG_PE = re.compile(r"\bpartitionEpoch=(-?\d+)")
+
+
+def _partition_record(entry, m):
+    tp = split_topic_partition(m["tp"])
+    reg = m["reg"]
+    replicas = _REG_REPLICAS.search(reg)
+    isr = _REG_ISR.search(reg)
+    leader = _REG_LEADER.search(reg)
+    if tp is None or replicas is None or isr is None or leader is None:
+        return None
+    detail = {"topic_id": m["tid"], "via": "log"}
+    elr = _REG_ELR.search(reg)
+    if elr:
+        detail["elr"] = int_list(elr.group(1))
+    le = _REG_LE.search(reg)
+    pe = _REG_PE.search(reg)
+    return Event("partition_record", controller_id=int(m["cid"]), topic=tp[0], partition=tp[1],
+                 replicas=int_list(replicas.group(1)), isr=int_list(isr.group(1)), leader=int(leader.group(1)),
+                 leader_epoch=int(le.group(1)) if le else None, zk_version=int(pe.group(1)) if pe else None,
+                 detail=detail)
+
+
+def _lifecycle(event_type: str, **detail):
+    def build(entry, m):
+        bid = int(m["id"])
+        d = dict(detail)
+        if m.groupdict().get("be") is not None:
+            d["broker_epoch"] = int(m["be"])
+        return Event(event_type, subject_broker=bid, detail=d)
+    return build
+
+
+RULES = [
+    # --- who leads the metadata quorum -----------------------------------------------------------
+    Rule("kraft.becoming_active", QC, ("Becoming the active controller at epoch",),
+         re.compile(_Q + r"Becoming the active controller at epoch (?P<e>\d+)"), _active),
+    Rule("kraft.renouncing", QC, ("Renouncing the leadership",),
+         re.compile(_Q + r"Renouncing the leadership due to a metadata log event\. We were the leader at epoch "
+                    r"(?P<old>\d+), but in the new epoch (?P<e>\d+), the leader is " + _LEADER + r"\."),
+         _renounce),
+    Rule("kraft.new_epoch", QC, ("In the new epoch ",),
+         re.compile(_Q + r"In the new epoch (?P<e>\d+), the leader is " + _LEADER + r"\.$"), _new_epoch),
+    Rule("kraft.raft_leader", RAFT, ("Completed transition to Leader",),
+         re.compile(r"^\[RaftManager (?:id|nodeId)=(?P<n>\d+)\] Completed transition to Leader(?:State)?\(.*?\bepoch=(?P<e>\d+)"),
+         _raft_leader),
+    Rule("kraft.raft_follower", RAFT, ("Completed transition to FollowerState",),
+         re.compile(r"^\[RaftManager (?:id|nodeId)=(?P<n>\d+)\] Completed transition to FollowerState\(fetchTimeoutMs=\d+, "
+                    r"epoch=(?P<e>\d+), (?:leader|leaderId)=(?P<l>\d+)"),
+         _raft_follower),
+    # --- broker registry (ClusterControlManager, BrokerHeartbeatManager, ReplicationControlManager) --
+    Rule("kraft.heartbeat_timeout", QC, ("because its session has timed out",),
+         re.compile(_Q + r"Fencing broker (?P<b>\d+)(?: at epoch (?P<be>\d+))? because its session has timed out\.$"),
+         _heartbeat_timeout),
+    Rule("kraft.registered", QC, ("RegisterBrokerRecord",),
+         re.compile(_Q + r"(?:Replayed initial RegisterBrokerRecord for broker (?P<b>\d+)|Replayed RegisterBrokerRecord "
+                    r"establishing a new incarnation of broker (?P<b2>\d+)|Registered new broker): "
+                    r"(?P<rec>RegisterBrokerRecord\(.*)$"),
+         _registered),
+    Rule("kraft.registration_change", QC, ("Replayed BrokerRegistrationChangeRecord",),
+         re.compile(_Q + r"Replayed BrokerRegistrationChangeRecord modifying the registration for broker (?P<b>\d+): "
+                    r"(?P<rec>.*)$"),
+         _registration_change),
+    Rule("kraft.fence_record", QC, ("enceBrokerRecord",),
+         re.compile(_Q + r"Replayed (?P<how>Fence|Unfence)BrokerRecord modifying the registration for broker (?P<b>\d+): "
+                    r"(?P<rec>.*)$"),
+         _fence_record),
+    Rule("kraft.fenced.33", QC, ("enced broker: ",),
+         re.compile(_Q + r"(?P<how>Fenced|Unfenced) broker: (?P<b>)(?P<rec>.*)$"), _fence_record),
+    Rule("kraft.unregistered", QC, ("UnregisterBrokerRecord",),
+         re.compile(_Q + r"(?:Replayed UnregisterBrokerRecord modifying the registration for broker (?P<b>\d+)"
+                    r"|Unregistered broker): (?P<rec>.*)$"),
+         _unregistered),
+    Rule("kraft.shutdown_granted", QC, ("has requested and been granted",),
+         re.compile(_Q + r"Unfenced broker (?P<b>\d+) has requested and been granted (?P<what>a controlled shutdown|"
+                    r"an immediate shutdown)\.$"),
+         _shutdown_granted),
+    Rule("kraft.shutdown_done", QC, ("to shut down has been granted",),
+         re.compile(_Q + r"The request from broker (?P<b>\d+) to shut down has been granted"), _shutdown_done),
+    # --- partitions ------------------------------------------------------------------------------
+    Rule("kraft.partition_change", QC, ("partition change for ",),
+         re.compile(r"^(?:\[[^\]]*\] )?(?P<unclean>UNCLEAN )?partition change for (?P<tp>\S+) with topic ID "
+                    r"(?P<tid>[\w-]+): (?P<diff>.*)$"),
+         _partition_change),
+    Rule("kraft.new_leader", QC, ("Setting new leader for topicId",),
+         re.compile(r"^(?:\[[^\]]*\] )?Setting new leader for topicId (?P<tid>[\w-]+), partition (?P<p>\d+) to "
+                    r"(?P<l>-?\d+) using (?P<how>ELR|an? \w+ election|\w+ election)"),
+         _new_leader),
+    Rule("kraft.partition_record", QC, (" with topic ID ", " and PartitionRegistration("),
+         re.compile(_Q + r"(?:Replayed PartitionRecord for new partition|Created partition) (?P<tp>\S+) with topic ID "
+                    r"(?P<tid>[\w-]+) and PartitionRegistration\((?P<reg>.*)\)\.?$"),
+         _partition_record),
+    Rule("kraft.topic_created", QC, (" with topic ID ",),
+         re.compile(_Q + r"(?:Replayed TopicRecord for topic|Created topic) (?P<t>\S+) with topic ID (?P<tid>[\w-]+)\.$"),
+         _topic_created),
+    Rule("kraft.topic_removed", QC, (" with ID ",),
+         re.compile(_Q + r"(?:Replayed RemoveTopicRecord for topic|Removed topic) (?P<t>\S+) with ID (?P<tid>[\w-]+)\.$"),
+         _topic_removed),
+    # --- the broker's own view (BrokerLifecycleManager) -------------------------------------------
+    Rule("kraft.broker.registered", LIFECYCLE, ("Successfully registered broker",),
+         re.compile(_BLM + r"Successfully registered broker \d+ with broker epoch (?P<be>-?\d+)$"),
+         _lifecycle("broker_registered", via="broker_self", mode="kraft")),
+    Rule("kraft.broker.shutdown_begin", LIFECYCLE, ("Beginning controlled shutdown",),
+         re.compile(_BLM + r"Beginning controlled shutdown\.$"), _lifecycle("controlled_shutdown_requested", side="broker")),
+    Rule("kraft.broker.shutdown_exit", LIFECYCLE, ("asked us to exit controlled shutdown",),
+         re.compile(_BLM + r"The controller has asked us to exit controlled shutdown\.$"),
+         _lifecycle("controlled_shutdown_result", side="broker", outcome="succeeded")),
+    Rule("kraft.broker.unfenced", LIFECYCLE, ("The broker has been unfenced",),
+         re.compile(_BLM + r"The broker has been unfenced\."), _lifecycle("broker_unfenced", side="broker", via="log")),
+]
