@@ -97,7 +97,11 @@ class _Reader:
     def primitive(self, type_: str) -> Any:
         fixed = _FIXED.get(type_)
         if fixed is not None:
-            return fixed.unpack(self.take(fixed.size))[0]
+            pos = self.pos
+            if pos + fixed.size > self.end:
+                raise RecordDecodeError(f"needs {fixed.size} bytes but only {self.end - pos} remain", pos)
+            self.pos = pos + fixed.size
+            return fixed.unpack_from(self.buf, pos)[0]
         if type_ == "bool":
             return self.take(1) != b"\x00"
         if type_ == "uuid":
@@ -139,18 +143,31 @@ def _read_value(r: _Reader, fld: Field, version: int) -> Any:
     return value
 
 
+def _plan(fields: tuple[Field, ...], version: int) -> tuple[tuple[Field, ...], dict[int, Field], tuple[str, ...]]:
+    """Fixed fields, tagged fields by tag, and the key order of a struct at one version (cached:
+    the schemas are module constants, so their identity is a stable key)."""
+    key = (id(fields), version)
+    plan = _PLANS.get(key)
+    if plan is None:
+        present = [f for f in fields if f.present_in(version)]
+        plan = (tuple(f for f in present if f.tag is None), {f.tag: f for f in present if f.tag is not None},
+                tuple(f.key for f in present))
+        _PLANS[key] = plan
+    return plan
+
+
+_PLANS: dict[tuple[int, int], tuple[tuple[Field, ...], dict[int, Field], tuple[str, ...]]] = {}
+
+
 def _read_struct(r: _Reader, fields: tuple[Field, ...], version: int) -> tuple[dict[str, Any], dict[int, str]]:
+    fixed, tagged, order = _plan(fields, version)
     out: dict[str, Any] = {}
-    tagged: dict[int, Field] = {}
-    for fld in fields:
-        if not fld.present_in(version):
-            continue
-        if fld.tag is not None:
-            tagged[fld.tag] = fld
-            continue
+    for fld in fixed:
         out[fld.key] = _read_value(r, fld, version)
     unknown: dict[int, str] = {}
     n_tags = r.uvarint()
+    if not n_tags:
+        return out, unknown
     last = -1
     for _ in range(n_tags):
         tag = r.uvarint()
@@ -162,16 +179,15 @@ def _read_struct(r: _Reader, fields: tuple[Field, ...], version: int) -> tuple[d
         if fld is None:
             unknown[tag] = r.take(size).hex()
             continue
-        sub = _Reader(r.buf, r.pos, r.pos + size)
         if r.pos + size > r.end:
             raise RecordDecodeError(f"tagged field {fld.name} runs past the record", r.pos)
+        sub = _Reader(r.buf, r.pos, r.pos + size)
         out[fld.key] = _read_value(sub, fld, version)
         if sub.pos != sub.end:
             raise RecordDecodeError(f"tagged field {fld.name}: {sub.end - sub.pos} unread bytes", sub.pos)
         r.pos += size
-    # Keep Kafka's field order (tagged fields are in the schema order too).
-    ordered = {fld.key: out[fld.key] for fld in fields if fld.key in out}
-    return ordered, unknown
+    # Kafka's field order: tagged fields sit among the others in the schema.
+    return {k: out[k] for k in order if k in out}, unknown
 
 
 def decode_body(schema: RecordSchema, version: int, buf: bytes, pos: int = 0, end: int | None = None
@@ -276,9 +292,15 @@ def jsonable(value: Any) -> Any:
     return value
 
 
+def _b64(value: Any) -> str:
+    if isinstance(value, (bytes, bytearray)):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
 def payload_json(rec: MetadataRecord) -> str:
     """The ``payload:`` text of kafka-dump-log: {"type": ..., "version": n, "data": {...}}."""
-    body: dict[str, Any] = {"type": rec.type_name, "version": rec.version, "data": jsonable(rec.fields)}
+    body: dict[str, Any] = {"type": rec.type_name, "version": rec.version, "data": rec.fields}
     if rec.undecoded:
         body["undecoded"] = rec.undecoded
-    return json.dumps(body, separators=(",", ":"), ensure_ascii=False)
+    return json.dumps(body, separators=(",", ":"), ensure_ascii=False, default=_b64)

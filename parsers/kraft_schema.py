@@ -31,11 +31,11 @@ class Field:
     tag: int | None = None  # tagged field: written only when not the default
     default: Any = None
     fields: tuple["Field", ...] = ()  # members of a struct / struct array
+    key: str = ""  # Kafka's JSON name (lower camel case), also our decoded dict's key
 
-    @property
-    def key(self) -> str:
-        """Kafka's JSON name (lower camel case), also our decoded dict's key."""
-        return self.name[0].lower() + self.name[1:]
+    def __post_init__(self) -> None:
+        if not self.key:
+            object.__setattr__(self, "key", self.name[0].lower() + self.name[1:])
 
     def present_in(self, version: int) -> bool:
         return self.min_version <= version <= self.max_version
