@@ -259,7 +259,8 @@ class _Snapshot:
         if item.decoded is not None and item.decoded.control_type == 3 and item.decoded.fields:
             self.last_contained_ts = item.decoded.fields.get("lastContainedLogTimestamp")
         # The bootstrap snapshot contains no log yet: its header time is -1.
-        ts = self.last_contained_ts if (self.last_contained_ts or -1) >= 0 else rec.timestamp
+        contained = self.last_contained_ts
+        ts = rec.timestamp if contained is None or contained < 0 else contained
         extra: dict[str, Any] = {"batch_base_offset": item.batch.base_offset, "snapshot_offset": rec.offset}
         at = Where(ts, item.batch.partition_leader_epoch, rec.pos, extra)
         if self.id is None:
