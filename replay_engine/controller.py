@@ -47,11 +47,20 @@ def _before(tp: F.TP, snap: dict[str, Any]) -> PState:
 
 
 class ZkControllerReplay:
-    def __init__(self, config: ConfigState, coverage: Coverage | None = None):
+    def __init__(self, config: ConfigState, coverage: Coverage | None = None, follow_records: bool = True,
+                 rewrite_assignment: dict[F.TP, tuple[int, ...]] | None = None):
+        """``follow_records`` False is the counterfactual mode of what-if: the cluster's own records and
+        observations only seed partitions the replay knows nothing about; every later decision is the
+        replay's, applied when taken. ``rewrite_assignment`` replaces the AR of partitions (a what-if
+        topology); their followers are assumed to keep up, so ISR = live replicas of the new AR."""
         self.config = config
-        self.coverage = coverage or Coverage()
+        self.follow_records = follow_records
+        self.coverage = coverage if (coverage is not None and follow_records) else Coverage()
+        self.rewrite = dict(rewrite_assignment or {})
+        self.next_rebalance: int | None = None
         self.live: set[int] = set()
         self.shutting: set[int] = set()
+        self.stopped: set[int] = set()  # process dead, session not yet expired (what-if only)
         self.known_brokers: set[int] = set()
         self.broker_epochs: dict[int, Any] = {}
         self.controller: int | None = None
@@ -100,15 +109,21 @@ class ZkControllerReplay:
             F.RecordedFailedElection: self._recorded_failed,
             F.ObservedState: self._observed,
             F.Evidence: self._evidence,
+            F.ReassignAway: self._reassign_away,
+            F.BrokerStopped: self._broker_stopped,
         }
 
     # ------------------------------------------------------------------ running
 
     def run(self, facts: list[F.Fact], trace_end: int | None = None) -> None:
         for fact in facts:
+            if not self.follow_records:
+                self._fire_timers(fact.ts)
             self.now = max(self.now, fact.ts)
             self._handlers[type(fact)](fact)
         end = trace_end if trace_end is not None else self.now
+        if not self.follow_records:
+            self._fire_timers(end)
         for tp in sorted(self.pending):
             self._resolve_unconfirmed(tp, end)
 
@@ -149,8 +164,12 @@ class ZkControllerReplay:
             state = OFFLINE
         if state == NEW and p.init_failed:
             leader = -1
-        alive = None if leader is None or leader < 0 else (leader in self.live)
-        return View(leader, p.isr, p.leader_epoch, p.controller_epoch, state, alive)
+        alive = None if leader is None or leader < 0 else leader in self.live
+        serving = None if leader is None or leader < 0 or leader not in self.stopped else False
+        return View(leader, p.isr, p.leader_epoch, p.controller_epoch, state, alive, serving)
+
+    def serving(self, b: int) -> bool:
+        return b in self.live and b not in self.stopped
 
     def _touch(self, p: PState, ts: int, ref: F.Ref, basis: str) -> None:
         if p.state == UNKNOWN and p.leader is None:
@@ -168,10 +187,11 @@ class ZkControllerReplay:
 
     def _liveness_changed(self, b: int, ts: int, ref: F.Ref) -> None:
         alive = b in self.live
+        serving = False if b in self.stopped else None
         for tp in sorted(self.shown_led_by.get(b, ())):
             v = self.shown[tp]
-            if v.leader_alive != alive:
-                self._show(tp, View(v.leader, v.isr, v.leader_epoch, v.controller_epoch, v.state, alive),
+            if v.leader_alive != alive or v.leader_serving != serving:
+                self._show(tp, View(v.leader, v.isr, v.leader_epoch, v.controller_epoch, v.state, alive, serving),
                            ts, ref, "liveness")
 
     def _unclean_allowed(self, topic: str) -> bool:
@@ -283,9 +303,16 @@ class ZkControllerReplay:
             ps[-1].end_ref = ref
         ps.append(BrokerPeriod(b, ts, start_ref=ref, state=state))
 
+    def _broker_stopped(self, f: F.BrokerStopped) -> None:
+        if f.broker in self.live and f.broker not in self.stopped:
+            self.stopped.add(f.broker)
+            self._note_broker(f.broker, f.ref)
+            self._liveness_changed(f.broker, f.ts, f.ref)
+
     def _broker_up(self, f: F.BrokerUp) -> None:
         b = f.broker
         self._note_broker(b, f.ref)
+        self.stopped.discard(b)
         bounced = (b in self.live and f.epoch is not None and self.broker_epochs.get(b) is not None
                    and self.broker_epochs[b] != f.epoch)
         if b in self.live and not bounced:
@@ -305,6 +332,7 @@ class ZkControllerReplay:
     def _broker_down(self, f: F.BrokerDown) -> None:
         b = f.broker
         self._note_broker(b, f.ref)
+        self.stopped.discard(b)
         if b not in self.live:
             if b not in self.known_brokers:
                 self.known_brokers.add(b)
@@ -355,6 +383,7 @@ class ZkControllerReplay:
         self.controller_epoch = f.epoch if f.epoch is not None else (
             None if self.controller_epoch is None else self.controller_epoch + 1)
         self.tenures.append(Tenure(c, self.controller_epoch, f.ts, start_ref=f.ref))
+        self.next_rebalance = f.ts + 5_000_000
         if c not in self.live:
             self.known_brokers.add(c)
             self.live.add(c)
@@ -384,6 +413,73 @@ class ZkControllerReplay:
             t = self.tenures[-1]
             t.end, t.end_ref, t.end_cause = f.ts, f.ref, f.cause
         self.controller = None
+        self.next_rebalance = None
+
+    # ------------------------------------------------------------------ timers (counterfactual mode)
+
+    def _fire_timers(self, ts: int) -> None:
+        """Auto leader rebalance: 5 s after failover, then every leader.imbalance.check.interval.seconds."""
+        from replay_engine.config import AUTO_REBALANCE, IMBALANCE_INTERVAL, IMBALANCE_PCT
+
+        while self.next_rebalance is not None and self.next_rebalance <= ts and self.controller is not None:
+            t = self.next_rebalance
+            interval = self.config.int_value(IMBALANCE_INTERVAL, controller=self.controller) * 1_000_000
+            self.next_rebalance = t + max(interval, 1_000_000)
+            if not as_bool(self.config.resolve(AUTO_REBALANCE, controller=self.controller).value):
+                continue
+            if any(p.reassign_target is not None for p in self.parts.values()):
+                continue  # Kafka skips the whole check while a reassignment is in progress
+            pct = self.config.int_value(IMBALANCE_PCT, controller=self.controller)
+            ref = F.Ref(t, "auto_rebalance_check", None, None,
+                        "auto leader rebalance check (leader.imbalance.check.interval.seconds, replayed)")
+            by_pref: dict[int, list[PState]] = {}
+            for tp in sorted(self.parts):
+                p = self.parts[tp]
+                if p.replicas and not p.deleting and p.leader is not None:
+                    by_pref.setdefault(p.replicas[0], []).append(p)
+            timer = F.PreferredElectionRequest(t, ref, tps=None, trigger="auto")
+            for b in sorted(by_pref):
+                ps = by_pref[b]
+                off = [p for p in ps if p.leader != b]
+                if not ps or len(off) / len(ps) <= pct / 100:
+                    continue
+                for p in off:
+                    if self.online(b) and p.isr is not None and b in p.isr:
+                        res = E.preferred_replica_leader(p.replicas, p.isr, self.online_set())
+                        if res is not None:
+                            self._decide(p, "election", E.PREFERRED, timer, res.leader, res.isr,
+                                         note="auto leader rebalance")
+
+    def _reassign_away(self, f: F.ReassignAway) -> None:
+        """Move every replica off a broker, onto the live broker holding fewest replicas (lowest id first)."""
+        b = f.broker
+        load: dict[int, int] = {x: 0 for x in self.live}
+        for p in self.parts.values():
+            for r in p.replicas or ():
+                if r in load:
+                    load[r] += 1
+        for tp in sorted(self.parts):
+            p = self.parts[tp]
+            if p.replicas is None or b not in p.replicas or p.deleting:
+                continue
+            spare = sorted((load[x], x) for x in load if x not in p.replicas and self.online(x))
+            if not spare:
+                self.findings.append({"kind": "reassign_impossible", "ts": f.ts, "topic": tp[0], "partition": tp[1],
+                                      "text": f"{tp[0]}-{tp[1]}: every live broker already holds a replica; "
+                                              f"it cannot be moved off broker {b}"})
+                continue
+            new = spare[0][1]
+            load[new] += 1
+            ar = tuple(new if r == b else r for r in p.replicas)
+            isr = tuple(new if r == b else r for r in (p.isr or ()))
+            self._set_replicas(p, ar, f.ts)
+            p.isr = isr
+            if p.leader == b:
+                res = E.reassign_partition_leader(ar, isr, self.online_set())
+                if res is not None:
+                    self._decide(p, "election", E.REASSIGN, f, res.leader, res.isr, note=f"moved off broker {b}")
+                    continue
+            self._touch(p, f.ts, f.ref, "replayed")
 
     # ------------------------------------------------------------------ topics, configs, admin
 
@@ -393,6 +489,7 @@ class ZkControllerReplay:
             if ar is None:
                 continue
             tp = (f.topic, part)
+            ar = self.rewrite.get(tp, ar)
             p = self.part(tp)
             fresh = p.state in (UNKNOWN, NON_EXISTENT) and p.leader is None
             old = p.replicas
@@ -459,6 +556,8 @@ class ZkControllerReplay:
             self._config_changed(f.ts)
 
     def _leader_isr_change(self, f: F.LeaderIsrChange) -> None:
+        if f.tp in self.rewrite:
+            return  # the trace's ISR changes belong to the old assignment
         p = self.part(f.tp)
         p.isr = tuple(f.isr)
         if f.zk_version is not None:
@@ -544,9 +643,43 @@ class ZkControllerReplay:
             return "isr_removal"
         return "election"
 
+    def _known(self, p: PState) -> bool:
+        return p.isr is not None and (p.leader is not None or p.state == NEW)
+
+    def _seed(self, p: PState, leader, isr, leader_epoch, controller_epoch, zk_version, replicas, state, ts, ref) -> None:
+        """Counterfactual mode: adopt what the trace says only for a partition the replay does not know yet."""
+        if replicas is not None:
+            self._set_replicas(p, replicas, ts)
+        if p.tp in self.rewrite:
+            self._set_replicas(p, self.rewrite[p.tp], ts)
+            isr = tuple(r for r in self.rewrite[p.tp] if self.online(r)) or (isr if isr is not None else None)
+            if leader is not None and leader >= 0 and leader not in self.rewrite[p.tp]:
+                leader = isr[0] if isr else -1
+        if leader is not None:
+            self._set_leader(p, leader)
+        if isr is not None:
+            p.isr = tuple(isr)
+        for k, v in (("leader_epoch", leader_epoch), ("controller_epoch", controller_epoch), ("zk_version", zk_version)):
+            if v is not None:
+                setattr(p, k, v)
+        if state in (ONLINE, OFFLINE, NEW):
+            p.state = state
+        elif p.leader is not None:
+            p.state = ONLINE if p.leader >= 0 else OFFLINE
+        self._touch(p, ts, ref, "observed")
+
     def _recorded_state(self, f: F.RecordedState) -> None:
         p = self.part(f.tp)
         kind = f.kind
+        if not self.follow_records:
+            if kind == "new_state" and f.replicas is not None and p.replicas is None:
+                self._set_replicas(p, self.rewrite.get(f.tp, f.replicas), f.ts)
+                if p.state in (UNKNOWN, NON_EXISTENT):
+                    p.state = NEW
+            elif kind not in ("new_state", "offline", "deleted") and not self._known(p) and f.isr is not None:
+                self._seed(p, f.leader, f.isr, f.leader_epoch, f.controller_epoch, f.zk_version, f.replicas,
+                           None, f.ts, f.ref)
+            return
         if kind == "new_state":
             if f.replicas is not None:
                 self._set_replicas(p, f.replicas, f.ts)
@@ -736,6 +869,8 @@ class ZkControllerReplay:
 
     def _recorded_failed(self, f: F.RecordedFailedElection) -> None:
         p = self.part(f.tp)
+        if not self.follow_records:
+            return
         self.failed_elections.setdefault(f.tp, []).append(f.ref)
         recorded = {"leader": -1, "failed": True}
         d = self._match(f.tp, ("election_failed", "new_partition_failed"), f.ts)
@@ -781,6 +916,11 @@ class ZkControllerReplay:
 
     def _observed(self, f: F.ObservedState) -> None:
         p = self.part(f.tp)
+        if not self.follow_records:
+            if not self._known(p) and (f.isr is not None or f.leader is not None):
+                self._seed(p, f.leader, f.isr, f.leader_epoch, f.controller_epoch, f.zk_version, f.replicas,
+                           f.state, f.ts, f.ref)
+            return
         if f.leader_epoch is not None and p.leader_epoch is not None and f.leader_epoch < p.leader_epoch:
             return  # an older view (a broker behind, or a skewed clock): the state has moved on
         if f.replicas is not None:

@@ -223,3 +223,18 @@ class Evidence(Fact):
     tp: TP | None = None
 
     role = "evidence"
+
+
+@dataclass
+class ReassignAway(Fact):
+    """What-if operation: move every replica off ``broker`` (kafka-reassign-partitions) before it stops."""
+
+    broker: int = -1
+
+
+@dataclass
+class BrokerStopped(Fact):
+    """The broker process died (kill -9, crash) but its ZooKeeper session lives on until it expires: it
+    serves nothing, yet the controller does not know. Used by what-if, where the kill time is estimated."""
+
+    broker: int = -1

@@ -21,15 +21,22 @@ class View:
     leader_epoch: int | None
     controller_epoch: int | None
     state: str
-    leader_alive: bool | None  # None when the leader is unknown
+    leader_alive: bool | None  # the leader's broker is registered (None when the leader is unknown)
+    leader_serving: bool | None = None  # False: registered but its process is dead (what-if kill -9 window)
 
     @property
     def leaderless(self) -> bool:
+        """No live leader as the cluster saw it (leader -1, or its broker deregistered, or offline)."""
         if self.state in ("OfflinePartition", "NonExistentPartition") and self.leader is not None:
             return True
         if self.leader == -1:
             return True
         return self.leader is not None and self.leader_alive is False
+
+    @property
+    def unavailable(self) -> bool:
+        """Leaderless, or led by a broker whose process is already dead while ZooKeeper still lists it."""
+        return self.leaderless or self.leader_serving is False
 
 
 @dataclass
@@ -81,7 +88,7 @@ class TimelineBuilder:
             if ts < cur.start:
                 ts = cur.start  # facts from a skewed clock never reopen the past
             cur.end = ts
-            if cur.end > cur.start or cur.view.leaderless:
+            if cur.end > cur.start or cur.view.unavailable:
                 self.closed.append(cur)
         self.open[tp] = Interval(tp[0], tp[1], ts, None, view, ref, basis)
 
@@ -108,11 +115,11 @@ class Episode:
         return None if self.end is None else self.end - self.start
 
 
-def leaderless_episodes(intervals: list[Interval]) -> list[Episode]:
+def leaderless_episodes(intervals: list[Interval], unavailable: bool = False) -> list[Episode]:
     out: list[Episode] = []
     cur: Episode | None = None
     for iv in intervals:  # sorted by partition, then start
-        if not iv.view.leaderless:
+        if not (iv.view.unavailable if unavailable else iv.view.leaderless):
             if cur is not None:
                 if (cur.topic, cur.partition) == (iv.topic, iv.partition) and cur.end == iv.start:
                     cur.closed_by = iv.opened_by
