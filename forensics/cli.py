@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> None:
     except click_exc.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
-    except (click_exc.Abort, KeyboardInterrupt):
+    except (typer.Abort, KeyboardInterrupt):
         print("kafka-forensics: interrupted", file=sys.stderr)
         sys.exit(130)
     except BrokenPipeError:
