@@ -31,7 +31,9 @@ class Rule:
 
     def logger_matches(self, logger: str | None) -> bool:
         if logger is None:
-            return True
+            # A line without a logger (custom layout) meets the templates that can tell by the text
+            # alone; a needle-less rule relies on its logger filter and would match anything.
+            return bool(self.needles) or self.loggers is None
         for pat in self.not_loggers:
             if logger.startswith(pat):
                 return False

@@ -3,7 +3,9 @@
 - A broker writes about itself without naming itself ("Session expired.", "starting"):
   the subject of such events is the writer, once writer attribution has run.
 - Up to 2.0 a controller logs its election and its new epoch on two lines; the epoch
-  is folded into the election event (both lines stay events of their own).
+  is folded into the election event (both lines stay events of their own). Where the
+  file has no election line before it (0.8-0.10 controller.log: the elector logs to
+  server.log), the epoch line is the election.
 - Client errors come from client logs: no broker wrote them.
 """
 from __future__ import annotations
@@ -53,3 +55,9 @@ def finish(events: list[Event]) -> None:
             if elected is not None:
                 elected.controller_epoch = ev.controller_epoch
                 elected.detail = {**(elected.detail or {}), "epoch_from_line": ev.source_pos}
+            else:
+                # 0.8-0.10 controller.log has no "elected" line of its own: the epoch line is the election.
+                ev.event_type = "controller_elected"
+                ev.subject_broker = ev.controller_id
+                ev.detail = {k: v for k, v in ev.detail.items() if k != "kind"}
+                ev.detail["via"] = "epoch_line"

@@ -143,8 +143,13 @@ def _shutdown_done(entry, m):
                  detail={"side": "controller", "outcome": "succeeded"})
 
 
-_DIFF_LIST = {k: re.compile(k + r": \[([\d, ]*)\] -> \[([\d, ]*)\]") for k in ("isr", "replicas", "elr", "lastKnownElr")}
-_DIFF_INT = {k: re.compile(k + r": (-?\d+) -> (-?\d+)") for k in ("leader", "leaderEpoch", "partitionEpoch")}
+# The diff a partition change logs, by the name it prints -> the record field it changes
+# (leaderEpoch / partitionEpoch are derived by the controller, not record fields).
+_DIFF_LIST = {k: re.compile(r"\b" + k + r": \[([\d, ]*)\] -> \[([\d, ]*)\]")
+              for k in ("isr", "replicas", "elr", "lastKnownElr")}
+_DIFF_INT = {k: re.compile(r"\b" + k + r": (-?\d+) -> (-?\d+)") for k in ("leader", "leaderEpoch", "partitionEpoch")}
+_RECORD_FIELD = {"isr": "isr", "replicas": "replicas", "elr": "eligibleLeaderReplicas", "lastKnownElr": "lastKnownElr",
+                 "leader": "leader"}
 _DIFF_LRS = re.compile(r"leaderRecoveryState: (\w+) -> (\w+)")
 
 
@@ -153,21 +158,19 @@ def _partition_change(entry, m):
     if tp is None:
         return None
     diff = m["diff"]
-    changed: list[str] = []
     detail: dict = {"topic_id": m["tid"], "via": "log"}
     values: dict = {}
     for k, rx in _DIFF_LIST.items():
         d = rx.search(diff)
         if d:
-            changed.append(k)
             values[k] = (int_list(d.group(1)), int_list(d.group(2)))
     for k, rx in _DIFF_INT.items():
         d = rx.search(diff)
         if d:
-            changed.append(k)
             values[k] = (int(d.group(1)), int(d.group(2)))
+    changed = [_RECORD_FIELD[k] for k in values if k in _RECORD_FIELD and values[k][0] != values[k][1]]
     lrs = _DIFF_LRS.search(diff)
-    if lrs:
+    if lrs and lrs.group(1) != lrs.group(2):
         changed.append("leaderRecoveryState")
         detail["leader_recovery_state"] = lrs.group(2)
     detail["changed"] = changed
