@@ -74,6 +74,7 @@ class ReplayResult:
             "agreed": agreed,
             "ratio": round(agreed / compared, 6) if compared else None,
             "uncompared": self.uncompared,
+            "evidence_gaps": self.controller.epoch_gaps,
             "divergences": self.divergences(),
         }
 

@@ -56,9 +56,16 @@ class ZkControllerReplay:
         self.config = config
         self.follow_records = follow_records
         self.coverage = coverage if (coverage is not None and follow_records) else Coverage()
+        # Logs only: a new controller's view (live brokers, partition states) is logged a few lines after
+        # its election, so decisions taken at trigger time would rest on stale knowledge. Where the
+        # controller's state-change log covers the time, its records are judged at the point they were
+        # made instead, and the replay decides only where nothing was recorded.
+        self.log_mode = follow_records and not self.coverage.zk
         self.rewrite = dict(rewrite_assignment or {})
         self.next_rebalance: int | None = None
-        self.live: set[int] = set()
+        self.live: set[int] = set()  # the controller's view: what its elections use
+        self.registered: set[int] = set()  # registration truth: what the timeline and broker lanes show
+        self.self_reporting: set[int] = set()  # brokers whose own logs are in the evidence
         self.shutting: set[int] = set()
         self.stopped: set[int] = set()  # process dead, session not yet expired (what-if only)
         self.known_brokers: set[int] = set()
@@ -76,6 +83,7 @@ class ZkControllerReplay:
         self.decisions: list[Decision] = []
         self.comparisons: list[Comparison] = []
         self.uncompared: int = 0
+        self.epoch_gaps: int = 0
         self.periods: dict[int, list[BrokerPeriod]] = {}
         self.tenures: list[Tenure] = []
         self.evidence_by_broker: dict[int, list[F.Ref]] = {}
@@ -164,12 +172,12 @@ class ZkControllerReplay:
             state = OFFLINE
         if state == NEW and p.init_failed:
             leader = -1
-        alive = None if leader is None or leader < 0 else leader in self.live
+        alive = None if leader is None or leader < 0 else leader in self.registered
         serving = None if leader is None or leader < 0 or leader not in self.stopped else False
         return View(leader, p.isr, p.leader_epoch, p.controller_epoch, state, alive, serving)
 
     def serving(self, b: int) -> bool:
-        return b in self.live and b not in self.stopped
+        return b in self.registered and b not in self.stopped
 
     def _touch(self, p: PState, ts: int, ref: F.Ref, basis: str) -> None:
         if p.state == UNKNOWN and p.leader is None:
@@ -186,7 +194,7 @@ class ZkControllerReplay:
         self.timeline.update(tp, ts, view, ref, basis)
 
     def _liveness_changed(self, b: int, ts: int, ref: F.Ref) -> None:
-        alive = b in self.live
+        alive = b in self.registered
         serving = False if b in self.stopped else None
         for tp in sorted(self.shown_led_by.get(b, ())):
             v = self.shown[tp]
@@ -207,7 +215,9 @@ class ZkControllerReplay:
 
     def _decide(self, p: PState, kind: str, strategy: str | None, trigger: F.Fact,
                 new_leader: int | None = None, new_isr: tuple[int, ...] | None = None, unclean: bool = False,
-                note: str | None = None, keep_state: bool = False) -> Decision:
+                note: str | None = None, keep_state: bool = False) -> Decision | None:
+        if self.log_mode and self._recorded_here(trigger.ts, kind):
+            return None  # the record will say what was decided; it is judged point-wise when it comes
         self._seq += 1
         before = p.snapshot()
         after = None
@@ -280,9 +290,10 @@ class ZkControllerReplay:
             if self.config.version is not None and self.config.version < (1, 1, 0):
                 leader, isr = E.remove_replica_from_isr_010(p.leader, p.isr, b, self._unclean_allowed(tp[0]))
             d = self._decide(p, "isr_removal", "OfflineReplica", trigger, leader, isr)
-            d.note = f"replica {b} removed from the ISR"
-            if leader == -1 and p.state == ONLINE:
-                p.state = OFFLINE
+            if d is not None:
+                d.note = f"replica {b} removed from the ISR"
+                if leader == -1 and p.state == ONLINE:
+                    p.state = OFFLINE
 
     def _init_new(self, p: PState, trigger: F.Fact) -> None:
         if p.replicas is None:
@@ -304,28 +315,55 @@ class ZkControllerReplay:
         ps.append(BrokerPeriod(b, ts, start_ref=ref, state=state))
 
     def _broker_stopped(self, f: F.BrokerStopped) -> None:
-        if f.broker in self.live and f.broker not in self.stopped:
+        if f.broker in self.registered and f.broker not in self.stopped:
             self.stopped.add(f.broker)
             self._note_broker(f.broker, f.ref)
             self._liveness_changed(f.broker, f.ts, f.ref)
+
+    def _controller_view_follows(self, f: F.Fact) -> bool:
+        """Does this fact change what the controller believes? A broker's word about itself reaches the
+        controller only through ZooKeeper later: it counts at once only when the controller's own log (which
+        would show when it learnt) is missing from the evidence."""
+        view = getattr(f, "view", "zk")
+        return view != "self" or not self.coverage.controller_logged(f.ts, self.controller)
+
+    def _register(self, b: int, f: F.Fact) -> None:
+        if b not in self.registered:
+            self.registered.add(b)
+            self.known_brokers.add(b)
+            self._period_open(b, f.ts, f.ref, "up")
+            self._liveness_changed(b, f.ts, f.ref)
+
+    def _deregister(self, b: int, f: F.Fact, cause: str) -> None:
+        if b in self.registered:
+            self.registered.discard(b)
+            self._period_open(b, f.ts, f.ref, "down")
+            self.periods[b][-2].end_cause = cause
+            self._liveness_changed(b, f.ts, f.ref)
+        elif b not in self.known_brokers:
+            self.known_brokers.add(b)
+            self._period_open(b, f.ts, f.ref, "down")
+            self.periods[b][-1].end_cause = cause
 
     def _broker_up(self, f: F.BrokerUp) -> None:
         b = f.broker
         self._note_broker(b, f.ref)
         self.stopped.discard(b)
-        bounced = (b in self.live and f.epoch is not None and self.broker_epochs.get(b) is not None
+        if f.view == "self":
+            self.self_reporting.add(b)
+        bounced = (b in self.registered and f.epoch is not None and self.broker_epochs.get(b) is not None
                    and self.broker_epochs[b] != f.epoch)
-        if b in self.live and not bounced:
-            return
+        if bounced:
+            self._deregister(b, f, "bounced")
+        self._register(b, f)
         if f.epoch is not None:
             self.broker_epochs[b] = f.epoch
-        if bounced and self.controller is not None:
-            self._broker_down(F.BrokerDown(f.ts, f.ref, broker=b, cause="bounced"))
-        self.known_brokers.add(b)
+        if not self._controller_view_follows(f) or (b in self.live and not bounced):
+            return
+        if bounced and b in self.live and self.controller is not None:
+            self._controller_sees_failure(b, F.BrokerDown(f.ts, f.ref, broker=b, cause="bounced"))
         self.live.add(b)
         self.shutting.discard(b)
-        self._period_open(b, f.ts, f.ref, "up")
-        self._liveness_changed(b, f.ts, f.ref)
         if self.controller is not None and self.controller in self.live and self.controller != b:
             self._trigger_online_state_change(f)
 
@@ -333,19 +371,23 @@ class ZkControllerReplay:
         b = f.broker
         self._note_broker(b, f.ref)
         self.stopped.discard(b)
-        if b not in self.live:
-            if b not in self.known_brokers:
-                self.known_brokers.add(b)
-                self._period_open(b, f.ts, f.ref, "down")
-                self.periods[b][-1].end_cause = f.cause
+        if f.view == "self":
+            self.self_reporting.add(b)
+        self._deregister(b, f, f.cause)
+        if not self._controller_view_follows(f):
+            if b == self.controller:
+                self._controller_gone(F.ControllerGone(f.ts, f.ref, controller=b, cause=f"controller's broker {f.cause}"))
             return
+        if b not in self.live:
+            return
+        self._controller_sees_failure(b, f)
+
+    def _controller_sees_failure(self, b: int, f: F.Fact) -> None:
         self.live.discard(b)
         self.shutting.discard(b)
-        self._period_open(b, f.ts, f.ref, "down")
-        self.periods[b][-2].end_cause = f.cause if len(self.periods[b]) > 1 else None
-        self._liveness_changed(b, f.ts, f.ref)
         if b == self.controller:
-            self._controller_gone(F.ControllerGone(f.ts, f.ref, controller=b, cause=f"controller's broker {f.cause}"))
+            cause = getattr(f, "cause", "")
+            self._controller_gone(F.ControllerGone(f.ts, f.ref, controller=b, cause=f"controller's broker {cause}"))
             return
         if self.controller is not None:
             # onBrokerFailure -> onReplicasBecomeOffline: elect first, then remove from ISRs.
@@ -357,16 +399,18 @@ class ZkControllerReplay:
             self._remove_replica_from_isr(b, f)
 
     def _live_set(self, f: F.LiveSet) -> None:
+        """The controller's full view of live brokers; it also tells registration for brokers that do not
+        speak for themselves in the evidence."""
         for b in sorted(f.brokers - self.live):
-            self.known_brokers.add(b)
             self.live.add(b)
-            self._period_open(b, f.ts, f.ref, "up")
-            self._liveness_changed(b, f.ts, f.ref)
         for b in sorted(self.live - f.brokers):
             self.live.discard(b)
             self.shutting.discard(b)
-            self._period_open(b, f.ts, f.ref, "down")
-            self._liveness_changed(b, f.ts, f.ref)
+        for b in sorted(f.brokers):
+            self._register(b, f)
+        for b in sorted(self.registered - f.brokers):
+            if b not in self.self_reporting:
+                self._deregister(b, f, "controller_detected")
 
     def _controller_elected(self, f: F.ControllerElected) -> None:
         c = f.controller
@@ -384,10 +428,8 @@ class ZkControllerReplay:
             None if self.controller_epoch is None else self.controller_epoch + 1)
         self.tenures.append(Tenure(c, self.controller_epoch, f.ts, start_ref=f.ref))
         self.next_rebalance = f.ts + 5_000_000
-        if c not in self.live:
-            self.known_brokers.add(c)
-            self.live.add(c)
-            self._period_open(c, f.ts, f.ref, "up")
+        self._register(c, f)
+        self.live.add(c)
         # onControllerFailover: ReplicaStateMachine.startup before PartitionStateMachine.startup.
         self.shutting.clear()
         for b in sorted(self.known_brokers - self.live):
@@ -594,7 +636,8 @@ class ZkControllerReplay:
             elif b in p.isr and len(p.isr) > 1:
                 leader, isr = E.remove_replica_from_isr(p.leader, p.isr, b)
                 d = self._decide(p, "isr_removal", "OfflineReplica (controlled shutdown)", f, leader, isr)
-                d.note = f"replica {b} removed from the ISR for its controlled shutdown"
+                if d is not None:
+                    d.note = f"replica {b} removed from the ISR for its controlled shutdown"
 
     def _preferred_request(self, f: F.PreferredElectionRequest) -> None:
         if self.controller is None:
@@ -668,9 +711,30 @@ class ZkControllerReplay:
             p.state = ONLINE if p.leader >= 0 else OFFLINE
         self._touch(p, ts, ref, "observed")
 
+    def _infer_from_record(self, f) -> None:
+        """Logs only: a state-change line says which controller (and epoch) acted, and implies who it
+        believed alive; when the controller.log that would say so is missing, the record still tells."""
+        if not self.log_mode:
+            return
+        cid, ce = getattr(f, "controller_id", None), getattr(f, "controller_epoch", None)
+        if cid is not None and ce is not None and (self.controller != cid or (
+                self.controller_epoch is not None and ce > self.controller_epoch)):
+            if self.controller_epoch is None or ce >= self.controller_epoch:
+                ref = F.Ref(f.ts, "inferred_controller", f.ref.source_file, f.ref.source_pos,
+                            f"controller {cid} epoch {ce} (inferred from its state-change line): {f.ref.text}")
+                self._controller_elected(F.ControllerElected(f.ts, ref, controller=cid, epoch=ce))
+        if isinstance(f, F.RecordedState):
+            if f.kind == "isr_removal" and f.removed_replica is not None:
+                r = int(f.removed_replica)
+                if r in self.live and r not in self.shutting:
+                    self.live.discard(r)  # OfflineReplica: the controller saw that broker go
+            if f.kind in ("election", "new_partition") and f.leader is not None and f.leader >= 0:
+                self.live.add(f.leader)  # only a broker the controller believes alive can be elected
+
     def _recorded_state(self, f: F.RecordedState) -> None:
         p = self.part(f.tp)
         kind = f.kind
+        self._infer_from_record(f)
         if not self.follow_records:
             if kind == "new_state" and f.replicas is not None and p.replicas is None:
                 self._set_replicas(p, self.rewrite.get(f.tp, f.replicas), f.ts)
@@ -741,8 +805,7 @@ class ZkControllerReplay:
                 return d
         return None
 
-    @staticmethod
-    def _same(replayed: dict[str, Any], recorded: dict[str, Any]) -> bool:
+    def _same(self, replayed: dict[str, Any], recorded: dict[str, Any], pointwise: bool = False) -> bool:
         for k in ("leader", "isr", "leader_epoch"):
             a, b = replayed.get(k), recorded.get(k)
             if a is None or b is None:
@@ -750,6 +813,10 @@ class ZkControllerReplay:
             if k == "isr":
                 if list(a) != list(b):
                     return False
+            elif k == "leader_epoch" and pointwise and self.log_mode and b > a:
+                # The record is further along than the replay knew: decisions were taken in hours whose logs
+                # are not in the evidence. Leader and ISR are still judged; the gap is counted, not hidden.
+                self.epoch_gaps += 1
             elif a != b:
                 return False
         return True
@@ -795,7 +862,7 @@ class ZkControllerReplay:
             else:
                 self.uncompared += 1
             return
-        ok = self._same(replayed, recorded)
+        ok = self._same(replayed, recorded, pointwise=True)
         how = f"point: {strategy}"
         if not ok and kind == "election":
             alt = self._alternatives(p, f, recorded)
@@ -836,6 +903,10 @@ class ZkControllerReplay:
                 removed = gone[0] if len(gone) == 1 else None
             if removed is None or p.leader is None:
                 return None, ""
+            if int(removed) not in p.isr:
+                # Kafka logs this line for every partition of the replica, but writes (and bumps the
+                # leader epoch) only where the replica was in the ISR.
+                return {"leader": p.leader, "isr": list(p.isr), "leader_epoch": p.leader_epoch}, "OfflineReplica (not in ISR)"
             leader, isr = E.remove_replica_from_isr(p.leader, p.isr, int(removed))
             le = None if p.leader_epoch is None else p.leader_epoch + 1
             return {"leader": leader, "isr": list(isr), "leader_epoch": le}, "OfflineReplica"
@@ -871,6 +942,7 @@ class ZkControllerReplay:
         p = self.part(f.tp)
         if not self.follow_records:
             return
+        self._infer_from_record(f)
         self.failed_elections.setdefault(f.tp, []).append(f.ref)
         recorded = {"leader": -1, "failed": True}
         d = self._match(f.tp, ("election_failed", "new_partition_failed"), f.ts)
@@ -894,7 +966,10 @@ class ZkControllerReplay:
                 else:
                     unclean = self._unclean_allowed(f.tp[0]) if not (f.strategy or "").endswith("(true)") else True
                     if f.strategy and "ControlledShutdown" in f.strategy:
-                        res = E.controlled_shutdown_leader(cand, isr, frozenset(self.live), frozenset(self.shutting))
+                        # Kafka runs this strategy only for partitions led by a broker in controlled shutdown:
+                        # the current leader is shutting down even if its request is not in the evidence.
+                        sd = set(self.shutting) | ({p.leader} if p.leader is not None and p.leader >= 0 else set())
+                        res = E.controlled_shutdown_leader(cand, isr, frozenset(self.live | sd), frozenset(sd))
                     elif f.strategy and "Preferred" in f.strategy:
                         res = E.preferred_replica_leader(cand, isr, live)
                     else:

@@ -64,17 +64,21 @@ class Fact:
 # ---- inputs: cluster membership and leadership of the controller ----------------------------------
 
 
+# Who says a broker came or went: ZooKeeper itself ("zk"), the controller having processed it
+# ("controller"), or the broker about itself ("self", which the controller learns only later).
 @dataclass
 class BrokerUp(Fact):
     broker: int = -1
     epoch: int | None = None  # broker epoch (czxid) when known
     via: str = ""
+    view: str = "zk"
 
 
 @dataclass
 class BrokerDown(Fact):
     broker: int = -1
     cause: str = ""  # session_expired, session_closed, shutdown, deleted, controller_detected, fenced
+    view: str = "zk"
 
 
 @dataclass
@@ -183,6 +187,7 @@ class RecordedState(Fact):
     removed_replica: int | None = None
     created: bool = False
     strategy: str | None = None
+    controller_id: int | None = None  # the controller that logged or wrote it, when stated
 
     role = "record"
 
@@ -196,6 +201,8 @@ class RecordedFailedElection(Fact):
     live: frozenset[int] | None = None
     isr: tuple[int, ...] | None = None
     assigned: tuple[int, ...] | None = None
+    controller_id: int | None = None
+    controller_epoch: int | None = None
 
     role = "record"
 

@@ -45,6 +45,19 @@ def _t(xs) -> tuple[int, ...] | None:
     return None if xs is None else tuple(int(x) for x in xs)
 
 
+def _tp_list(items) -> tuple[F.TP, ...] | None:
+    """Partition lists in details come as [[topic, p], ...] or [{"topic", "partition"}, ...]."""
+    if not isinstance(items, list):
+        return None
+    out = []
+    for it in items:
+        if isinstance(it, dict) and "topic" in it and "partition" in it:
+            out.append((str(it["topic"]), int(it["partition"])))
+        elif isinstance(it, (list, tuple)) and len(it) == 2:
+            out.append((str(it[0]), int(it[1])))
+    return tuple(out)
+
+
 # Which decisions leave a trace where. ZooKeeper holds writes only (a failed election writes nothing).
 # state-change.log holds elections and failures at every version's default level; the "leader -1 after
 # removing replica" write is logged at INFO only in 2.6+ (and by 0.10's controller.log), not in 1.1-2.5.
@@ -58,7 +71,12 @@ class Coverage:
 
     zk: list[tuple[int, int]] = field(default_factory=list)  # txn-log time windows
     state_change: dict[int, list[tuple[int, int]]] = field(default_factory=dict)  # broker -> windows
+    controller_log: dict[int, list[tuple[int, int]]] = field(default_factory=dict)  # broker -> windows
     logs_record_isr_removal: bool = True
+
+    def controller_logged(self, ts: int, controller: int | None) -> bool:
+        """Is the controller's own controller.log in the evidence at this time (so its view is known)?"""
+        return controller is not None and any(a <= ts <= b for a, b in self.controller_log.get(controller, ()))
 
     def recorded(self, ts: int, controller: int | None, kind: str) -> bool:
         if kind in ZK_RECORDED_KINDS and any(a <= ts <= b for a, b in self.zk):
@@ -117,11 +135,13 @@ def _log_facts(ev: Event, authoritative: bool) -> list[F.Fact]:
         out.append(F.ControllerGone(ts, r, controller=ev.controller_id if ev.controller_id is not None else ev.subject_broker,
                                     cause="resigned"))
     elif t == "broker_registered" and ev.subject_broker is not None:
-        out.append(F.BrokerUp(ts, r, broker=int(ev.subject_broker), epoch=d.get("broker_epoch"), via=d.get("via", "")))
+        via = d.get("via", "")
+        out.append(F.BrokerUp(ts, r, broker=int(ev.subject_broker), epoch=d.get("broker_epoch"), via=via,
+                              view="controller" if via == "controller_broker_change" else "self"))
         if d.get("live_brokers") is not None and d.get("via") == "controller_broker_change":
             out.append(F.LiveSet(ts, r, brokers=frozenset(int(x) for x in d["live_brokers"]), controller=ev.broker_id))
     elif t == "broker_failed" and ev.subject_broker is not None:
-        out.append(F.BrokerDown(ts, r, broker=int(ev.subject_broker), cause="controller_detected"))
+        out.append(F.BrokerDown(ts, r, broker=int(ev.subject_broker), cause="controller_detected", view="controller"))
         if d.get("live_brokers") is not None:
             out.append(F.LiveSet(ts, r, brokers=frozenset(int(x) for x in d["live_brokers"]), controller=ev.broker_id))
     elif t == "controller_startup_state":
@@ -131,11 +151,11 @@ def _log_facts(ev: Event, authoritative: bool) -> list[F.Fact]:
         else:
             out.extend(ev_only(t, ev.controller_id))
     elif t == "broker_startup" and d.get("phase") == "started" and ev.subject_broker is not None:
-        out.append(F.BrokerUp(ts, r, broker=int(ev.subject_broker), via="started"))
+        out.append(F.BrokerUp(ts, r, broker=int(ev.subject_broker), via="started", view="self"))
     elif t == "broker_shutdown_completed" and ev.subject_broker is not None:
-        out.append(F.BrokerDown(ts, r, broker=int(ev.subject_broker), cause="shutdown"))
+        out.append(F.BrokerDown(ts, r, broker=int(ev.subject_broker), cause="shutdown", view="self"))
     elif t == "zk_session_expired" and ev.subject_broker is not None:
-        out.append(F.BrokerDown(ts, r, broker=int(ev.subject_broker), cause="session_expired"))
+        out.append(F.BrokerDown(ts, r, broker=int(ev.subject_broker), cause="session_expired", view="self"))
     elif t == "partition_state_change" and tp is not None:
         to, frm = ev.to_state, ev.from_state
         if to == "NewPartition":
@@ -147,22 +167,26 @@ def _log_facts(ev: Event, authoritative: bool) -> list[F.Fact]:
             kind = "new_partition" if frm == "NewPartition" else "election"
             out.append(F.RecordedState(ts, r, tp=tp, kind=kind, from_state=frm, to_state=to, leader=ev.leader,
                                        isr=_t(ev.isr), leader_epoch=ev.leader_epoch, zk_version=ev.zk_version,
-                                       controller_epoch=ev.controller_epoch, strategy=d.get("strategy")))
+                                       controller_epoch=ev.controller_epoch, strategy=d.get("strategy"),
+                                       controller_id=ev.controller_id))
         elif to in ("OfflinePartition", "NonExistentPartition"):
             out.append(F.RecordedState(ts, r, tp=tp, kind="offline" if to == "OfflinePartition" else "deleted",
                                        from_state=frm, to_state=to, controller_epoch=ev.controller_epoch))
         else:
             out.extend(ev_only(t, None, tp))
     elif t == "partition_leader_isr_written" and tp is not None:
-        out.append(F.RecordedState(ts, r, tp=tp, kind="isr_removal", leader=ev.leader, isr=_t(ev.isr),
+        out.append(F.RecordedState(ts, r, tp=tp, kind="election" if d.get("reason") == "election" else "isr_removal",
+                                   leader=ev.leader, isr=_t(ev.isr),
                                    leader_epoch=ev.leader_epoch, zk_version=ev.zk_version,
-                                   controller_epoch=ev.controller_epoch, removed_replica=d.get("removed_replica")))
+                                   controller_epoch=ev.controller_epoch, removed_replica=d.get("removed_replica"),
+                                   controller_id=ev.controller_id))
     elif t == "leader_election_failed" and tp is not None:
         live = d.get("live_brokers")
         out.append(F.RecordedFailedElection(ts, r, tp=tp, strategy=d.get("strategy"), reason=d.get("reason"),
                                             from_state=ev.from_state,
                                             live=frozenset(int(x) for x in live) if live is not None else None,
-                                            isr=_t(d.get("isr")), assigned=_t(d.get("assigned"))))
+                                            isr=_t(d.get("isr")), assigned=_t(d.get("assigned")),
+                                            controller_id=ev.controller_id, controller_epoch=ev.controller_epoch))
     elif t in ("isr_shrink", "isr_expand", "isr_updated") and tp is not None and ev.isr is not None:
         out.append(F.LeaderIsrChange(ts, r, tp=tp, leader=ev.broker_id, isr=_t(ev.isr), zk_version=ev.zk_version))
     elif t == "controlled_shutdown_requested" and ev.subject_broker is not None:
@@ -171,8 +195,7 @@ def _log_facts(ev: Event, authoritative: bool) -> list[F.Fact]:
         else:
             out.extend(ev_only(t, int(ev.subject_broker)))
     elif t == "preferred_election" and d.get("phase") == "started":
-        tps = d.get("partitions")
-        tp_list = tuple((p["topic"], int(p["partition"])) for p in tps) if isinstance(tps, list) else None
+        tp_list = _tp_list(d.get("partitions"))
         if tp is not None:
             tp_list = (tp,)
         out.append(F.PreferredElectionRequest(ts, r, tps=tp_list, trigger=d.get("trigger", "log")))
@@ -243,11 +266,11 @@ def _zk_facts(evs: list[Event]) -> list[F.Fact]:
         elif t == "reassignment_requested":
             targets = {}
             for p in d.get("partitions") or []:
-                if "replicas" in p:
+                if isinstance(p, dict) and "replicas" in p:
                     targets[(p["topic"], int(p["partition"]))] = _t(p["replicas"])
             out.append(F.ReassignmentRequest(ts, r, targets=targets))
         elif t == "preferred_election_requested":
-            tps = tuple((p["topic"], int(p["partition"])) for p in d.get("partitions") or [])
+            tps = _tp_list(d.get("partitions") or [])
             out.append(F.PreferredElectionRequest(ts, r, tps=tps or None, trigger="admin"))
         elif t == "topic_deletion_requested" and ev.topic:
             out.append(F.TopicDeletionRequest(ts, r, topic=ev.topic))
@@ -341,15 +364,18 @@ def build_facts(events: Iterable[Event]) -> FactStream:
         f.order = (f.ts, 0, i)
 
     log_facts: list[F.Fact] = []
-    state_change_windows: dict[int, list[int]] = {}
+    windows: dict[tuple[str, int], list[int]] = {}
     for ev in log_events:
         authoritative = not _in_window(ev.ts, zk_window)
         log_facts.extend(_log_facts(ev, authoritative))
-        if ev.source_file and "state-change" in ev.source_file and ev.broker_id is not None and ev.ts is not None:
-            w = state_change_windows.setdefault(ev.broker_id, [ev.ts, ev.ts])
-            w[0], w[1] = min(w[0], ev.ts), max(w[1], ev.ts)
-    for b, (a, z) in state_change_windows.items():
-        coverage.state_change.setdefault(b, []).append((a, z))
+        if ev.source_file and ev.broker_id is not None and ev.ts is not None:
+            name = ev.source_file.rsplit("/", 1)[-1]
+            kind = "state_change" if "state-change" in name else "controller_log" if "controller" in name else None
+            if kind is not None:
+                w = windows.setdefault((kind, ev.broker_id), [ev.ts, ev.ts])
+                w[0], w[1] = min(w[0], ev.ts), max(w[1], ev.ts)
+    for (kind, b), (a, z) in windows.items():
+        getattr(coverage, kind).setdefault(b, []).append((a, z))
     log_facts.sort(key=_log_key)
 
     for i, f in enumerate(zk_facts):
