@@ -7,7 +7,7 @@ Layers, each knowing nothing of the ones above it:
 - ``samplegen.kafka``: the cluster: brokers, controller, replica assignment,
   partition and replica state machines, and the log lines they print
   (``templates28``: the message templates of Kafka 2.8.0, ZooKeeper mode).
-- ``samplegen.out``: files: log4j layout with hourly rotation and gzip,
+- ``samplegen.writers``: files: log4j layout with hourly rotation and gzip,
   client logs, zkCli transcripts.
 - ``samplegen.scenarios``: the bundled incidents as short declarative scripts;
   ``samplegen.samples`` writes them (``python -m samplegen samples``).

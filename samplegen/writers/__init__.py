@@ -1,0 +1,1 @@
+"""Files as a cluster leaves them: log4j logs with hourly rotation, client logs, zkCli transcripts."""
