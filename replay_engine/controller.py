@@ -84,6 +84,7 @@ class ZkControllerReplay:
         self.comparisons: list[Comparison] = []
         self.uncompared: int = 0
         self.epoch_gaps: int = 0
+        self.preferred_requested: dict[F.TP, int] = {}  # partition -> when a preferred election was asked
         self.periods: dict[int, list[BrokerPeriod]] = {}
         self.tenures: list[Tenure] = []
         self.evidence_by_broker: dict[int, list[F.Ref]] = {}
@@ -422,7 +423,11 @@ class ZkControllerReplay:
         if f.epoch is not None and self.controller_epoch is not None and f.epoch <= self.controller_epoch:
             self.findings.append({"kind": "controller_epoch_not_increasing", "ts": f.ts, "controller": c,
                                   "epoch": f.epoch, "previous_epoch": self.controller_epoch,
+                                  "text": f"controller epoch went from {self.controller_epoch} back to {f.epoch}: "
+                                          "ZooKeeper's data was reset or another cluster's logs are mixed in",
                                   "evidence": [f.ref.to_json()]})
+            if f.epoch < self.controller_epoch:
+                self._forget_partitions()
         self.controller = c
         self.controller_epoch = f.epoch if f.epoch is not None else (
             None if self.controller_epoch is None else self.controller_epoch + 1)
@@ -445,6 +450,14 @@ class ZkControllerReplay:
             elif p.leader is not None:
                 p.state = ONLINE
         self._trigger_online_state_change(f)
+
+    def _forget_partitions(self) -> None:
+        """A new history starts (cluster data reset): what was known about partitions no longer holds."""
+        for p in self.parts.values():
+            p.replicas, p.isr, p.leader_epoch, p.zk_version = None, None, None, None
+            p.state = UNKNOWN
+            self._set_leader(p, None)
+        self.pending.clear()
 
     def _controller_gone(self, f: F.ControllerGone) -> None:
         if self.controller is None:
@@ -643,6 +656,8 @@ class ZkControllerReplay:
         if self.controller is None:
             return
         tps = f.tps if f.tps is not None else tuple(sorted(self.parts))
+        for tp in tps:
+            self.preferred_requested[tp] = f.ts
         for tp in sorted(set(tps)):
             p = self.parts.get(tp)
             if p is None or p.deleting or p.replicas is None or p.isr is None or p.leader == p.replicas[0]:
@@ -765,7 +780,15 @@ class ZkControllerReplay:
             kind = self._classify_write(_before(f.tp, queue[0].before) if queue else p, f)
         recorded = {"leader": f.leader, "isr": list(f.isr) if f.isr is not None else None,
                     "leader_epoch": f.leader_epoch}
-        self._compare(p, kind, f, recorded)
+        if self.log_mode and f.leader_epoch is not None and p.leader_epoch is not None \
+                and f.leader_epoch < p.leader_epoch and not self.pending.get(f.tp):
+            # The leader epoch went backwards: the topic was deleted and created again since we last saw it.
+            p.replicas, p.isr, p.leader_epoch = None, None, None
+            self._set_leader(p, None)
+            p.state = UNKNOWN
+            self.uncompared += 1
+        else:
+            self._compare(p, kind, f, recorded)
         self._adopt(p, f, kind)
 
     def _adopt(self, p: PState, f: F.RecordedState, kind: str) -> None:
@@ -872,7 +895,7 @@ class ZkControllerReplay:
 
     def _point_decision(self, p: PState, kind: str, f: F.RecordedState) -> tuple[dict[str, Any] | None, str]:
         live = self.online_set()
-        if not live or p.isr is None:
+        if not live or (p.isr is None and kind != "new_partition"):
             return None, ""
         if kind == "new_partition":
             ar = p.replicas
@@ -886,6 +909,21 @@ class ZkControllerReplay:
             cand = p.candidates
             if cand is None:
                 return None, ""
+            live_isr = [r for r in p.isr if r in live]
+            if p.replicas is None and (len(live_isr) > 1 or not live_isr and self._unclean_allowed(p.tp[0])):
+                # The assignment order decides (several live ISR members, or an unclean pick) and the
+                # evidence does not give it.
+                return None, ""
+            asked = self.preferred_requested.get(p.tp)
+            if f.from_state == ONLINE and asked is not None and f.ts - asked <= MATCH_WINDOW_US:
+                # "Starting preferred replica leader election for partitions ..." came first. The ISR is not
+                # changed by this election, so the recorded one is the ISR it was decided on.
+                isr = list(f.isr) if f.isr is not None else list(p.isr)
+                res = E.preferred_replica_leader(cand, isr, live)
+                le = None if p.leader_epoch is None else p.leader_epoch + 1
+                if res is None:
+                    return {"leader": p.leader, "isr": list(p.isr), "leader_epoch": p.leader_epoch}, E.PREFERRED
+                return {"leader": res.leader, "isr": list(res.isr), "leader_epoch": le}, E.PREFERRED
             res = E.offline_partition_leader(cand, p.isr, live, self._unclean_allowed(p.tp[0]))
             if res is None:
                 return {"leader": -1, "isr": list(p.isr), "leader_epoch": p.leader_epoch}, E.OFFLINE
@@ -924,8 +962,8 @@ class ZkControllerReplay:
         live = self.online_set()
         cand = p.candidates
         rec_isr = recorded.get("isr")
-        if cand and cand[0] == f.leader and f.leader in p.isr and f.leader in live and (
-                rec_isr is None or list(rec_isr) == list(p.isr)):
+        isr_then = list(rec_isr) if rec_isr is not None else list(p.isr)
+        if cand and cand[0] == f.leader and f.leader in isr_then and f.leader in live and f.from_state != OFFLINE:
             return "preferred replica election (auto rebalance or admin request not in the trace)"
         if p.leader is not None and p.leader >= 0 and p.leader in self.live and cand:
             res = E.controlled_shutdown_leader(cand, p.isr, frozenset(self.live), frozenset({p.leader}))
@@ -970,7 +1008,8 @@ class ZkControllerReplay:
                         # the current leader is shutting down even if its request is not in the evidence.
                         sd = set(self.shutting) | ({p.leader} if p.leader is not None and p.leader >= 0 else set())
                         res = E.controlled_shutdown_leader(cand, isr, frozenset(self.live | sd), frozenset(sd))
-                    elif f.strategy and "Preferred" in f.strategy:
+                    elif f.strategy and "Preferred" in f.strategy or (
+                            f.from_state == ONLINE and f.ts - self.preferred_requested.get(f.tp, -1 << 62) <= MATCH_WINDOW_US):
                         res = E.preferred_replica_leader(cand, isr, live)
                     else:
                         res = E.offline_partition_leader(cand, isr, live, unclean)
@@ -980,8 +1019,8 @@ class ZkControllerReplay:
                                                        f"point: {f.strategy or E.OFFLINE}"))
         if f.isr is not None and p.isr is None:
             p.isr = tuple(f.isr)
-        if f.assigned is not None and p.replicas is None:
-            self._set_replicas(p, f.assigned, f.ts)
+        if f.assigned is not None:
+            self._set_replicas(p, f.assigned, f.ts)  # the assignment the controller itself used
         if not (f.strategy and ("ControlledShutdown" in f.strategy or "Preferred" in f.strategy)):
             if p.state != NEW:
                 p.state = OFFLINE

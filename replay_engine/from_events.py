@@ -112,6 +112,15 @@ _ZK_AUTHORITATIVE_LOG_TYPES = frozenset({
 })
 
 
+_WRITE_FAILURES = ("KeeperException", "SessionExpired", "ControllerMovedException", "ConnectionLoss",
+                   "ZooKeeperClientExpiredException", "ZooKeeperClientTimeoutException")
+
+
+def _write_failure(d: dict) -> bool:
+    text = f"{d.get('exception') or ''} {d.get('message') or ''}"
+    return any(x in text for x in _WRITE_FAILURES)
+
+
 def _log_facts(ev: Event, authoritative: bool) -> list[F.Fact]:
     """One log event -> facts. ``authoritative`` False turns inputs/records into evidence."""
     t = ev.event_type
@@ -180,6 +189,9 @@ def _log_facts(ev: Event, authoritative: bool) -> list[F.Fact]:
                                    leader_epoch=ev.leader_epoch, zk_version=ev.zk_version,
                                    controller_epoch=ev.controller_epoch, removed_replica=d.get("removed_replica"),
                                    controller_id=ev.controller_id))
+    elif t == "leader_election_failed" and tp is not None and _write_failure(d):
+        # The controller lost ZooKeeper (or its controllership) while writing: no election outcome.
+        out.extend(ev_only("state_change_write_failed", None, tp))
     elif t == "leader_election_failed" and tp is not None:
         live = d.get("live_brokers")
         out.append(F.RecordedFailedElection(ts, r, tp=tp, strategy=d.get("strategy"), reason=d.get("reason"),
