@@ -745,6 +745,10 @@ class ZkControllerReplay:
                     self.live.discard(r)  # OfflineReplica: the controller saw that broker go
             if f.kind in ("election", "new_partition") and f.leader is not None and f.leader >= 0:
                 self.live.add(f.leader)  # only a broker the controller believes alive can be elected
+                if f.isr and (f.kind == "new_partition" or f.from_state == OFFLINE):
+                    self.live.update(f.isr)  # these ISRs are computed as "live replicas" by the controller
+        elif isinstance(f, F.RecordedFailedElection) and f.live is not None:
+            self.live = set(f.live) | (self.live & self.shutting)  # the exception message states its view
 
     def _recorded_state(self, f: F.RecordedState) -> None:
         p = self.part(f.tp)
@@ -760,10 +764,13 @@ class ZkControllerReplay:
                            None, f.ts, f.ref)
             return
         if kind == "new_state":
+            # NonExistentPartition -> NewPartition: a partition (re)starts its history here.
+            if p.state not in (NEW,):
+                p.isr, p.leader_epoch, p.zk_version, p.recorded_zk_version = None, None, None, None
+                self._set_leader(p, None)
             if f.replicas is not None:
                 self._set_replicas(p, f.replicas, f.ts)
-            if p.state in (UNKNOWN, NON_EXISTENT):
-                p.state = NEW
+            p.state = NEW
             return
         if kind == "offline":
             if p.state != NEW:
@@ -780,10 +787,15 @@ class ZkControllerReplay:
             kind = self._classify_write(_before(f.tp, queue[0].before) if queue else p, f)
         recorded = {"leader": f.leader, "isr": list(f.isr) if f.isr is not None else None,
                     "leader_epoch": f.leader_epoch}
-        if self.log_mode and f.leader_epoch is not None and p.leader_epoch is not None \
-                and f.leader_epoch < p.leader_epoch and not self.pending.get(f.tp):
-            # The leader epoch went backwards: the topic was deleted and created again since we last saw it.
-            p.replicas, p.isr, p.leader_epoch = None, None, None
+        writes = kind in ("election", "new_partition") or (
+            kind == "isr_removal" and f.removed_replica is not None and p.isr is not None and int(f.removed_replica) in p.isr)
+        recreated = writes and f.zk_version is not None and p.recorded_zk_version is not None \
+            and f.zk_version <= p.recorded_zk_version
+        if self.log_mode and not self.pending.get(f.tp) and (recreated or (
+                f.leader_epoch is not None and p.leader_epoch is not None and f.leader_epoch < p.leader_epoch)):
+            # The leader epoch went backwards, or a write did not raise the znode's version: the topic (or the
+            # whole ZooKeeper data) was recreated since we last saw it. A new history starts here.
+            p.replicas, p.isr, p.leader_epoch, p.recorded_zk_version = None, None, None, None
             self._set_leader(p, None)
             p.state = UNKNOWN
             self.uncompared += 1
@@ -800,6 +812,7 @@ class ZkControllerReplay:
             p.leader_epoch = f.leader_epoch
         if f.zk_version is not None:
             p.zk_version = f.zk_version
+            p.recorded_zk_version = f.zk_version
         if f.controller_epoch is not None:
             p.controller_epoch = f.controller_epoch
         if f.replicas is not None:
@@ -1003,7 +1016,14 @@ class ZkControllerReplay:
                     self.uncompared += 1
                 else:
                     unclean = self._unclean_allowed(f.tp[0]) if not (f.strategy or "").endswith("(true)") else True
-                    if f.strategy and "ControlledShutdown" in f.strategy:
+                    if not f.strategy and f.from_state == ONLINE:
+                        # Online -> Online without a named strategy (1.x logs): an auto-rebalance preferred
+                        # election or a controlled-shutdown move; judge it by whichever was attempted.
+                        sd = set(self.shutting) | ({p.leader} if p.leader is not None and p.leader >= 0 else set())
+                        pref = E.preferred_replica_leader(cand, isr, live)
+                        cs = E.controlled_shutdown_leader(cand, isr, frozenset(self.live | sd), frozenset(sd))
+                        res = None if (pref is None or p.leader in self.shutting and cs is None) else pref
+                    elif f.strategy and "ControlledShutdown" in f.strategy:
                         # Kafka runs this strategy only for partitions led by a broker in controlled shutdown:
                         # the current leader is shutting down even if its request is not in the evidence.
                         sd = set(self.shutting) | ({p.leader} if p.leader is not None and p.leader >= 0 else set())
@@ -1035,8 +1055,12 @@ class ZkControllerReplay:
                 self._seed(p, f.leader, f.isr, f.leader_epoch, f.controller_epoch, f.zk_version, f.replicas,
                            f.state, f.ts, f.ref)
             return
-        if f.leader_epoch is not None and p.leader_epoch is not None and f.leader_epoch < p.leader_epoch:
-            return  # an older view (a broker behind, or a skewed clock): the state has moved on
+        if f.leader_epoch is not None and p.leader_epoch is not None and f.leader_epoch < p.leader_epoch and not (
+                f.controller_epoch is not None and p.controller_epoch is not None
+                and f.controller_epoch > p.controller_epoch):
+            # An older view (a broker behind, or a skewed clock): the state has moved on. A lower leader epoch
+            # under a newer controller epoch is not old, though: the topic's history restarted.
+            return
         if f.replicas is not None:
             self._set_replicas(p, f.replicas, f.ts)
         if f.leader is not None:

@@ -16,6 +16,7 @@ always come from the logs.
 from __future__ import annotations
 
 import heapq
+import re
 from dataclasses import dataclass, field
 from typing import Iterable
 
@@ -116,6 +117,21 @@ _WRITE_FAILURES = ("KeeperException", "SessionExpired", "ControllerMovedExceptio
                    "ZooKeeperClientExpiredException", "ZooKeeperClientTimeoutException")
 
 
+_LIVE_MSG = re.compile(r"Live brokers are: \[(?:Set\()?([\d, ]*)\)?\]")
+_ISR_MSG = re.compile(r"ISR brokers are: \[(?:List\()?([\d, ]*)\)?\]")
+_AR_MSG = re.compile(r"Assigned replicas are: \[(?:List\()?([\d, ]*)\)?\]")
+
+
+def _failure_context(message: str) -> dict:
+    """What a NoReplicaOnlineException message states about the controller's view at that moment."""
+    out: dict = {}
+    for key, rx in (("live_brokers", _LIVE_MSG), ("isr", _ISR_MSG), ("assigned", _AR_MSG)):
+        m = rx.search(message)
+        if m:
+            out[key] = [int(x) for x in re.findall(r"\d+", m.group(1))]
+    return out
+
+
 def _write_failure(d: dict) -> bool:
     text = f"{d.get('exception') or ''} {d.get('message') or ''}"
     return any(x in text for x in _WRITE_FAILURES)
@@ -193,6 +209,7 @@ def _log_facts(ev: Event, authoritative: bool) -> list[F.Fact]:
         # The controller lost ZooKeeper (or its controllership) while writing: no election outcome.
         out.extend(ev_only("state_change_write_failed", None, tp))
     elif t == "leader_election_failed" and tp is not None:
+        d = {**_failure_context(d.get("message") or ""), **d}
         live = d.get("live_brokers")
         out.append(F.RecordedFailedElection(ts, r, tp=tp, strategy=d.get("strategy"), reason=d.get("reason"),
                                             from_state=ev.from_state,

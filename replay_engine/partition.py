@@ -22,6 +22,7 @@ class PState:
     deleting: bool = False
     reassign_target: tuple[int, ...] | None = None
     init_failed: bool = False  # NewPartition whose replicas were all offline
+    recorded_zk_version: int | None = None  # as last written by the controller (not as a broker saw it)
 
     def snapshot(self) -> dict[str, Any]:
         return {
