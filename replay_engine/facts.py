@@ -90,6 +90,14 @@ class LiveSet(Fact):
 
 
 @dataclass
+class ReplicasOffline(Fact):
+    """Log-dir failure: the controller marked these replicas of a live broker offline; they cannot lead."""
+
+    broker: int = -1
+    tps: tuple[TP, ...] = ()
+
+
+@dataclass
 class ControllerElected(Fact):
     controller: int = -1
     epoch: int | None = None

@@ -233,6 +233,9 @@ def _log_facts(ev: Event, authoritative: bool) -> list[F.Fact]:
         out.append(F.TopicAssignment(ts, r, topic=ev.topic, assignment={int(k): _t(v) for k, v in asg.items()}))
     elif t == "topic_deleted" and ev.topic:
         out.append(F.TopicGone(ts, r, topic=ev.topic))
+    elif t == "log_dir_failure" and d.get("side") == "controller" and ev.subject_broker is not None \
+            and _tp_list(d.get("partitions")):
+        out.append(F.ReplicasOffline(ts, r, broker=int(ev.subject_broker), tps=_tp_list(d.get("partitions"))))
     elif t == "broker_config":
         out.append(F.BrokerConfig(ts, r, broker=ev.subject_broker, config=dict(d.get("config") or {}), static=True))
     elif t == "kafka_version" and d.get("version"):
