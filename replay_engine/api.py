@@ -133,7 +133,7 @@ def replay_cluster(events: Iterable[Event], cluster: str | None = None,
     ctrl.run(stream.facts, stream.trace_end)
     intervals = ctrl.timeline.finish()
     world = World(ctrl.periods, ctrl.tenures, ctrl.ar_history, ctrl.config_history, ctrl.failed_elections,
-                  ctrl.evidence_by_broker, ctrl.evidence_by_tp, stream.trace_end)
+                  ctrl.evidence_by_broker, ctrl.evidence_by_tp, stream.trace_end, stream.coverage.recorded)
     leaderless = [Leaderless(ep, explain(ep, world)) for ep in leaderless_episodes(intervals)]
     return ReplayResult(cluster, stream.mode, stream, intervals, leaderless, ctrl.decisions, ctrl.comparisons,
                         ctrl.uncompared, ctrl, list(stream.notes), estimate_skew(events))

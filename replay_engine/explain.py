@@ -87,6 +87,7 @@ class World:
     evidence_by_broker: dict[int, list[Ref]]
     evidence_by_tp: dict[TP, list[Ref]]
     trace_end: int | None
+    recorded: Any = None  # (ts, controller, kind) -> would the controller's decision have left a record?
 
     def alive(self, b: int, ts: int) -> bool | None:
         ps = self.periods.get(b)
@@ -255,11 +256,16 @@ def explain(ep: Episode, world: World, leaderless_refs: list[Ref] | None = None)
                 lost = "the controller wrote leader -1 for it"
             summary = (f"{opener}: {lost}, and controller {tenure.controller} "
                        f"elected a new leader from the ISR {fmt_duration(ep.duration_us)} later.")
-        elif eligible:
+        elif eligible and _watched(world, tenure.controller, ep):
             kind = CONTROLLER_DID_NOT_ACT
             summary = (f"{opener}: {_names(eligible)} {'was' if len(eligible) == 1 else 'were'} alive and in the "
                        f"ISR and controller {tenure.controller} was active, yet no election is recorded for "
                        f"{fmt_duration(ep.duration_us)}: the controller did not act (a divergence to investigate).")
+        elif eligible:
+            kind = UNKNOWN
+            summary = (f"{opener}: {_names(eligible)} {'was' if len(eligible) == 1 else 'were'} alive and in the ISR, "
+                       f"but the controller's own log for that time is not in the evidence, so whether it acted "
+                       "cannot be told.")
         else:
             kind = UNKNOWN
             summary = f"{opener}: the trace does not show enough (replicas or ISR unknown) to say why."
@@ -268,6 +274,14 @@ def explain(ep: Episode, world: World, leaderless_refs: list[Ref] | None = None)
     if leaderless_refs:
         chain.extend(leaderless_refs)
     return Cause(kind, summary, _dedupe(chain), details)
+
+
+def _watched(world: World, controller: int, ep: Episode) -> bool:
+    """Was the controller's decision log in the evidence well after the loss (so silence means inaction)?"""
+    if world.recorded is None:
+        return True
+    probe = ep.start + FAILOVER_GRACE_US
+    return bool(world.recorded(probe, controller, "election"))
 
 
 def _ended_by(ep: Episode) -> Ref | None:

@@ -88,7 +88,7 @@ class TimelineBuilder:
             if ts < cur.start:
                 ts = cur.start  # facts from a skewed clock never reopen the past
             cur.end = ts
-            if cur.end > cur.start or cur.view.unavailable:
+            if cur.end > cur.start:  # two changes at one instant are one change, not an outage
                 self.closed.append(cur)
         self.open[tp] = Interval(tp[0], tp[1], ts, None, view, ref, basis)
 
