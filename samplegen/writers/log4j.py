@@ -73,6 +73,8 @@ class HourlyFile:
     def write(self, ms: int, text: str) -> None:
         suffix = hour_suffix(ms)
         if suffix != self.hour:
+            if self.hour is not None and suffix < self.hour:
+                raise ValueError(f"{self.name}: a line of {suffix} after lines of {self.hour} (write in time order)")
             self._close_current()
             self._open(suffix)
         data = text.encode("utf-8")
