@@ -55,12 +55,18 @@ class RuleSet:
         dupes = {n for n in names if names.count(n) > 1}
         if dupes:
             raise ValueError(f"duplicate rule names: {sorted(dupes)}")
-        self._by_logger: dict[str | None, tuple[Rule, ...]] = {}
+        # logger -> ((first needle, other needles, rule), ...): most lines fail the first needle,
+        # so the hot loop tests one substring per rule and nothing else.
+        self._by_logger: dict[str | None, tuple[tuple[str, tuple[str, ...], Rule], ...]] = {}
 
     def for_logger(self, logger: str | None) -> tuple[Rule, ...]:
+        return tuple(r for _, _, r in self._screen(logger))
+
+    def _screen(self, logger: str | None) -> tuple[tuple[str, tuple[str, ...], Rule], ...]:
         got = self._by_logger.get(logger)
         if got is None:
-            got = tuple(r for r in self.rules if r.logger_matches(logger))
+            got = tuple((r.needles[0] if r.needles else "", r.needles[1:], r)
+                        for r in self.rules if r.logger_matches(logger))
             if len(self._by_logger) < 10_000:
                 self._by_logger[logger] = got
         return got
@@ -68,26 +74,28 @@ class RuleSet:
     def classify(self, entry: LogEntry) -> tuple[str, list[Event], str | None]:
         """('parsed', events, None) | ('other', [], None) | ('unrecognized', [], why)."""
         msg = entry.message
-        tried: list[str] = []
-        for rule in self.for_logger(entry.logger):
-            for needle in rule.needles:
-                if needle not in msg:
-                    break
-            else:
-                m = rule.regex.search(msg) if rule.search else rule.regex.match(msg)
-                if m is None:
-                    if rule.needles:  # without needles a miss is routine, not a missed variant
-                        tried.append(rule.name)
-                    continue
-                out = rule.build(entry, m)
-                if out is None:
-                    continue  # the builder looked closer and declined: not this template
-                events = [out] if isinstance(out, Event) else list(out)
-                for ev in events:
-                    if ev.detail is None:
-                        ev.detail = {}
-                    ev.detail.setdefault("template", rule.name)
-                return "parsed", events, None
+        tried: list[str] | None = None
+        for first, rest, rule in self._screen(entry.logger):
+            if first not in msg:
+                continue
+            if rest and not all(n in msg for n in rest):
+                continue
+            m = rule.regex.search(msg) if rule.search else rule.regex.match(msg)
+            if m is None:
+                if first:  # without needles a miss is routine, not a missed variant
+                    if tried is None:
+                        tried = []
+                    tried.append(rule.name)
+                continue
+            out = rule.build(entry, m)
+            if out is None:
+                continue  # the builder looked closer and declined: not this template
+            events = [out] if isinstance(out, Event) else list(out)
+            for ev in events:
+                if ev.detail is None:
+                    ev.detail = {}
+                ev.detail.setdefault("template", rule.name)
+            return "parsed", events, None
         if tried:
             return "unrecognized", [], "looks like " + ", ".join(tried) + " but did not parse"
         return "other", [], None

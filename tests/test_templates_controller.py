@@ -79,6 +79,9 @@ def test_lost_election_debug_lines_name_the_winner():
     ev = one("[2019-01-01 00:00:00,000] DEBUG [Controller id=3] Broker 1 was elected as controller instead of broker 3 "
              "(kafka.controller.KafkaController)")
     assert (ev.controller_id, ev.broker_id) == (1, 3)
+    ev = one("[2017-01-01 00:00:00,000] DEBUG Broker 2 was elected as leader instead of broker 0 "
+             "(kafka.server.ZookeeperLeaderElector)", "server.log")
+    assert (ev.event_type, ev.controller_id, ev.broker_id) == ("controller_observed", 2, None)  # 0 wrote it
 
 
 def test_broker_change_08_listener_and_22_bounced():

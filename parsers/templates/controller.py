@@ -14,8 +14,8 @@ from parsers.rules import Rule, int_list
 from parsers.schema import Event
 from parsers.templates.shapes import assignment_map, int_map, split_topic_partition, strip_collection, tp_list
 
-CONTROLLER_LOGGERS = ("kafka.controller.*", "kafka.server.ZookeeperLeaderElector*", "state.change.logger")
-ELECTOR = ("kafka.server.ZookeeperLeaderElector*", "kafka.controller.*")
+CONTROLLER_LOGGERS = ("kafka.controller.*",)
+ELECTOR = ("kafka.server.ZookeeperLeaderElector*",)  # 0.8-0.10: the election runs outside the controller
 
 # "[Controller 1]: " (0.8-0.11), "[Controller id=1] " (1.0+). Listeners have their own idents.
 _C = r"^\[Controller (?:id=)?(?P<cid>\d+)\]:? "
@@ -214,7 +214,7 @@ RULES = [
          re.compile(_C + r"Controller moved to another broker when processing (?P<event>.*?)\.?$"), _moved),
     Rule("controller.observed.elector", ELECTOR, ("New leader is ",),
          re.compile(r"^New leader is (?P<leader>-?\d+)$"), _observed_elector),
-    Rule("controller.observed.lost", CONTROLLER_LOGGERS, (" elected as ",),
+    Rule("controller.observed.lost", (*CONTROLLER_LOGGERS, *ELECTOR), (" elected as ",),
          re.compile(_ANY_IDENT + r"Broker (?P<leader>\d+) (?:was elected as (?:controller|leader) instead of broker \d+"
                     r"|has been elected as the controller, so stopping the election process)\.?$"),
          _observed_debug),
@@ -266,7 +266,7 @@ RULES = [
          re.compile(r"^\[Topic Deletion Manager \d+\],? Deletion of topic (?P<topic>\S+) successfully completed$"),
          _topic_deleted),
     # --- log dirs, ISR writes (controller side) -------------------------------------------------
-    Rule("controller.mark_replicas_offline", CONTROLLER_LOGGERS, ("Mark replicas ",),
+    Rule("controller.mark_replicas_offline", ("state.change.logger", *CONTROLLER_LOGGERS), ("Mark replicas ",),
          re.compile(_C + r"Mark replicas (?P<parts>.*) on broker (?P<broker>\d+) as offline$"), _mark_offline),
     Rule("controller.log_dir_failure", CONTROLLER_LOGGERS, ("Handling log directory failure for brokers",),
          re.compile(_C + r"Handling log directory failure for brokers (?P<ids>[\d, ]*)$"), _log_dir_brokers),

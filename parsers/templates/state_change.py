@@ -20,8 +20,8 @@ from parsers.templates.shapes import (
     state_dump,
 )
 
-SC = ("state.change.logger", "kafka.controller.*")
-SELECTOR = ("kafka.controller.*",)
+SC = ("state.change.logger",)
+CONTROLLER = ("kafka.controller.*",)
 
 _P = (r"^(?:\[Controller id=(?P<cid>\d+)(?: epoch=(?P<ce>\d+))?\] (?:Controller \d+ epoch \d+ )?"
       r"|Controller (?P<cid0>\d+) epoch (?P<ce0>\d+) )")
@@ -225,19 +225,19 @@ RULES = [
          re.compile(_P + r"Partition (?P<tp>\S+) state changed to (?P<state>\(.*\)) after removing replica (?P<r>\d+) "
                     r"from the ISR as part of transition to (?P<to>\w+)$"),
          _isr_written),
-    Rule("state_change.new_leader_and_isr.010", SC, ("New leader and ISR for partition",),
+    Rule("state_change.new_leader_and_isr.010", CONTROLLER, ("New leader and ISR for partition",),
          re.compile(r"^\[Controller (?:id=)?(?P<cid>\d+)\]:? New leader and ISR for partition (?P<tp>\S+) is "
                     r"(?P<json>\{.*\})$"),
          _new_leader_isr_010),
-    Rule("state_change.offline_selector.selected", SELECTOR, ("Selected new leader and ISR",),
+    Rule("state_change.offline_selector.selected", CONTROLLER, ("Selected new leader and ISR",),
          re.compile(r"^\[OfflinePartitionLeaderSelector\]: Selected new leader and ISR (?P<json>\{.*\}) for offline "
                     r"partition (?P<tp>\S+)$"),
          _selected_leader),
-    Rule("state_change.offline_selector.unclean", SELECTOR, ("No broker in ISR is alive", "Elect leader "),
+    Rule("state_change.offline_selector.unclean", CONTROLLER, ("No broker in ISR is alive", "Elect leader "),
          re.compile(r"^\[OfflinePartitionLeaderSelector\]: No broker in ISR is alive for (?P<tp>\S+)\. Elect leader "
                     r"(?P<leader>-?\d+) from live brokers (?P<live>[\d, ]*)\. There's potential data loss\.$"),
          _unclean_010),
-    Rule("state_change.psm_startup_dump", SC, ("Started partition state machine with initial state",),
+    Rule("state_change.psm_startup_dump", CONTROLLER, ("Started partition state machine with initial state",),
          re.compile(r"^(?:\[[^\]]*\]:? )?Started partition state machine with initial state -> (?P<dump>.*)$"),
          _psm_startup),
 ]

@@ -47,7 +47,7 @@ _WRITER = re.compile(
     r"|\[Partition \S+ broker=(\d+)\]"
     r"|Partition \[[^\]]*\] on broker (\d+):"
     r"|Controller (\d+) epoch \d+ "
-    r"|Broker (\d+) "
+    r"|Broker (\d+) (?!was elected as)"  # 0.8-0.10 elector: "Broker 2 was elected as leader instead of broker 0"
     r")"
 )
 
