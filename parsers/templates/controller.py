@@ -12,7 +12,14 @@ import re
 
 from parsers.rules import Rule, int_list
 from parsers.schema import Event
-from parsers.templates.shapes import assignment_map, int_map, split_topic_partition, strip_collection, tp_list
+from parsers.templates.shapes import (
+    assignment_map,
+    ident_id,
+    int_map,
+    split_topic_partition,
+    strip_collection,
+    tp_list,
+)
 
 CONTROLLER_LOGGERS = ("kafka.controller.*",)
 ELECTOR = ("kafka.server.ZookeeperLeaderElector*",)  # 0.8-0.10: the election runs outside the controller
@@ -37,7 +44,8 @@ def _elected(entry, m):
 
 
 def _epoch(entry, m):
-    # <= 2.0 logs the new epoch on its own line; templates.finish folds it into the election.
+    # <= 2.0 logs the new epoch on its own line: finish() folds it into the election line before it,
+    # or makes it the election when the file has none (0.8-0.10 controller.log).
     cid = int(m["id"]) if m.groupdict().get("id") else _cid(m)
     return Event("controller_startup_state", controller_id=cid, controller_epoch=int(m["epoch"]), detail={"kind": "epoch"})
 
@@ -64,7 +72,7 @@ def _broker_change(entry, m):
     deleted = int_list(m["deleted"])
     bounced = int_list(m["bounced"]) if m["bounced"] is not None else []
     live = int_list(m["live"])
-    cid = _listener_or_controller_id(entry.message)
+    cid = ident_id(entry.message)
     common = {"live_brokers": live, "via": "controller_broker_change"}
     evs = []
     for b in added:
@@ -80,16 +88,8 @@ def _broker_change(entry, m):
     return evs
 
 
-_IDENT_ID = re.compile(r"^\[[^\]]*?(\d+)\]")
-
-
-def _listener_or_controller_id(message: str) -> int | None:
-    m = _IDENT_ID.match(message)
-    return int(m.group(1)) if m else None
-
-
 def _failure_callback(entry, m):
-    cid = _listener_or_controller_id(entry.message)
+    cid = ident_id(entry.message)
     return [Event("broker_failed", controller_id=cid, subject_broker=b, detail={"via": "failure_callback"})
             for b in int_list(m["ids"])]
 
@@ -159,13 +159,13 @@ def _new_topics(entry, m):
     if not topics:
         return None  # a topic-change event without new topics
     assignment = assignment_map(m["assign"])
-    cid = _listener_or_controller_id(entry.message)
+    cid = ident_id(entry.message)
     return [Event("topic_created", controller_id=cid, topic=t, detail={"assignment": assignment.get(t, {})})
             for t in sorted(topics)]
 
 
 def _topic_deleted(entry, m):
-    return Event("topic_deleted", controller_id=_listener_or_controller_id(entry.message), topic=m["topic"],
+    return Event("topic_deleted", controller_id=ident_id(entry.message), topic=m["topic"],
                  detail={"phase": "completed"})
 
 

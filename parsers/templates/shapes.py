@@ -36,6 +36,7 @@ __all__ = [
     "assignment_map",
     "state_dump",
     "strip_collection",
+    "ident_id",
 ]
 
 _F_LEADER = re.compile(r"\bleader=(-?\d+)")
@@ -185,28 +186,22 @@ def strip_collection(text: str) -> str:
     return t
 
 
+_TOPIC_AND_PARTITION = re.compile(r"\[([^\[\],\s]+),(\d+)\]")
+
+
 def tp_list(text: str) -> list[list]:
     """A printed list of partitions -> [[topic, partition], ...] in the order printed.
 
-    Accepts ``t-0,t-1``, ``Set(t-0, t-1)``, ``[t,0],[t,1]`` and
+    Accepts ``t-0,t-1``, ``Set(t-0, t-1)``, ``[t-0, t-1]``, ``[t,0],[t,1]`` and
     ``[RemainingPartition(topicName='t', partitionIndex=0), ...]``.
     """
     if "topicName='" in text:
         return [[t, int(p)] for t, p in _REMAINING.findall(text)]
-    body = strip_collection(text)
-    if not body:
-        return []
+    old_style = _TOPIC_AND_PARTITION.findall(text)
+    if old_style:
+        return [[t, int(p)] for t, p in old_style]
     out: list[list] = []
-    if "[" in body:
-        # TopicAndPartition items: [t,0],[t,1] (the topic cannot hold '[' or ']').
-        for item in body.split("]"):
-            item = item.lstrip(", ")
-            if item.startswith("["):
-                tp = split_topic_partition(item + "]")
-                if tp:
-                    out.append([tp[0], tp[1]])
-        return out
-    for item in body.replace(" ", "").split(","):
+    for item in strip_collection(text).replace(" ", "").split(","):
         tp = split_topic_partition(item)
         if tp:
             out.append([tp[0], tp[1]])
@@ -266,3 +261,12 @@ def state_dump(text: str) -> tuple[list[tuple[str, int, str]], bool]:
             continue
         out.append((tp[0], tp[1], state))
     return out, complete
+
+
+_IDENT_ID = re.compile(r"^\[[^\]]*?(\d+)\]")
+
+
+def ident_id(message: str) -> int | None:
+    """The id in a leading log ident: ``[BrokerChangeListener on Controller 3]: ...`` -> 3."""
+    m = _IDENT_ID.match(message)
+    return int(m.group(1)) if m else None

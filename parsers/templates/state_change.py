@@ -13,6 +13,7 @@ import re
 from parsers.rules import Rule, int_list
 from parsers.schema import Event
 from parsers.templates.shapes import (
+    ident_id,
     leader_and_isr,
     leader_isr_epoch,
     leader_json,
@@ -25,7 +26,6 @@ CONTROLLER = ("kafka.controller.*",)
 
 _P = (r"^(?:\[Controller id=(?P<cid>\d+)(?: epoch=(?P<ce>\d+))?\] (?:Controller \d+ epoch \d+ )?"
       r"|Controller (?P<cid0>\d+) epoch (?P<ce0>\d+) )")
-_IDENT_ID = re.compile(r"^\[[^\]]*?(\d+)\]")
 
 
 def _ids(m) -> tuple[int | None, int | None]:
@@ -187,8 +187,7 @@ def _psm_startup(entry, m):
         # a dump broken over lines by the writer: the rest is on the continuation lines
         text = text + "".join(entry.continuation)
     items, complete = state_dump(text)
-    ident = _IDENT_ID.match(entry.message)
-    cid = int(ident.group(1)) if ident else None
+    cid = ident_id(entry.message)
     if not items:
         return None  # a controller of an empty cluster: routine
     evs = []

@@ -1,0 +1,83 @@
+"""The structures Kafka prints inside messages (expectations derived by hand from the text)."""
+import pytest
+
+from parsers.templates.shapes import (
+    assignment_map,
+    ident_id,
+    int_map,
+    leader_and_isr,
+    leader_isr_epoch,
+    leader_json,
+    request_partition_state,
+    state_dump,
+    strip_collection,
+    tp_list,
+)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("LeaderAndIsr(leader=1, leaderEpoch=5, isr=List(1, 2), zkVersion=7)", (1, 5, [1, 2], 7)),
+    ("LeaderAndIsr(leader=-1, leaderEpoch=6, isr=List(), zkVersion=9)", (-1, 6, [], 9)),
+    ("LeaderAndIsr(leader=1, leaderEpoch=5, isr=List(1), leaderRecoveryState=RECOVERED, partitionEpoch=7)", (1, 5, [1], 7)),
+    ("LeaderAndIsr(leader=2, leaderEpoch=1, isrWithBrokerEpoch=List(BrokerState(brokerId=2, brokerEpoch=-1), "
+     "BrokerState(brokerId=10, brokerEpoch=4)), leaderRecoveryState=RECOVERED, partitionEpoch=3)", (2, 1, [2, 10], 3)),
+    ("LeaderAndIsr(leader=2, leaderEpoch=1, isrWithBrokerEpoch=[BrokerState(brokerId=2, brokerEpoch=-1)], "
+     "leaderRecoveryState=RECOVERED, partitionEpoch=3)", (2, 1, [2], 3)),
+])
+def test_leader_and_isr_every_version(text, expected):
+    f = leader_and_isr(text)
+    assert (f["leader"], f["leader_epoch"], f["isr"], f["zk_version"]) == expected
+
+
+def test_leader_isr_and_controller_epoch_forms():
+    assert leader_isr_epoch("(Leader:1,ISR:1,2,LeaderEpoch:5,ControllerEpoch:3)") == {
+        "leader": 1, "isr": [1, 2], "leader_epoch": 5, "zk_version": None, "controller_epoch": 3}
+    f = leader_isr_epoch("(Leader:-1,ISR:,LeaderRecoveryState:RECOVERING,LeaderEpoch:5,ZkVersion:7,ControllerEpoch:3)")
+    assert (f["leader"], f["isr"], f["zk_version"], f["leader_recovery_state"]) == (-1, [], 7, "RECOVERING")
+    assert leader_isr_epoch("(Leader:1,ISR:1)") is None
+
+
+def test_leader_json_any_key_order():
+    assert leader_json('{"leader":-1,"leader_epoch":1,"isr":[0]}') == {
+        "leader": -1, "leader_epoch": 1, "isr": [0], "controller_epoch": None}
+    assert leader_json('{"controller_epoch":7,"isr":[2,3],"leader":3,"version":1,"leader_epoch":9}') == {
+        "leader": 3, "leader_epoch": 9, "isr": [2, 3], "controller_epoch": 7}
+
+
+def test_request_partition_state_without_a_state_is_none():
+    assert request_partition_state("org.apache.kafka.common.requests.LeaderAndIsrRequest$PartitionState@2fb04945") is None
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("t-0,my-topic-12", [["t", 0], ["my-topic", 12]]),
+    ("Set(t-0, u-1)", [["t", 0], ["u", 1]]),
+    ("[a,0],[b-c,3]", [["a", 0], ["b-c", 3]]),
+    ("[t-0, u-1]", [["t", 0], ["u", 1]]),
+    ("[RemainingPartition(topicName='x', partitionIndex=2), RemainingPartition(topicName='y-1', partitionIndex=0)]",
+     [["x", 2], ["y-1", 0]]),
+    ("", []),
+    ("Set()", []),
+])
+def test_tp_list(text, expected):
+    assert tp_list(text) == expected
+
+
+def test_collections_and_maps():
+    assert strip_collection("HashSet(a, b)") == "a, b" and strip_collection("[1, 2]") == "1, 2"
+    assert int_map("HashMap(0 -> 4294967322, 1 -> 12)") == {"0": 4294967322, "1": 12}
+    assert assignment_map("Map([t,0] -> List(0, 1), [t,1] -> List(1), u-3 -> Vector(2))") == {
+        "t": {"0": [0, 1], "1": [1]}, "u": {"3": [2]}}
+
+
+def test_state_dump_split_not_regex():
+    items, complete = state_dump("Map([a,0] -> OnlinePartition, b-c-1 -> OfflinePartition)")
+    assert (items, complete) == ([("a", 0, "OnlinePartition"), ("b-c", 1, "OfflinePartition")], True)
+    items, complete = state_dump("HashMap(a-0 -> NewPartition, b-")
+    assert (items, complete) == ([("a", 0, "NewPartition")], False)
+    assert state_dump("nonsense") == ([], False)
+
+
+def test_ident_id():
+    assert ident_id("[BrokerChangeListener on Controller 3]: Newly added brokers") == 3
+    assert ident_id("[PartitionStateMachine controllerId=100] Started") == 100
+    assert ident_id("no ident") is None
