@@ -154,9 +154,15 @@ def _first(item: tuple) -> int:
     return item[0]
 
 
+_FAST: dict[str, tuple] = {}
+
+
 def _line(stamp: Stamp, ms: int, name: str, /, **kw) -> str:
-    t = TEMPLATES[name]
-    return f"{stamp(ms)} {t.level} {t.render(**kw)} ({t.logger})\n"
+    fast = _FAST.get(name)
+    if fast is None:
+        t = TEMPLATES[name]
+        fast = _FAST[name] = (f" {t.level} ", t.fast(), f" ({t.logger})\n")
+    return f"{stamp(ms)}{fast[0]}{fast[1](**kw)}{fast[2]}"
 
 
 class Hour:
@@ -287,7 +293,7 @@ class Generator:
 
         def bind(name: str):
             t = TEMPLATES[name]
-            return f" {t.level} ", t.text.format, f" ({t.logger})\n"
+            return f" {t.level} ", t.fast(), f" ({t.logger})\n"
 
         snap_l, snap, snap_r = bind("producer_snapshot")
         roll_l, roll, roll_r = bind("log_rolled")

@@ -66,6 +66,15 @@ def test_source_only_templates_are_few_and_known():
     assert source_only == ["created_chroot", "fetch_conn_failed", "truncate"]
 
 
+def test_compiled_templates_render_like_the_templates():
+    import string
+
+    for name, t in TEMPLATES.items():
+        fields = {f for _, f, _, _ in string.Formatter().parse(t.text) if f}
+        values = {f: f"<{f}:{i}>" for i, f in enumerate(sorted(fields))}
+        assert t.fast()(**values) == t.render(**values), name
+
+
 def test_every_line_the_samples_write_comes_from_a_template():
     for sc in SCENARIOS.values():
         pl = play(sc)
