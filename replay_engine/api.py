@@ -118,11 +118,54 @@ class ReplayResult:
         return rows
 
 
+def _dedupe_metadata(events: list[Event]) -> list[Event]:
+    """The same metadata record read from two copies (segment and checkpoint, two nodes) counts once."""
+    seen: set[tuple] = set()
+    out = []
+    for e in events:
+        if e.source_kind == "kraft_metadata":
+            key = (e.source_pos, e.source_sub, e.event_type, e.topic, e.partition, e.subject_broker)
+            if key in seen:
+                continue
+            seen.add(key)
+        out.append(e)
+    return out
+
+
+def replay_kraft(events: list[Event], cluster: str | None) -> ReplayResult:
+    from replay_engine.from_events import Coverage
+    from replay_engine.kraft import KraftReplay, kraft_order
+
+    events = kraft_order(_dedupe_metadata(events))
+    version = next(((e.detail or {}).get("version") for e in events if e.event_type == "kafka_version"), None)
+    config = ConfigState(version=parse_version(version))
+    if config.version is not None:
+        config.version_source = f"logged 'Kafka version: {version}'"
+    ctrl = KraftReplay(config)
+    ctrl.run(events)
+    ts = [e.ts for e in events if e.ts]
+    stream = FactStream([], "kraft", Coverage(), version, min(ts) if ts else None, max(ts) if ts else None, None, [])
+    if not ctrl.has_records:
+        stream.notes.append("no __cluster_metadata log given: leader changes come from the broker logs and the "
+                            "replay's own PartitionChangeBuilder decisions")
+    intervals = ctrl.timeline.finish()
+    recorded = (lambda _ts, _c, _k: True) if ctrl.has_records else None
+    world = World(ctrl.periods, ctrl.tenures, ctrl.ar_history, ctrl.config_history, ctrl.failed_elections,
+                  ctrl.evidence_by_broker, ctrl.evidence_by_tp, stream.trace_end, recorded)
+    leaderless = [Leaderless(ep, explain(ep, world)) for ep in leaderless_episodes(intervals)]
+    return ReplayResult(cluster, "kraft", stream, intervals, leaderless, ctrl.decisions, ctrl.comparisons,
+                        ctrl.uncompared, ctrl, list(stream.notes), estimate_skew(events))
+
+
 def replay_cluster(events: Iterable[Event], cluster: str | None = None,
                    overrides: dict[str, str] | None = None,
                    topic_overrides: dict[str, dict[str, str]] | None = None) -> ReplayResult:
     """Replay ONE cluster's events (all sources mixed; ordering is done here)."""
+    from replay_engine.kraft import is_kraft
+
     events = list(events)
+    if is_kraft(events):
+        return replay_kraft(events, cluster)
     stream = build_facts(events)
     config = ConfigState(version=parse_version(stream.kafka_version))
     if config.version is not None:

@@ -150,6 +150,8 @@ def _down_phrase(world: World, b: int, ts: int) -> tuple[str, Ref | None]:
         "fenced": "was fenced by the controller",
         "deleted": "lost its registration",
         "bounced": "restarted",
+        "controlled_shutdown": "began a controlled shutdown",
+        "unregistered": "was unregistered",
     }
     prev = None
     for q in world.periods.get(b, []):

@@ -1,0 +1,514 @@
+"""KRaft mode: the quorum controller re-run over the ``__cluster_metadata`` log (and KRaft log lines).
+
+In KRaft the controller's decisions *are* the metadata log: a
+``PartitionChangeRecord`` after a broker is fenced is the controller's
+election. The replay keeps broker registrations (fenced, controlled
+shutdown), topics and partition registrations, re-derives every leader
+change with the ``PartitionChangeBuilder`` rules (``kraft_rules``) at the
+point it was recorded, and follows the record. Leader changes that only the
+broker logs show (KRaft logs elections at DEBUG) are judged against what the
+brokers say they became. Produces the same outputs as the ZooKeeper-mode
+replay, so reports, dashboards, what-if and audit work unchanged.
+"""
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from parsers.schema import Event
+from replay_engine import facts as F
+from replay_engine.config import UNCLEAN, ConfigState, as_bool, parse_version
+from replay_engine.controller import Comparison
+from replay_engine.from_events import ref_of
+from replay_engine.kraft_rules import elect, isr_without
+from replay_engine.partition import UNKNOWN, BrokerPeriod, Decision, PState, Tenure
+from replay_engine.states import NON_EXISTENT, OFFLINE, ONLINE
+from replay_engine.timeline import TimelineBuilder, View
+
+KRAFT_TYPES = frozenset({"partition_record", "partition_change", "topic_record", "topic_removed", "kraft_leader_change",
+                         "broker_fenced", "broker_unfenced", "broker_registration_change", "broker_unregistered",
+                         "broker_heartbeat_timeout", "feature_level", "config_record", "metadata_record"})
+# A fence and the partition changes it causes are appended together; records this close are one step.
+SAME_STEP_US = 5_000
+
+
+def is_kraft(events: list[Event]) -> bool:
+    """KRaft evidence and no ZooKeeper-mode controller activity."""
+    kraft = sum(1 for e in events if e.event_type in KRAFT_TYPES and e.event_type != "metadata_record")
+    zk = sum(1 for e in events if e.event_type in ("controller_elected", "partition_state_change", "zk_txn",
+                                                   "partition_state_written", "broker_failed"))
+    return kraft > 0 and kraft >= zk
+
+
+class KraftReplay:
+    def __init__(self, config: ConfigState):
+        self.config = config
+        self.registered: dict[int, Any] = {}
+        self.fenced: set[int] = set()
+        self.cs: set[int] = set()
+        self.live: set[int] = set()  # registered and unfenced (what the timeline calls alive)
+        self.known_brokers: set[int] = set()
+        self.topic_names: dict[str, str] = {}
+        self.parts: dict[F.TP, PState] = {}
+        self.elr: dict[F.TP, tuple[tuple[int, ...], tuple[int, ...]]] = {}
+        self.elr_enabled = False
+        self.timeline = TimelineBuilder()
+        self.decisions: list[Decision] = []
+        self.comparisons: list[Comparison] = []
+        self.uncompared = 0
+        self.epoch_gaps = 0
+        self.periods: dict[int, list[BrokerPeriod]] = {}
+        self.tenures: list[Tenure] = []
+        self.ar_history: dict[F.TP, list[tuple[int, tuple[int, ...]]]] = {}
+        self.config_history: list[tuple[int, ConfigState]] = [(0, copy.deepcopy(config))]
+        self.failed_elections: dict[F.TP, list[F.Ref]] = {}
+        self.evidence_by_broker: dict[int, list[F.Ref]] = {}
+        self.evidence_by_tp: dict[F.TP, list[F.Ref]] = {}
+        self.unclean_elections: list[Decision] = []
+        self.findings: list[dict[str, Any]] = []
+        self.recent_gone: dict[int, int] = {}  # broker -> when it was fenced / began controlled shutdown
+        self.has_records = False
+        self.last_replayed: dict[F.TP, Decision] = {}
+        self._seq = 0
+
+    # ------------------------------------------------------------------ helpers
+
+    def acceptable(self) -> frozenset[int]:
+        return frozenset(b for b in self.registered if b not in self.fenced and b not in self.cs)
+
+    def _period(self, b: int, ts: int, ref: F.Ref, state: str, cause: str | None = None) -> None:
+        ps = self.periods.setdefault(b, [])
+        if ps and ps[-1].state == state:
+            return
+        if ps and ps[-1].end is None:
+            ps[-1].end, ps[-1].end_ref, ps[-1].end_cause = ts, ref, cause
+        ps.append(BrokerPeriod(b, ts, start_ref=ref, state=state))
+        self.known_brokers.add(b)
+
+    def _liveness(self, b: int, ts: int, ref: F.Ref, cause: str) -> None:
+        # A broker in controlled shutdown may not lead: for availability it has left already.
+        up = b in self.registered and b not in self.fenced and b not in self.cs
+        was = b in self.live
+        if up and not was:
+            self.live.add(b)
+            self._period(b, ts, ref, "up")
+        elif not up and was:
+            self.live.discard(b)
+            self._period(b, ts, ref, "down", cause)
+        elif not up and b not in self.periods:
+            self._period(b, ts, ref, "down", cause)
+        for tp in sorted(self.parts):
+            p = self.parts[tp]
+            if p.leader == b:
+                self._show(p, ts, ref, "liveness")
+
+    def _show(self, p: PState, ts: int, ref: F.Ref, basis: str) -> None:
+        if p.leader is None and p.state == UNKNOWN:
+            return
+        alive = None if p.leader is None or p.leader < 0 else p.leader in self.live
+        state = p.state if p.state != UNKNOWN else (ONLINE if p.leader is not None and p.leader >= 0 else OFFLINE)
+        self.timeline.update(p.tp, ts, View(p.leader, p.isr, p.leader_epoch, p.controller_epoch, state, alive), ref, basis)
+
+    def _set_replicas(self, p: PState, replicas, ts: int) -> None:
+        ar = tuple(replicas)
+        if p.replicas != ar:
+            p.replicas = ar
+            self.ar_history.setdefault(p.tp, []).append((ts, ar))
+
+    def _tp(self, ev: Event) -> F.TP | None:
+        tid = (ev.detail or {}).get("topic_id")
+        topic = ev.topic or self.topic_names.get(tid or "") or (f"topic-id:{tid}" if tid else None)
+        if topic is None or ev.partition is None:
+            return None
+        return (topic, int(ev.partition))
+
+    def _unclean(self, topic: str) -> bool:
+        return as_bool(self.config.unclean_enabled(topic).value)
+
+    # ------------------------------------------------------------------ events
+
+    def run(self, events: list[Event]) -> None:
+        history, echoes = history_and_echoes(events)
+        self.history_lines, self.echo_lines = len(history), len(echoes)
+        for i, ev in enumerate(events):
+            if i in echoes:
+                continue
+            if i in history:
+                self._learn(ev)  # the state it describes, without treating it as something that just happened
+                continue
+            h = getattr(self, "_on_" + ev.event_type, None)
+            if h is not None:
+                h(ev)
+            elif ev.event_type in ("become_leader", "become_follower", "leader_and_isr_received"):
+                self._observed(ev)
+            else:
+                tp = self._tp(ev) if ev.topic is not None or ev.partition is not None else None
+                r = ref_of(ev)
+                if ev.subject_broker is not None:
+                    self.evidence_by_broker.setdefault(ev.subject_broker, []).append(r)
+                if tp is not None:
+                    self.evidence_by_tp.setdefault(tp, []).append(r)
+
+    def _on_kraft_leader_change(self, ev: Event) -> None:
+        c, epoch = ev.controller_id, ev.controller_epoch
+        if self.tenures and self.tenures[-1].end is None:
+            t = self.tenures[-1]
+            if t.controller == c and (epoch is None or t.epoch == epoch):
+                return
+            t.end, t.end_ref, t.end_cause = ev.ts, ref_of(ev), "new quorum leader" if c is not None and c >= 0 else "renounced"
+        if c is not None and c >= 0:
+            self.tenures.append(Tenure(c, epoch, ev.ts or 0, start_ref=ref_of(ev)))
+
+    def _on_broker_registered(self, ev: Event) -> None:
+        b = ev.subject_broker
+        if b is None:
+            return
+        d = ev.detail or {}
+        self.registered[b] = d.get("broker_epoch")
+        if d.get("via") == "kraft_record" or d.get("fenced") is not None:
+            (self.fenced.add if d.get("fenced", True) else self.fenced.discard)(b)
+        self.cs.discard(b)
+        self.evidence_by_broker.setdefault(b, []).append(ref_of(ev))
+        self._liveness(b, ev.ts or 0, ref_of(ev), "registered")
+
+    def _on_broker_unregistered(self, ev: Event) -> None:
+        b = ev.subject_broker
+        if b is None:
+            return
+        self.registered.pop(b, None)
+        self.recent_gone[b] = ev.ts or 0
+        self._liveness(b, ev.ts or 0, ref_of(ev), "unregistered")
+
+    def _fence(self, b: int, ev: Event, cause: str) -> None:
+        self.registered.setdefault(b, None)
+        self.fenced.add(b)
+        self.recent_gone[b] = ev.ts or 0
+        self.evidence_by_broker.setdefault(b, []).append(ref_of(ev))
+        self._liveness(b, ev.ts or 0, ref_of(ev), cause)
+        if not self.has_records:
+            self._replay_leaving(b, ev)
+
+    def _on_broker_fenced(self, ev: Event) -> None:
+        if ev.subject_broker is not None:
+            self._fence(ev.subject_broker, ev, "fenced")
+
+    def _on_broker_heartbeat_timeout(self, ev: Event) -> None:
+        if ev.subject_broker is not None:
+            self.evidence_by_broker.setdefault(ev.subject_broker, []).append(ref_of(ev))
+
+    def _on_broker_unfenced(self, ev: Event) -> None:
+        b = ev.subject_broker
+        if b is None:
+            return
+        self.registered.setdefault(b, None)
+        self.fenced.discard(b)
+        self.cs.discard(b)
+        self._liveness(b, ev.ts or 0, ref_of(ev), "unfenced")
+        if not self.has_records:
+            self._replay_unfence(ev)
+
+    def _on_broker_registration_change(self, ev: Event) -> None:
+        b = ev.subject_broker
+        if b is None:
+            return
+        d = ev.detail or {}
+        if d.get("fenced") == 1:
+            self._fence(b, ev, "fenced")
+        elif d.get("fenced") == -1:
+            self._on_broker_unfenced(ev)
+        if d.get("in_controlled_shutdown") == 1 and b not in self.cs:
+            self.cs.add(b)
+            self.recent_gone[b] = ev.ts or 0
+            self.evidence_by_broker.setdefault(b, []).append(ref_of(ev))
+            self._liveness(b, ev.ts or 0, ref_of(ev), "controlled_shutdown")
+            if not self.has_records:
+                self._replay_leaving(b, ev)
+
+    def _on_controlled_shutdown_requested(self, ev: Event) -> None:
+        """'Unfenced broker N has requested and been granted a controlled shutdown' (the controller's grant)."""
+        b = ev.subject_broker
+        if b is None or (ev.detail or {}).get("side") != "controller" or b in self.cs:
+            return
+        self.cs.add(b)
+        self.recent_gone[b] = ev.ts or 0
+        self.evidence_by_broker.setdefault(b, []).append(ref_of(ev))
+        self._liveness(b, ev.ts or 0, ref_of(ev), "controlled_shutdown")
+        if not self.has_records:
+            self._replay_leaving(b, ev)
+
+    def _on_topic_record(self, ev: Event) -> None:
+        tid = (ev.detail or {}).get("topic_id")
+        if tid and ev.topic:
+            self.topic_names[tid] = ev.topic
+
+    def _on_topic_removed(self, ev: Event) -> None:
+        topic = ev.topic or self.topic_names.get((ev.detail or {}).get("topic_id") or "")
+        for tp in sorted(t for t in self.parts if t[0] == topic):
+            p = self.parts.pop(tp)
+            self.timeline.update(tp, ev.ts or 0, View(None, None, None, None, NON_EXISTENT, None), ref_of(ev), "recorded")
+            del p
+
+    def _on_config_record(self, ev: Event) -> None:
+        d = ev.detail or {}
+        name, value = d.get("name"), d.get("value")
+        if name is None:
+            return
+        rtype = str(d.get("resource_type") or "")
+        entry = (str(value), ref_of(ev)) if value is not None else None
+        if rtype in ("2", "TOPIC", "topic") and ev.topic:
+            cfg = self.config.topic.setdefault(ev.topic, {})
+        elif rtype in ("4", "BROKER", "broker") and not d.get("resource_name"):
+            cfg = self.config.cluster_dynamic
+        else:
+            return
+        if entry is None:
+            cfg.pop(name, None)
+        else:
+            cfg[name] = entry
+        self.config_history.append((ev.ts or 0, copy.deepcopy(self.config)))
+
+    def _on_feature_level(self, ev: Event) -> None:
+        d = ev.detail or {}
+        if d.get("name") == "eligible.leader.replicas.version":
+            self.elr_enabled = int(d.get("level") or 0) >= 1
+
+    def _on_broker_config(self, ev: Event) -> None:
+        if ev.subject_broker is not None:
+            self.config.broker_static.setdefault(ev.subject_broker, {}).update(
+                {k: (str(v), ref_of(ev)) for k, v in ((ev.detail or {}).get("config") or {}).items()})
+
+    def _on_kafka_version(self, ev: Event) -> None:
+        v = parse_version((ev.detail or {}).get("version"))
+        if v is not None and self.config.version is None:
+            self.config.version = v
+            self.config.version_source = f"logged 'Kafka version: {(ev.detail or {}).get('version')}'"
+
+    # ------------------------------------------------------------------ partition records
+
+    def _on_partition_record(self, ev: Event) -> None:
+        tp = self._tp(ev)
+        if tp is None:
+            return
+        self.has_records = self.has_records or ev.source_kind == "kraft_metadata"
+        p = self.parts.get(tp)
+        d = ev.detail or {}
+        r = ref_of(ev)
+        snapshot = d.get("snapshot_offset") is not None or ev.source_kind != "kraft_metadata"
+        if p is None and not snapshot and ev.replicas:
+            # A topic created now: the ISR is the usable replicas, the leader the first of them.
+            ok = self.acceptable()
+            isr = tuple(x for x in ev.replicas if x in ok) or tuple(ev.replicas)
+            replayed = {"leader": isr[0] if isr and isr[0] in ok else -1, "isr": list(isr)}
+            recorded = {"leader": ev.leader, "isr": list(ev.isr or [])}
+            self._judge(tp, ev, recorded, replayed, "new partition (KRaft createTopics)")
+        p = self.parts.setdefault(tp, PState(tp))
+        self._set_replicas(p, ev.replicas or (), ev.ts or 0)
+        p.leader, p.isr = ev.leader, tuple(ev.isr or ())
+        p.leader_epoch, p.zk_version, p.controller_epoch = ev.leader_epoch, ev.zk_version, ev.controller_epoch
+        p.state = ONLINE if (ev.leader or -1) >= 0 else OFFLINE
+        self.elr[tp] = (tuple(d.get("elr") or ()), tuple(d.get("last_known_elr") or ()))
+        self._show(p, ev.ts or 0, r, "recorded" if not snapshot else "observed")
+
+    def _on_partition_change(self, ev: Event) -> None:
+        tp = self._tp(ev)
+        if tp is None:
+            return
+        self.has_records = self.has_records or ev.source_kind == "kraft_metadata"
+        p = self.parts.get(tp)
+        d = ev.detail or {}
+        r = ref_of(ev)
+        changed = set(d.get("changed") or [])
+        if p is None or p.isr is None:
+            self.uncompared += 1 if "leader" in changed else 0
+            p = self.parts.setdefault(tp, PState(tp))
+        else:
+            target = tuple(ev.isr) if ev.isr is not None and "isr" in changed else p.isr
+            gone = {b for b, t in self.recent_gone.items() if (ev.ts or 0) - t <= SAME_STEP_US}
+            if "leader" in changed:
+                ok = self.acceptable()
+                elr = self.elr.get(tp, ((), ()))[0]
+                if d.get("elr") is not None:
+                    elr = tuple(d.get("elr") or ())
+                res = elect(p.replicas or p.isr, target, p.leader, ok, self._unclean(tp[0]), elr,
+                            self.elr_enabled or d.get("elr") is not None)
+                recorded = {"leader": ev.leader}
+                replayed = {"leader": res.leader}
+                self._judge(tp, ev, recorded, replayed, f"PartitionChangeBuilder ({res.how})")
+                if ev.leader is not None and ev.leader >= 0 and ev.leader not in p.isr and ev.leader not in target:
+                    self._unclean_record(p, ev)
+                elif res.how == "unclean" and ev.leader == res.leader:
+                    self._unclean_record(p, ev)
+                if ev.leader == -1:
+                    self.failed_elections.setdefault(tp, []).append(r)
+            elif "isr" in changed and gone & set(p.isr):
+                # The controller took a fenced / shutting-down broker out of the ISR (no leader change).
+                replayed = {"isr": list(isr_without(p.isr, gone, self.elr_enabled or d.get("elr") is not None))}
+                self._judge(tp, ev, {"isr": list(ev.isr or [])}, replayed, "ISR shrink on fence / shutdown")
+        if ev.replicas is not None and "replicas" in changed:
+            self._set_replicas(p, ev.replicas, ev.ts or 0)
+        if "leader" in changed and ev.leader is not None:
+            p.leader = ev.leader
+            p.leader_epoch = None if p.leader_epoch is None else p.leader_epoch + 1
+        if "isr" in changed and ev.isr is not None:
+            p.isr = tuple(ev.isr)
+        if ev.leader_epoch is not None:
+            p.leader_epoch = ev.leader_epoch
+        if ev.zk_version is not None:
+            p.zk_version = ev.zk_version
+        p.controller_epoch = ev.controller_epoch if ev.controller_epoch is not None else p.controller_epoch
+        if d.get("elr") is not None or d.get("last_known_elr") is not None:
+            old = self.elr.get(tp, ((), ()))
+            self.elr[tp] = (tuple(d.get("elr") if d.get("elr") is not None else old[0]),
+                            tuple(d.get("last_known_elr") if d.get("last_known_elr") is not None else old[1]))
+        p.state = ONLINE if p.leader is not None and p.leader >= 0 else OFFLINE
+        self._show(p, ev.ts or 0, r, "recorded")
+
+    def _unclean_record(self, p: PState, ev: Event) -> None:
+        self._seq += 1
+        d = Decision(self._seq, ev.ts or 0, p.tp, "election", "UNCLEAN", ref_of(ev),
+                     p.snapshot(), {"leader": ev.leader, "isr": list(ev.isr or [ev.leader])}, unclean=True,
+                     status="agreed", record=ref_of(ev))
+        self.unclean_elections.append(d)
+        self.decisions.append(d)
+
+    def _judge(self, tp: F.TP, ev: Event, recorded: dict, replayed: dict, how: str) -> None:
+        ok = all(recorded.get(k) == v for k, v in replayed.items() if recorded.get(k) is not None)
+        r = ref_of(ev)
+        self.comparisons.append(Comparison(tp, ev.ts or 0, r, recorded, replayed, ok, how))
+        self._seq += 1
+        self.decisions.append(Decision(self._seq, ev.ts or 0, tp, "election" if "leader" in replayed else "isr_removal",
+                                       how, r, {}, replayed, status="agreed" if ok else "diverged", record=r))
+
+    def _learn(self, ev: Event) -> None:
+        t = ev.event_type
+        if t == "topic_record":
+            self._on_topic_record(ev)
+        elif t == "broker_registered" and ev.subject_broker is not None:
+            self.registered[ev.subject_broker] = (ev.detail or {}).get("broker_epoch")
+            self.known_brokers.add(ev.subject_broker)
+        elif t == "partition_record":
+            tp = self._tp(ev)
+            if tp is not None and ev.replicas:
+                p = self.parts.setdefault(tp, PState(tp))
+                self._set_replicas(p, ev.replicas, ev.ts or 0)
+
+    # ------------------------------------------------------------------ log-only evidence
+
+    def _replay_leaving(self, b: int, ev: Event) -> None:
+        """No metadata log: the controller's moves for a broker that was fenced or is shutting down."""
+        ok = self.acceptable()
+        for tp in sorted(self.parts):
+            p = self.parts[tp]
+            if p.isr is None or b not in set(p.isr) | {p.leader}:
+                continue
+            target = isr_without(p.isr, {b}, self.elr_enabled)
+            res = elect(p.replicas or p.isr, target, p.leader, ok, self._unclean(tp[0]), (), self.elr_enabled)
+            self._apply_replayed(p, ev, res.leader, res.isr, res.how == "unclean")
+
+    def _replay_unfence(self, ev: Event) -> None:
+        ok = self.acceptable()
+        for tp in sorted(self.parts):
+            p = self.parts[tp]
+            if p.leader is not None and p.leader < 0 and p.isr is not None:
+                res = elect(p.replicas or p.isr, p.isr, None, ok, self._unclean(tp[0]), (), self.elr_enabled)
+                if res.leader >= 0:
+                    self._apply_replayed(p, ev, res.leader, res.isr, res.how == "unclean")
+
+    def _apply_replayed(self, p: PState, ev: Event, leader: int, isr, unclean: bool) -> None:
+        self._seq += 1
+        before = p.snapshot()
+        p.leader, p.isr = leader, tuple(isr)
+        p.leader_epoch = None if p.leader_epoch is None else p.leader_epoch + 1
+        p.state = ONLINE if leader >= 0 else OFFLINE
+        d = Decision(self._seq, ev.ts or 0, p.tp, "election" if leader >= 0 else "election_failed", "KRaft (replayed)",
+                     ref_of(ev), before, {"leader": leader, "isr": list(isr), "leader_epoch": p.leader_epoch},
+                     unclean=unclean, status="applied")
+        self.decisions.append(d)
+        if p.leader_epoch is not None:
+            self.last_replayed[p.tp] = d
+        if unclean:
+            self.unclean_elections.append(d)
+        if leader < 0:
+            self.failed_elections.setdefault(p.tp, []).append(ref_of(ev))
+        self._show(p, ev.ts or 0, ref_of(ev), "replayed")
+
+    def _observed(self, ev: Event) -> None:
+        """A broker says it became leader/follower: the controller's decision, as delivered."""
+        tp = self._tp(ev)
+        if tp is None:
+            return
+        p = self.parts.setdefault(tp, PState(tp))
+        leader = ev.leader if ev.leader is not None else (ev.broker_id if ev.event_type == "become_leader" else None)
+        if leader is None:
+            return
+        last = self.last_replayed.get(tp)
+        if not self.has_records and last is not None and ev.leader_epoch is not None \
+                and last.after.get("leader_epoch") == ev.leader_epoch:
+            # The broker states the outcome of the very decision the replay took (same leader epoch).
+            self.comparisons.append(Comparison(tp, ev.ts or 0, ref_of(ev), {"leader": leader},
+                                               {"leader": last.after.get("leader")}, leader == last.after.get("leader"),
+                                               "broker's own view of the replayed decision"))
+            last.status = "agreed" if leader == last.after.get("leader") else "diverged"
+            del self.last_replayed[tp]
+        if ev.leader_epoch is not None and p.leader_epoch is not None and ev.leader_epoch < p.leader_epoch:
+            return
+        p.leader = leader
+        if ev.isr is not None:
+            p.isr = tuple(ev.isr)
+        if ev.replicas is not None:
+            self._set_replicas(p, ev.replicas, ev.ts or 0)
+        if ev.leader_epoch is not None:
+            p.leader_epoch = ev.leader_epoch
+        p.state = ONLINE if leader >= 0 else OFFLINE
+        self._show(p, ev.ts or 0, ref_of(ev), "observed")
+
+
+# A controller loading its log re-logs every record ("Replayed ...") within moments: that is history, not news.
+BURST_WINDOW_US = 2_000_000
+BURST_MIN = 20
+# Every quorum member logs the record it replays: the same record from several writers counts once.
+ECHO_WINDOW_US = 2_000_000
+
+
+def _is_replay_line(e: Event) -> bool:
+    return e.source_kind == "broker_log" and "Replayed " in (e.raw or "")[:200]
+
+
+def history_and_echoes(events: list[Event]) -> tuple[set[int], set[int]]:
+    """Indexes of log events that re-state history (start-up bursts) and of echoes from other controllers."""
+    history: set[int] = set()
+    by_writer: dict[object, list[int]] = {}
+    for i, e in enumerate(events):
+        if _is_replay_line(e) and e.ts is not None:
+            by_writer.setdefault((e.broker_id, e.source_file), []).append(i)
+    for idxs in by_writer.values():
+        start = 0
+        for end in range(len(idxs)):
+            while events[idxs[end]].ts - events[idxs[start]].ts > BURST_WINDOW_US:
+                start += 1
+            if end - start + 1 >= BURST_MIN:
+                history.update(idxs[start:end + 1])
+    echoes: set[int] = set()
+    last: dict[tuple, tuple[int, object]] = {}
+    for i, e in enumerate(events):
+        if e.source_kind != "broker_log" or not _is_replay_line(e) or e.ts is None:
+            continue
+        d = e.detail or {}
+        key = (e.event_type, e.subject_broker, e.topic, e.partition, d.get("broker_epoch"), d.get("fenced"),
+               d.get("in_controlled_shutdown"), d.get("topic_id"))
+        prev = last.get(key)
+        if prev is not None and e.ts - prev[0] <= ECHO_WINDOW_US and prev[1] != e.broker_id:
+            echoes.add(i)
+            continue
+        last[key] = (e.ts, e.broker_id)
+    return history, echoes
+
+
+def kraft_order(events: list[Event]) -> list[Event]:
+    """Metadata records in log order (offset), log lines by time; merged by time, records first on ties."""
+    def key(e: Event):
+        rank = 0 if e.source_kind == "kraft_metadata" else 1
+        pos = e.source_pos or 0
+        return (e.ts or 0, rank, pos if rank == 0 else 0, e.broker_id if e.broker_id is not None else -1,
+                e.source_file or "", pos, e.source_sub)
+    return sorted(events, key=key)

@@ -1,0 +1,49 @@
+"""The KRaft quorum controller's leader election (``PartitionChangeBuilder``), as pure functions.
+
+Notation as in Kafka: ``replicas`` in order, ``target_isr`` the ISR the change
+would write, ``acceptable(r)`` = registered, unfenced and not in controlled
+shutdown. Order of preference (3.x, and 4.x with Eligible Leader Replicas):
+1. the current leader, if it stays in the target ISR and is acceptable;
+2. the first replica, in replica order, that is in the target ISR and acceptable;
+3. (ELR, 4.x) if the target ISR is empty: the first acceptable ELR member, which becomes the sole ISR;
+4. (unclean) the first acceptable replica: ISR = [leader], recovery state RECOVERING;
+5. otherwise no leader (-1). An empty ISR is never written without ELR: the last member stays.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import AbstractSet, Sequence
+
+
+@dataclass(frozen=True)
+class KraftElection:
+    leader: int  # -1 = none
+    isr: tuple[int, ...]
+    how: str  # 'kept', 'isr', 'elr', 'unclean', 'none'
+
+
+def elect(replicas: Sequence[int], target_isr: Sequence[int], current_leader: int | None,
+          acceptable: AbstractSet[int], unclean: bool, elr: Sequence[int] = (), elr_enabled: bool = False) -> KraftElection:
+    isr = tuple(target_isr)
+    if current_leader is not None and current_leader >= 0 and current_leader in isr and current_leader in acceptable:
+        return KraftElection(current_leader, isr, "kept")
+    for r in replicas:
+        if r in isr and r in acceptable:
+            return KraftElection(r, isr, "isr")
+    if elr_enabled and not isr:
+        for r in elr:
+            if r in acceptable:
+                return KraftElection(r, (r,), "elr")
+    if unclean:
+        for r in replicas:
+            if r in acceptable:
+                return KraftElection(r, (r,), "unclean")
+    return KraftElection(-1, isr, "none")
+
+
+def isr_without(isr: Sequence[int], gone: AbstractSet[int], elr_enabled: bool = False) -> tuple[int, ...]:
+    """The ISR after brokers leave it (fenced, shutting down). Without ELR the last member is kept."""
+    kept = tuple(r for r in isr if r not in gone)
+    if kept or elr_enabled:
+        return kept
+    return tuple(isr)  # an empty target ISR is not written: the ISR stays as it was
