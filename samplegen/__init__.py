@@ -1,6 +1,6 @@
 """A small Kafka (ZooKeeper-mode) cluster simulator that writes what a real cluster leaves behind.
 
-Layers, each knowing nothing of the ones above it:
+Layers (ZooKeeper knows nothing of Kafka; the simulation knows files only through ``writers``):
 
 - ``samplegen.zk``: a ZooKeeper server model (data tree, sessions, zxids, the
   3.6+ tree digest) and the binary txn-log writer (jute encoding).
@@ -12,4 +12,10 @@ Layers, each knowing nothing of the ones above it:
 - ``samplegen.scenarios``: the bundled incidents as short declarative scripts;
   ``samplegen.samples`` writes them (``python -m samplegen samples``).
 - ``samplegen.corpus``: large synthetic corpora for benchmarks and the audit tree.
+
+Adding a KRaft-mode sample: a ``samplegen.kafka.quorum`` module would play the
+QuorumController's part (fencing after broker.session.timeout.ms, elections by
+PartitionChangeBuilder's rules) and emit metadata records through the KRaft
+encoder instead of ZooKeeper writes; brokers, templates (a 3.x table beside
+``templates28``), writers and scenarios stay as they are.
 """

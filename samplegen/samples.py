@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from samplegen.kafka.state import Partition
 from samplegen.writers.clients import Outage, java_producer_log, sarama_producer_log
 from samplegen.writers.log4j import HourlyFile
 from samplegen.scenarios import Played, Scenario, play
@@ -70,5 +69,3 @@ def write_sample(sc: Scenario, out: Path) -> Played:
         (out / app.file).write_text(text)
     return pl
 
-
-__all__ = ["write_sample", "Partition"]

@@ -20,7 +20,7 @@ from samplegen.kafka import templates28 as T
 from samplegen.kafka import znodes
 from samplegen.kafka.config28 import config_dump
 from samplegen.kafka.logsink import LogSink
-from samplegen.kafka.scala import comma, scala_set
+from samplegen.kafka.scala import comma
 from samplegen.kafka.state import BrokerRt, ClusterConfig, Partition
 from samplegen.zk.server import Op, ZkServer
 
@@ -661,8 +661,6 @@ def _client_env(host: str) -> list[tuple[str, str]]:
         ("user.dir", "/opt/kafka"), ("os.memory.free", "981MB"), ("os.memory.max", "6144MB"), ("os.memory.total", "1024MB"),
     ]
 
-
-__all__ = ["Cluster", "scala_set"]
 
 
 def _properties(config: dict[str, str]) -> str:
