@@ -104,7 +104,14 @@ def sniff_kind(path: str, data: bytes) -> str:
         return "znode_dump"
     if p.endswith((".jsonl", ".jsonl.gz")) and stripped.startswith("{") and '"observed_ms"' in text and '"kind"' in text:
         return "znode_dump"
+    # Notes an operator keeps beside the evidence (README.md, a JSON of their own): not logs.
+    if _DOC_NAME.search(p) or (p.endswith((".json", ".json.gz")) and stripped[:1] in "{[" and not _LOG4J_HINT.search(text)):
+        return "doc"
     return "broker_log"
+
+
+_DOC_NAME = re.compile(r"(^|/)(README|NOTES|CHANGELOG)[^/]*$|\.(md|rst|html?|pdf|docx?)$", re.IGNORECASE)
+_LOG4J_HINT = re.compile(r"^\[\d{4}-\d\d-\d\d", re.MULTILINE)
 
 
 def _load(kind: str) -> Callable[[bytes, SourceContext, FileSummary], list[Event]] | None:
@@ -127,6 +134,9 @@ def parse_source(data: bytes, ctx: SourceContext) -> tuple[list[Event], FileSumm
         return [], summary
     if kind == "aux":
         summary.notes.append("companion file without events (index, checkpoint, metadata); not parsed")
+        return [], summary
+    if kind == "doc":
+        summary.notes.append("documentation or notes beside the evidence (not a log); not parsed")
         return [], summary
     if kind == "binary":
         summary.errors.append("binary file of unknown format (not a ZooKeeper or KRaft file this tool reads)")

@@ -105,9 +105,10 @@ def _in_window(ts: int | None, window: tuple[int, int] | None) -> bool:
 
 
 # Event types whose meaning ZooKeeper data states authoritatively.
+# (A failed election writes nothing to ZooKeeper: only state-change.log records it, so it stays a record.)
 _ZK_AUTHORITATIVE_LOG_TYPES = frozenset({
     "controller_elected", "controller_resigned", "broker_registered", "broker_failed",
-    "partition_state_change", "partition_leader_isr_written", "leader_election_failed",
+    "partition_state_change", "partition_leader_isr_written",
     "isr_shrink", "isr_expand", "isr_updated", "controller_startup_state", "broker_shutdown_completed",
     "zk_session_expired", "topic_created", "topic_deleted",
 })
