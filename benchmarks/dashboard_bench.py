@@ -223,6 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=Path("/tmp/kf-bench-dashboard.html"))
     args = ap.parse_args(argv)
 
+    from dashboards.page import results_page
     from replay_engine.api import replay_cluster
 
     t0 = time.perf_counter()
@@ -230,8 +231,18 @@ def main(argv: list[str] | None = None) -> int:
     t1 = time.perf_counter()
     res = replay_cluster(events, "bench")
     t2 = time.perf_counter()
-    print(json.dumps({"events": len(events), "intervals": len(res.intervals), "leaderless": len(res.leaderless),
-                      "generate_s": round(t1 - t0, 2), "replay_s": round(t2 - t1, 2)}))
+    page = results_page([res])
+    t3 = time.perf_counter()
+    args.out.write_text(page, encoding="utf-8")
+    size = args.out.stat().st_size
+    from plotly.offline import get_plotlyjs
+
+    print(json.dumps({
+        "partitions": args.partitions, "hours": args.hours, "events": len(events), "intervals": len(res.intervals),
+        "leaderless_episodes": len(res.leaderless), "generate_s": round(t1 - t0, 2), "replay_s": round(t2 - t1, 2),
+        "dashboard_build_s": round(t3 - t2, 2), "html_bytes": size, "html_mb": round(size / 1e6, 2),
+        "plotly_js_bytes": len(get_plotlyjs().encode("utf-8")), "out": str(args.out),
+    }, indent=2))
     return 0
 
 

@@ -38,8 +38,8 @@ def counts_traces(view: ClusterView, tz: str, label: str = "", max_points: int =
     prefix = f"{safe.label(label)}: " if label else ""
     fill = {} if dash else {"fill": "tozeroy", "fillcolor": "rgba(214,39,40,0.15)"}
     traces = [_line(f"{prefix}no leader (offline)", down, hi, tz, NO_LEADER, **fill),
-              _line(f"{prefix}under-replicated (ISR < replicas), right axis", under, hi, tz, UNDER_REPLICATED,
-                    yaxis="y2")]
+              _line(f"{prefix}under-replicated (ISR below replica count), right axis", under, hi, tz,
+                    UNDER_REPLICATED, yaxis="y2")]
     if dash:  # the second replay of a what-if page: same colours, dashed
         for t in traces:
             t["line"]["dash"] = dash
@@ -61,21 +61,27 @@ def binning_note(series: tuple[Steps, Steps], max_points: int = MAX_POINTS) -> s
             f"(more than {max_points:,} changes)")
 
 
-def count_axes(layout: dict[str, Any]) -> None:
+def _int_axis(peak: int) -> dict[str, Any]:
+    # partition counts are whole numbers: ticks at 1, 2, 5, 10, 20, 50 ... steps, never at 0.25
+    step = next(m * 10 ** e for e in range(12) for m in (1, 2, 5) if peak <= 6 * m * 10 ** e)
+    return {"tick0": 0, "dtick": step, "range": [0, round(max(peak, 1) * 1.08, 2)]}
+
+
+def count_axes(layout: dict[str, Any], peaks: tuple[int, int] = (1, 1)) -> None:
     """Leaderless partitions on the left axis, under-replicated on the right: a broker's restart makes
     thousands of partitions under-replicated, which must not flatten a few dozen leaderless ones."""
-    layout["yaxis"] = {"title": {"text": "without a leader", "font": {"color": NO_LEADER}}, "rangemode": "tozero",
-                       "fixedrange": True, "gridcolor": "#eee"}
+    layout["yaxis"] = {"title": {"text": "without a leader", "font": {"color": NO_LEADER}}, "fixedrange": True,
+                       "gridcolor": "#eee", **_int_axis(peaks[0])}
     layout["yaxis2"] = {"title": {"text": "under-replicated", "font": {"color": UNDER_REPLICATED}},
-                        "rangemode": "tozero", "fixedrange": True, "overlaying": "y", "side": "right",
-                        "showgrid": False}
+                        "fixedrange": True, "overlaying": "y", "side": "right", "showgrid": False,
+                        **_int_axis(peaks[1])}
     layout["margin"] = {**layout["margin"], "r": 70}
 
 
 def counts_figure(view: ClusterView, tz: str, title: str, max_points: int = MAX_POINTS) -> dict[str, Any]:
     series = count_series(view, max_points)
     layout = base_layout(title, view.window, tz, 260)
-    count_axes(layout)
+    count_axes(layout, (max(series[0].values), max(series[1].values)))
     note = binning_note(series, max_points)
     if note:
         layout["annotations"] = [{"text": safe.label(note), "xref": "paper", "yref": "paper", "x": 0, "y": 1,

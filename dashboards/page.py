@@ -276,7 +276,8 @@ def _whatif_page(baseline_results, variant_results, whatif_doc, tz, labels, max_
                   "layout": base_layout("partitions without a leader / under-replicated, "
                                         f"{safe.label(labels[0])} (solid) and {safe.label(labels[1])} (dotted)",
                                         (lo, hi), tz, 280)}
-        count_axes(counts["layout"])
+        count_axes(counts["layout"], (max(max(t["y"]) for t in counts["data"] if t.get("yaxis") != "y2"),
+                                      max(max(t["y"]) for t in counts["data"] if t.get("yaxis") == "y2")))
         blocks = [(prefix, lab, _timeline_blocks(page, v, tz, prefix, group, lab, rows, max_rows,
                                                     counts=False))
                   for prefix, lab, v in sides]

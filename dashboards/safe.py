@@ -19,8 +19,11 @@ def text(s: Any) -> str:
 
 
 def label(s: Any) -> str:
-    """Escape for a Plotly label (hover, tick, title, legend, menu): the same entities, decoded by Plotly."""
-    return html.escape("" if s is None else str(s), quote=True)
+    """Escape for a Plotly label (hover, tick, title, legend, menu): only ``&``, ``<`` and ``>``.
+
+    Plotly decodes ``&amp;``, ``&lt;`` and ``&gt;`` but shows ``&quot;`` literally, and a quote cannot
+    start anything once no ``<`` is left, so quotes stay as they are."""
+    return html.escape("" if s is None else str(s), quote=False)
 
 
 def wrap_label(s: Any, width: int = 100) -> str:

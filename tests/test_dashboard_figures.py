@@ -235,7 +235,7 @@ def test_hand_trace_counts_and_bars():
     blob = page_blob(results_page([res]))
     counts = figure(blob, "c0-counts")
     down = trace(counts, "no leader (offline)")
-    under = trace(counts, "under-replicated (ISR < replicas), right axis")
+    under = trace(counts, "under-replicated (ISR below replica count), right axis")
     at = lambda tr, t: steps_at(tr, T0 + int(t * S))  # noqa: E731
     assert [at(down, t) for t in (99, 100.1, 100.25, 100.4, 199)] == [0, 3, 3, 2, 2]
     assert [at(under, t) for t in (19, 25, 35, 100.1, 100.4)] == [0, 1, 0, 0, 1]
