@@ -215,6 +215,8 @@ def test_psm_startup_dump_010_and_2x_one_event_per_partition():
         ("partition_state_observed", "a-b", 3, "OnlinePartition", 0),
     ]
     assert all(e.detail["via"] == "controller_startup" and "dump_incomplete" not in e.detail for e in events)
+    assert events[1].raw == ("[2017-01-19 08:34:25,909] INFO [Partition state machine on Controller 0]: Started "
+                             "partition state machine with initial state -> ... a-b-3 -> OnlinePartition ...")
     events, _ = parse("[2021-04-26 16:12:41,900] DEBUG [PartitionStateMachine controllerId=100] Started partition "
                       "state machine with initial state -> HashMap(second-0 -> OnlinePartition, first-1 -> "
                       "NewPartition) (kafka.controller.ZkPartitionStateMachine)", "controller.log")
@@ -244,4 +246,5 @@ def test_huge_psm_dump_is_linear():
     # the line is cut at 1 MB (MAX_LINE_CHARS): what was kept is read, the cut is flagged
     assert 20_000 < len(events) < n and summary.parsed == 1
     assert events[-1].detail["dump_incomplete"] is True
+    assert max(len(e.raw) for e in events) < 300  # no event carries a copy of the megabyte line
     assert took < 10, took

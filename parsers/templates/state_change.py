@@ -190,13 +190,16 @@ def _psm_startup(entry, m):
     cid = ident_id(entry.message)
     if not items:
         return None  # a controller of an empty cluster: routine
+    # Each event cites the line by position; its raw text is a rendering of its own item, not a
+    # copy of a dump that can hold tens of thousands of partitions.
+    head = entry.line[: entry.line.find(" -> ") + 4]
     evs = []
     for topic, partition, state in items:
         d = {"via": "controller_startup"}
         if not complete:
             d["dump_incomplete"] = True
         evs.append(Event("partition_state_observed", controller_id=cid, topic=topic, partition=partition,
-                         to_state=state, detail=d))
+                         to_state=state, detail=d, raw=f"{head}... {topic}-{partition} -> {state} ..."))
     return evs
 
 
