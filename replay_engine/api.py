@@ -10,6 +10,7 @@ from replay_engine.controller import Comparison, ZkControllerReplay
 from replay_engine.explain import Cause, World, explain
 from replay_engine.from_events import FactStream, build_facts
 from replay_engine.partition import Decision
+from replay_engine.dataloss import estimate as estimate_loss
 from replay_engine.skew import SkewEstimate, estimate_skew
 from replay_engine.timeline import Episode, Interval, leaderless_episodes
 
@@ -46,6 +47,7 @@ class ReplayResult:
     controller: ZkControllerReplay
     notes: list[str] = field(default_factory=list)
     skew: list[SkewEstimate] = field(default_factory=list)
+    data_loss: list[dict[str, Any]] = field(default_factory=list)
 
     # ---------------------------------------------------------------- agreement
 
@@ -90,7 +92,7 @@ class ReplayResult:
         controllers = [{"controller": t.controller, "epoch": t.epoch, "start": iso_utc(t.start), "end": iso_utc(t.end),
                         "end_cause": t.end_cause, "start_event": t.start_ref.to_json() if t.start_ref else None,
                         "end_event": t.end_ref.to_json() if t.end_ref else None} for t in ctrl.tenures]
-        unclean = [d.to_json() for d in ctrl.unclean_elections]
+        unclean = self.data_loss or [d.to_json() for d in ctrl.unclean_elections]
         cfg = ctrl.config
         return {
             "cluster": self.cluster,
@@ -151,10 +153,11 @@ def replay_kraft(events: list[Event], cluster: str | None) -> ReplayResult:
     intervals = ctrl.timeline.finish()
     recorded = (lambda _ts, _c, _k: True) if ctrl.has_records else None
     world = World(ctrl.periods, ctrl.tenures, ctrl.ar_history, ctrl.config_history, ctrl.failed_elections,
-                  ctrl.evidence_by_broker, ctrl.evidence_by_tp, stream.trace_end, recorded)
+                  ctrl.evidence_by_broker, ctrl.evidence_by_tp, stream.trace_end, recorded, ctrl.unclean_elections)
     leaderless = [Leaderless(ep, explain(ep, world)) for ep in leaderless_episodes(intervals)]
     return ReplayResult(cluster, "kraft", stream, intervals, leaderless, ctrl.decisions, ctrl.comparisons,
-                        ctrl.uncompared, ctrl, list(stream.notes), estimate_skew(events))
+                        ctrl.uncompared, ctrl, list(stream.notes), estimate_skew(events),
+                        [estimate_loss(d, events) for d in ctrl.unclean_elections])
 
 
 def replay_cluster(events: Iterable[Event], cluster: str | None = None,
@@ -176,10 +179,12 @@ def replay_cluster(events: Iterable[Event], cluster: str | None = None,
     ctrl.run(stream.facts, stream.trace_end)
     intervals = ctrl.timeline.finish()
     world = World(ctrl.periods, ctrl.tenures, ctrl.ar_history, ctrl.config_history, ctrl.failed_elections,
-                  ctrl.evidence_by_broker, ctrl.evidence_by_tp, stream.trace_end, stream.coverage.recorded)
+                  ctrl.evidence_by_broker, ctrl.evidence_by_tp, stream.trace_end, stream.coverage.recorded,
+                  ctrl.unclean_elections)
     leaderless = [Leaderless(ep, explain(ep, world)) for ep in leaderless_episodes(intervals)]
     return ReplayResult(cluster, stream.mode, stream, intervals, leaderless, ctrl.decisions, ctrl.comparisons,
-                        ctrl.uncompared, ctrl, list(stream.notes), estimate_skew(events))
+                        ctrl.uncompared, ctrl, list(stream.notes), estimate_skew(events),
+                        [estimate_loss(d, events) for d in ctrl.unclean_elections])
 
 
 def replay(events: Iterable[Event], overrides: dict[str, str] | None = None,

@@ -710,6 +710,9 @@ class ZkControllerReplay:
         if f.leader == -1:
             return "isr_removal"
         if p.leader is not None and f.leader == p.leader:
+            if f.leader_epoch is not None and p.leader_epoch is not None and f.leader_epoch == p.leader_epoch:
+                # 2.7+ (AlterIsr): the leader's own ISR change, written by the controller without an epoch bump.
+                return "alter_isr"
             return "isr_removal"
         return "election"
 
@@ -797,6 +800,9 @@ class ZkControllerReplay:
         if kind == "write":
             queue = self.pending.get(f.tp)
             kind = self._classify_write(_before(f.tp, queue[0].before) if queue else p, f)
+        if kind == "alter_isr":
+            self._adopt(p, f, kind)  # an input (the leader's request), not a decision of the controller
+            return
         recorded = {"leader": f.leader, "isr": list(f.isr) if f.isr is not None else None,
                     "leader_epoch": f.leader_epoch}
         writes = kind in ("election", "new_partition") or (

@@ -25,6 +25,7 @@ LEADER_FAILOVER = "leader_failover"
 DELETED = "partition_deleted"
 REASSIGNING = "partition_reassigning"
 UNKNOWN = "unknown"
+UNCLEAN_ELECTION = "unclean_election"
 
 # A re-election within this long after the leader's loss is Kafka working as designed.
 FAILOVER_GRACE_US = 30 * 1_000_000
@@ -88,6 +89,7 @@ class World:
     evidence_by_tp: dict[TP, list[Ref]]
     trace_end: int | None
     recorded: Any = None  # (ts, controller, kind) -> would the controller's decision have left a record?
+    unclean: list = field(default_factory=list)  # the unclean elections (Decision) of the replay
 
     def alive(self, b: int, ts: int) -> bool | None:
         ps = self.periods.get(b)
@@ -224,6 +226,15 @@ def explain(ep: Episode, world: World, leaderless_refs: list[Ref] | None = None)
                    f"({'; '.join(f'{b} ' + _down_phrase(world, b, ep.start)[0] for b in isr)}); "
                    "the trace does not show the partition's other replicas, if it had any.")
         details["cause_brokers"] = list(isr)
+    elif ep.end is not None and (uc := _unclean_at(world, tp, ep.end)) is not None:
+        kind = UNCLEAN_ELECTION
+        new = (uc.after or {}).get("leader")
+        src = f" ({unclean.source})" if unclean is not None else ""
+        summary = (f"{opener}: no ISR member was alive (ISR {isr}); unclean.leader.election.enable was true{src}, "
+                   f"so the controller elected broker {new}, which was not in sync: messages only the old ISR had "
+                   "may be lost.")
+        chain.append(uc.record or uc.trigger)
+        details["unclean_leader"] = new
     elif isr is not None and not any(alive.get(b) for b in isr) and up:
         off = unclean is not None and not as_bool(unclean.value)
         kind = NO_LIVE_ISR if off else UNKNOWN
@@ -276,6 +287,14 @@ def explain(ep: Episode, world: World, leaderless_refs: list[Ref] | None = None)
     if leaderless_refs:
         chain.extend(leaderless_refs)
     return Cause(kind, summary, _dedupe(chain), details)
+
+
+def _unclean_at(world: World, tp: TP, ts: int):
+    for d in world.unclean:
+        if d.tp == tp and abs((d.record.ts if d.record and d.record.ts else d.ts) - ts) <= 1_000 \
+                or d.tp == tp and abs(d.ts - ts) <= 1_000:
+            return d
+    return None
 
 
 def _watched(world: World, controller: int, ep: Episode) -> bool:

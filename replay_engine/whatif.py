@@ -21,6 +21,7 @@ from replay_engine.assignment import extend_replication
 from replay_engine.config import (MIN_ISR, REPLICA_LAG, UNCLEAN, ZK_SESSION_TIMEOUT, BROKER_SESSION_TIMEOUT,
                                   CONTROLLED_SHUTDOWN, ConfigState, as_bool, parse_version)
 from replay_engine.controller import ZkControllerReplay
+from replay_engine.dataloss import estimate as estimate_loss
 from replay_engine.explain import World, explain
 from replay_engine.from_events import build_facts
 from replay_engine.timeline import leaderless_episodes
@@ -349,7 +350,7 @@ def run_side(events: list[Event], facts: list[F.Fact], stream, overrides=None, t
     ctrl.run(facts, stream.trace_end)
     intervals = ctrl.timeline.finish()
     world = World(ctrl.periods, ctrl.tenures, ctrl.ar_history, ctrl.config_history, ctrl.failed_elections,
-                  ctrl.evidence_by_broker, ctrl.evidence_by_tp, stream.trace_end)
+                  ctrl.evidence_by_broker, ctrl.evidence_by_tp, stream.trace_end, None, ctrl.unclean_elections)
     leaderless = [Leaderless(ep, explain(ep, world)) for ep in leaderless_episodes(intervals)]
     res = ReplayResult(cluster, "whatif", stream, intervals, leaderless, ctrl.decisions, ctrl.comparisons,
                        ctrl.uncompared, ctrl, [])
@@ -408,7 +409,7 @@ def metrics(res: ReplayResult, events: list[Event], horizon: int | None = None) 
         need = int(cfg.resolve(MIN_ISR, iv.topic).value or 1)
         if len(iv.view.isr) < need:
             under += _span(iv.start, iv.end, end)
-    unclean = [_unclean_json(d, events) for d in res.controller.unclean_elections]
+    unclean = [estimate_loss(d, events) for d in res.controller.unclean_elections]
     loss = [u for u in unclean if u["possible_data_loss"]]
     leaders: dict[int, int] = {}
     for p in res.controller.parts.values():
@@ -430,51 +431,13 @@ def metrics(res: ReplayResult, events: list[Event], horizon: int | None = None) 
         "unavailable_partition_seconds": round(unavail / 1e6, 3),
         "unclean_elections": len(unclean),
         "possible_data_loss": len(loss),
-        "messages_lost_at_least": sum(u["messages_lost"] or 0 for u in loss),
+        "messages_lost_at_least": sum(u["lost_messages"] or 0 for u in loss),
         "under_min_isr_partition_seconds": round(under / 1e6, 3),
         "client_messages_exposed": exposed,
         "leaders_per_broker_at_end": {str(b): n for b, n in sorted(leaders.items())},
         "leadership_skew_at_end": (max(leaders.values()) - min(leaders.values())) if leaders else 0,
         "unclean_election_list": unclean,
     }
-
-
-def _offsets(events: list[Event], tp: F.TP, broker: int, before: int) -> int | None:
-    """The last log end offset a log line gives for ``broker``'s replica of ``tp`` before ``before``."""
-    best = None
-    for e in events:
-        if e.topic != tp[0] or e.partition != tp[1] or e.ts is None or e.ts > before:
-            continue
-        d = e.detail or {}
-        if e.event_type in ("isr_shrink", "isr_expand"):
-            if e.broker_id == broker and d.get("leader_end_offset") is not None:
-                best = (e.ts, int(d["leader_end_offset"]))
-            for r in d.get("out_of_sync") or []:
-                if r.get("broker") == broker and r.get("end_offset") is not None:
-                    best = (e.ts, int(r["end_offset"]))
-        elif e.event_type in ("become_leader", "become_follower") and e.broker_id == broker \
-                and d.get("offset") is not None:
-            best = (e.ts, int(d["offset"]))
-    return None if best is None else best[1]
-
-
-def _unclean_json(d, events: list[Event]) -> dict[str, Any]:
-    old_leader = d.before.get("leader")
-    old_isr = d.before.get("isr") or []
-    new = (d.after or {}).get("leader")
-    lost = None
-    prev_holder = old_leader if old_leader is not None and old_leader >= 0 else (old_isr[0] if old_isr else None)
-    if prev_holder is not None and new is not None:
-        a = _offsets(events, d.tp, prev_holder, d.ts)
-        b = _offsets(events, d.tp, new, d.ts)
-        if a is not None and b is not None:
-            lost = max(a - b, 0)
-    return {"topic": d.tp[0], "partition": d.tp[1], "ts": iso_utc(d.ts), "new_leader": new,
-            "isr_before": old_isr, "messages_lost": lost,
-            "possible_data_loss": True,
-            "text": (f"{d.tp[0]}-{d.tp[1]}: broker {new} elected although not in the ISR {old_isr}; "
-                     + (f"{lost} message(s) beyond its log end were lost" if lost is not None
-                        else "messages acknowledged by the old ISR may be lost (offsets not in the trace)"))}
 
 
 def _per_partition(res: ReplayResult) -> dict[F.TP, list[Leaderless]]:

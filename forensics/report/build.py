@@ -170,6 +170,16 @@ def _remedies(incidents: list[dict[str, Any]], results: list[ReplayResult]) -> l
     return out
 
 
+def _loss_remedies(data_loss: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    if not data_loss:
+        return []
+    topics = sorted({u["topic"] for u in data_loss})
+    return [{"cause_kind": "unclean_election", "topics": topics, "text":
+             f"Unclean leader election on {', '.join(topics)} traded acknowledged messages for availability: keep "
+             "unclean.leader.election.enable=false where losing data is worse than waiting, and keep the ISR healthy "
+             "(min.insync.replicas=2 with acks=all makes producers fail instead of writing to a lone replica)."}]
+
+
 def _unclean_stops(results: list[ReplayResult]) -> list[int]:
     out = set()
     for res in results:
@@ -208,6 +218,8 @@ def build_report(
     for inc in all_incidents:
         by_cause[inc["cause_kind"]] += inc["count"]
         secs_by_cause[inc["cause_kind"]] += inc["partition_seconds"]
+    data_loss = [{**u, "cluster": res.cluster} for res in results for u in res.data_loss
+                 if _topic_ok(u["topic"], topics)]
     agreement = {"compared": sum(c["agreement"]["compared"] for c in clusters),
                  "agreed": sum(c["agreement"]["agreed"] for c in clusters)}
     agreement["ratio"] = round(agreement["agreed"] / agreement["compared"], 6) if agreement["compared"] else None
@@ -235,6 +247,8 @@ def build_report(
         "by_cause": dict(sorted(by_cause.items())),
         "partition_seconds_by_cause": {k: round(v, 3) for k, v in sorted(secs_by_cause.items())},
         "controller_changes": sum(len(c["controllers"]) for c in clusters),
+        "unclean_elections": len(data_loss),
+        "messages_lost": sum(u["lost_messages"] or 0 for u in data_loss),
         "agreement": agreement,
         "headline": _headline(all_incidents),
     }
@@ -253,7 +267,8 @@ def build_report(
         "tool": {"name": "kafka-forensics", "version": __version__},
         "summary": summary,
         "incidents": all_incidents,
-        "remedies": _remedies(all_incidents, results),
+        "data_loss": data_loss,
+        "remedies": _remedies(all_incidents, results) + _loss_remedies(data_loss),
         "findings": findings,
         "inputs": inputs,
         "replay": clusters[0] if len(clusters) == 1 else {"clusters": clusters},

@@ -95,6 +95,11 @@ def render_text(report: dict[str, Any], tz: str = "UTC", max_evidence: int = 8) 
             lines.append(f"    clients: {c['client']}: {c['count']} x {c['error']} between "
                          f"{show_ts(c['first'], tz, date=False)} and {show_ts(c['last'], tz, date=False)} "
                          f"(e.g. {c['example']['source_file']}:{c['example']['source_pos']})")
+    if report.get("data_loss"):
+        lines.append("")
+        lines.append("Unclean leader elections (data loss):")
+        for u in report["data_loss"]:
+            lines.append(f"  - {show_ts(u['ts'], tz)}  {u['text']}")
     if report["remedies"]:
         lines.append("")
         lines.append("What would have prevented it:")
@@ -148,6 +153,11 @@ def render_markdown(report: dict[str, Any], tz: str = "UTC") -> str:
             md.append(f"- client {_md(c['client'])}: {c['count']} x `{_md(c['error'])}` from "
                       f"{show_ts(c['first'], tz)} to {show_ts(c['last'], tz)}")
         md.append("")
+    if report.get("data_loss"):
+        md.append("## Unclean leader elections (data loss)")
+        md.append("")
+        md.extend(f"- {show_ts(u['ts'], tz)}: {_md(u['text'])}" for u in report["data_loss"])
+        md.append("")
     if report["remedies"]:
         md.append("## What would have prevented it")
         md.append("")
@@ -190,6 +200,10 @@ def render_html(report: dict[str, Any], tz: str = "UTC") -> str:
             parts.append(f"<tr><td>{e(show_ts(ev['ts'], tz))}</td><td><code>{e(_cite(ev))}</code></td>"
                          f"<td><code>{e(ev['text'])}</code></td></tr>")
         parts.append("</table>")
+    if report.get("data_loss"):
+        parts.append("<h2>Unclean leader elections (data loss)</h2><ul>")
+        parts.extend(f"<li>{e(show_ts(u['ts'], tz))}: {e(u['text'])}</li>" for u in report["data_loss"])
+        parts.append("</ul>")
     if report["remedies"]:
         parts.append("<h2>What would have prevented it</h2><ul>")
         parts.extend(f"<li>{e(r['text'])}</li>" for r in report["remedies"])
