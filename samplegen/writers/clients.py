@@ -133,7 +133,7 @@ def sarama_producer_log(outages: list[Outage], start_ms: int, end_ms: int, seed:
             sarama(t + 3, f"Failed to connect to broker {addr}: {refused}")
             sarama(t + 3, f"producer/broker/{broker} state change to [closing] because {refused}")
             for o in os_:
-                app(t + 4, f"produce failed: kafka: Failed to produce message to topic {o.topic}: {refused}")
+                app(t + 4, f"produce failed (partition {o.partition}): kafka: Failed to produce message to topic {o.topic}: {refused}")
             t += send_every_ms + rng.randint(-200, 200)
         # Then the partitions have no leader at all.
         t = max(t, o0.no_leader_ms + rng.randint(100, 900))
@@ -144,7 +144,8 @@ def sarama_producer_log(outages: list[Outage], start_ms: int, end_ms: int, seed:
             for left, after in ((3, 250), (2, 250), (1, 250)):
                 sarama(t + 1 + (4 - left) * after - after, f"client/metadata retrying after {after}ms... ({left} attempts remaining)")
             for o in os_:
-                app(t + 760, f"produce failed: kafka: Failed to produce message to topic {o.topic}: {LEADER_NOT_AVAILABLE}")
+                app(t + 760, f"produce failed (partition {o.partition}): kafka: Failed to produce message to topic {o.topic}: "
+                             f"{LEADER_NOT_AVAILABLE}")
             t += send_every_ms + rng.randint(-200, 200)
         for o in os_:
             t = o.back_ms + rng.randint(200, 4000)
