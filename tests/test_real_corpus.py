@@ -20,7 +20,7 @@ import pytest
 from conftest import REAL_LOGS
 from parsers.context import SourceContext
 from parsers.dispatch import parse_source
-from parsers.schema import load_detail
+from parsers.schema import EVENT_TYPES, load_detail
 
 HEADER = re.compile(rb"^(\[\d{4}-\d\d-\d\d|\d{4}-\d\d-\d\d)")
 
@@ -54,6 +54,7 @@ def test_every_file_is_accounted_for(corpus):
             # independent count: the physical lines of the file (CR, LF and CRLF all end a line)
             assert s.lines == len(_raw(REAL_LOGS / rel).splitlines()), rel
             assert s.events == len(events)
+            assert all(ev.event_type in EVENT_TYPES and ev.source_pos >= 1 for ev in events), rel
 
 
 def test_unrecognized_lines_are_only_the_preambles_of_issue_excerpts(corpus):
