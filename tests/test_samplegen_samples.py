@@ -264,7 +264,7 @@ def test_rf1_zkcli_shows_leader_minus_one_with_isr_1():
     exp = expected("rf1_broker_kill")["zkcli"]
     text = (SAMPLES / "rf1_broker_kill" / exp["file"]).read_text()
     lines = text.splitlines()
-    i = next(k for k, ln in enumerate(lines) if ln.endswith(f"get -s {exp['path']}"))
+    i = next(k for k, ln in enumerate(lines) if ln.endswith(f"get -s {exp['znode']}"))
     assert json.loads(lines[i + 1]) == exp["data"]
     assert f"dataVersion = {exp['dataVersion']}" in lines
     assert "mtime = Mon Aug 16 10:32:23 UTC 2021" in lines
