@@ -18,7 +18,7 @@ from dashboards.rank import Selection
 from dashboards.timefmt import axis_time, duration, show_time
 
 MAX_EPISODES = 2000
-MAX_TEXT = 600
+MAX_TEXT = 400
 
 
 @dataclass

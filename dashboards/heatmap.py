@@ -30,7 +30,8 @@ def heatmap_figure(view: ClusterView, sel: Selection, tz: str, title: str, nbins
     scale = [[0, "#d62728"], [1 / top, "#c6dbef"], [1, "#08519c"]] if top > 1 else [[0, "#d62728"], [1, "#08519c"]]
     trace = {"type": "heatmap", "name": "ISR size", "x": x, "y": labels, "z": z, "zmin": 0, "zmax": top,
              "colorscale": scale,
-             "colorbar": {"title": {"text": "min ISR"}, "thickness": 12, "len": 0.5, "y": 1, "yanchor": "top"},
+             "colorbar": {"title": {"text": "min ISR"}, "thickness": 12, "lenmode": "pixels", "len": 140, "y": 1,
+                          "yanchor": "top"},
              "xgap": 0, "ygap": 1, "hoverongaps": False,
              "hovertemplate": "<b>%{y}</b><br>%{x}: smallest ISR %{z}<extra></extra>"}
     layout = base_layout(f"{title} <span style='font-size:11px;color:#666'>(bins of {duration(width)})</span>",

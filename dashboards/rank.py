@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from dashboards.model import ClusterView, Span
 
 MAX_ROWS = 500
-MAX_BARS = 30_000
+MAX_BARS = 20_000
 
 
 @dataclass

@@ -54,12 +54,27 @@ window.addEventListener("load", function () { setTimeout(function () {
     out.selected = document.getElementById("c0-selected").textContent;
     // linked time axes: zoom the Gantt, the lanes follow
     var lanes = document.getElementById("c0-lanes");
-    var r = [g.layout.xaxis.range[0], g.layout.xaxis.range[1]];
+    var heat = document.getElementById("c0-heat");
     Plotly.relayout(g, {"xaxis.range": [RANGE0, RANGE1]}).then(function () {
       setTimeout(function () {
         out.lanesRange = lanes.layout.xaxis.range;
-        out.heatRange = document.getElementById("c0-heat").layout.xaxis.range;
-        write();
+        out.heatRange = heat.layout.xaxis.range;
+        // the topic filter: choose FILTER in both dropdowns, read the rows left
+        [g, heat].forEach(function (fig) {
+          fig.querySelector(".updatemenu-header").dispatchEvent(new MouseEvent("click", {bubbles: true}));
+          Array.prototype.forEach.call(fig.querySelectorAll(".updatemenu-dropdown-button"), function (b) {
+            if (b.textContent === FILTER) { b.dispatchEvent(new MouseEvent("click", {bubbles: true})); }
+          });
+        });
+        setTimeout(function () {
+          function ticks(fig) {
+            return Array.prototype.map.call(fig.querySelectorAll(".ytick text"), function (t) { return t.textContent; });
+          }
+          out.filteredGantt = ticks(g);
+          out.ganttCats = g.layout.yaxis.categoryarray;
+          out.filteredHeat = ticks(heat);
+          write();
+        }, 300);
       }, 200);
     });
   } catch (e) { out.errors.push(String(e && e.stack || e)); write(); }
@@ -73,9 +88,13 @@ window.addEventListener("load", function () { setTimeout(function () {
 """
 
 
-def probe_page(page: str, target: str, zoom: tuple[str, str]) -> str:
-    js = PROBE.replace("TARGET", json.dumps(target)).replace("RANGE0", json.dumps(zoom[0])) \
-        .replace("RANGE1", json.dumps(zoom[1]))
+def _js(value) -> str:
+    return json.dumps(value).replace("<", "\\u003c")  # the probe is a <script> too
+
+
+def probe_page(page: str, target: str, zoom: tuple[str, str], topic: str) -> str:
+    js = PROBE.replace("TARGET", _js(target)).replace("RANGE0", _js(zoom[0])).replace("RANGE1", _js(zoom[1])) \
+        .replace("FILTER", _js(topic))
     return with_probe(page, js)
 
 
@@ -95,7 +114,7 @@ def test_real_replay_draws_links_and_explains_in_chromium(tmp_path):
     target = f"dw_test-{lp.episode.partition}"
     zoom = ("2026-11-22 04:48:31.5", "2026-11-22 04:48:31.9")
     path = tmp_path / "s1.html"
-    path.write_text(probe_page(page, target, zoom), encoding="utf-8")
+    path.write_text(probe_page(page, target, zoom, "dw_test"), encoding="utf-8")
     got = load(path, tmp_path)
     assert got.console == [], got.console  # no errors, no warnings, nothing logged
     out = probe_result(got.dom)
@@ -111,6 +130,11 @@ def test_real_replay_draws_links_and_explains_in_chromium(tmp_path):
     for ref in lp.cause.chain:
         assert ref.text[:80] in out["selected"]
     assert out["lanesRange"] == list(zoom) and out["heatRange"] == list(zoom)
+    # the topic filter leaves dw_test's partitions only, in both charts, affected first
+    dw = sorted(f"dw_test-{p}" for p in {iv.partition for iv in res.intervals if iv.topic == "dw_test"})
+    assert sorted(out["filteredGantt"]) == dw and sorted(out["filteredHeat"]) == dw
+    assert set(out["ganttCats"][:2]) == {f"dw_test-{x.episode.partition}" for x in res.leaderless
+                                         if x.episode.topic == "dw_test"}
     # the screenshot: written, and the hatched red of leaderless bars is on it
     assert got.png is not None and got.png.stat().st_size > 10_000
     assert count_colour(got.png, (214, 39, 40)) > 500
@@ -120,7 +144,8 @@ def test_hostile_names_and_lines_render_as_text_and_never_run(tmp_path):
     page = evil_page()
     target = html.escape(EVIL_TOPIC2, quote=False) + "-0"  # the y label as the figure holds it
     path = tmp_path / "evil.html"
-    path.write_text(probe_page(page, target, ("2023-11-14 22:13:00", "2023-11-14 22:16:00")), encoding="utf-8")
+    path.write_text(probe_page(page, target, ("2023-11-14 22:13:00", "2023-11-14 22:16:00"), EVIL_TOPIC),
+                    encoding="utf-8")
     got = load(path, tmp_path, screenshot=False)
     assert got.console == [], got.console
     out = probe_result(got.dom)
@@ -130,4 +155,5 @@ def test_hostile_names_and_lines_render_as_text_and_never_run(tmp_path):
     assert EVIL_TOPIC in out["menu"]
     assert EVIL_TOPIC2 + "-0" in out["hover"]
     assert EVIL_LINE in out["selected"]  # the log line, verbatim, as text
+    assert sorted(out["filteredGantt"]) == sorted(f"{EVIL_TOPIC}-{p}" for p in range(6))
     assert "window.__pwned=3" in got.dom and "<script>window.__pwned" not in got.dom.split("</script>", 1)[1]

@@ -209,3 +209,38 @@ def test_whatif_page_shows_two_replays_on_one_axis():
     assert [steps_at(v_line, T0 + t * S) for t in (99, 120, 160)] == [0, 2, 0]
     red_v = {tp_of(y): (a, b) for y, a, b in bars(trace(g_v, "no leader")) if tp_of(y)[0] == "dw" and a >= T0 + 100 * S}
     assert max(b for _, b in red_v.values()) == T0 + int(150.2 * S)
+
+
+def test_postmortem_writes_the_dashboard_as_report_html():
+    from forensics.commands.postmortem import _html
+    from forensics.report.render import render_html
+
+    res = replay_cluster(hand_trace().events, "c")
+    report = build_report([res], {}, [], sources=["x"], tz="UTC")
+    assert _html(report, [res], "UTC", render_html) == report_page(report, [res], "UTC")
+
+
+def test_two_clusters_two_linked_groups():
+    from replay_engine.api import replay
+
+    a = hand_trace().events
+    b = hand_trace(dw="other").events
+    for ev in b:
+        ev.cluster = "d"
+    results = replay(a + b)
+    blob = page_blob(results_page(results))
+    assert {f["group"] for f in blob["figures"]} == {"c0", "c1"}
+    assert [f["div"] for f in blob["figures"] if f["kind"] == "gantt"] == ["c0-gantt", "c1-gantt"]
+    rows0 = figure(blob, "c0-gantt")["layout"]["yaxis"]["categoryarray"]
+    rows1 = figure(blob, "c1-gantt")["layout"]["yaxis"]["categoryarray"]
+    assert "dw-0" in rows0 and "other-0" not in rows0 and "other-0" in rows1 and "dw-0" not in rows1
+
+
+def test_max_partitions_option(tmp_path):
+    res = replay_cluster(hand_trace().events, "c")
+    write_report_dir(tmp_path / "out", res)
+    with pytest.raises(SystemExit) as ex:
+        main(["dashboard", str(tmp_path / "out"), "--out", str(tmp_path / "x.html"), "--max-partitions", "2", "-q"])
+    assert ex.value.code == 0
+    gantt = figure(page_blob((tmp_path / "x.html").read_text()), "c0-gantt")
+    assert [tp_of(y) for y in gantt["layout"]["yaxis"]["categoryarray"]] == [("dw", 0), ("dw", 3)]

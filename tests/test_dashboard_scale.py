@@ -74,3 +74,36 @@ def test_the_big_page_draws_in_chromium(big, tmp_path):
     assert got.console == [], got.console
     assert f'data-drawn="{len(blob["figures"])}"' in got.dom
     assert got.dom.count('class="main-svg"') >= 2 * len(blob["figures"])
+
+
+def flappy_trace(parts: int = 600, flaps: int = 40, width: int = 1500):
+    """Every partition's ISR flaps 40 times, each change logged with a 1.5 kB line: ~26,000 intervals,
+    too heavy for 500 rows within the bound."""
+    from test_dashboard_figures import Trace
+
+    tr = Trace()
+    for b in (1, 2, 3):
+        tr.up(b * 0.1, b)
+    tr.controller(0.5, 2, 1)
+    tr.topic(1, "flap", {p: [1, 2, 3] for p in range(parts)})
+    for p in range(parts):
+        tr.state(1.1, "flap", p, 1, [1, 2, 3], 0, created=True)
+    pad = "x" * width
+    for k in range(flaps):
+        for p in range(parts):
+            isr = [1, 2] if k % 2 == 0 else [1, 2, 3]
+            tr.state(10 + k + p * 0.0001, "flap", p, 1, isr, 0, writer="leader", raw=f"isr {isr} {pad}")
+    tr.down(100, 1)
+    for p in range(parts):
+        tr.state(100.2, "flap", p, 2, [2, 3], 1)
+    tr.up(200, 3)
+    return tr.events
+
+
+def test_heavy_rows_are_cut_to_keep_the_bound():
+    res = replay_cluster(flappy_trace(), "c")
+    page = results_page([res])
+    assert len(page.encode("utf-8")) < BOUND_BYTES
+    rows = figure(page_blob(page), "c0-gantt")["layout"]["yaxis"]["categoryarray"]
+    assert 10 <= len(rows) < 500
+    assert f"{len(rows):,} of 600 partitions drawn" in page and "to keep this file under 15 MB" in page
