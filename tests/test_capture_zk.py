@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -22,7 +23,8 @@ from kazoo.security import make_digest_acl
 from forensics import capture as cap
 from forensics.errors import UserError
 from zk_server import (  # noqa: F401 - zk_server is a fixture
-    BrokerProcess, ZkServer, free_port, load_kafka_tree, register_broker, state_json, txns_by_session, zk_server,
+    BrokerProcess, FreezableProxy, TlsMaterial, ZkServer, free_port, load_kafka_tree, register_broker, state_json, txns_by_session,
+    zk_server,
 )
 
 REPO = Path(__file__).resolve().parents[1]
@@ -43,14 +45,14 @@ def client(hosts: str, **kw) -> KazooClient:
     return c
 
 
-def cluster(server, chroot: str, brokers=(1, 2, 3), topics=TOPICS, **kw):
+def cluster(server, chroot: str, brokers=(1, 2, 3), topics=TOPICS, controller: int | None = 1, **kw):
     """A Kafka tree under ``chroot``; returns the (chrooted) writer client and path -> data written."""
     root = client(server.hosts, **kw)
     root.create(chroot, None, acl=kw.get("default_acl"))
     root.stop()
     root.close()
     c = client(server.hosts + chroot, **kw)
-    written = load_kafka_tree(c, topics)
+    written = load_kafka_tree(c, topics, controller=controller)
     for b in brokers:
         register_broker(c, b)
         written[f"/brokers/ids/{b}"] = c.get(f"/brokers/ids/{b}")[0]
@@ -251,7 +253,9 @@ def test_watch_rides_out_a_server_restart_and_records_the_gap(tmp_path):
     server = ZkServer(tmp_path / "zk").start()
     c = None
     try:
-        c, _ = cluster(server, "/gap")
+        # No ephemerals: if the writer's own session expires while the server restarts, the
+        # capture would rightly report its brokers gone, which is not what this test is about.
+        c, _ = cluster(server, "/gap", brokers=(), controller=None)
         run = WatchRun(options(server, "/gap", tmp_path / "out", watch_s=120))
         try:
             run.wait_snapshot()
@@ -273,6 +277,35 @@ def test_watch_rides_out_a_server_restart_and_records_the_gap(tmp_path):
             c.stop()
             c.close()
         server.stop()
+
+
+def test_watch_outlives_its_own_session_expiring(zk_server, tmp_path):
+    c, _ = cluster(zk_server, "/expiry", brokers=(), controller=None)
+    proxy = FreezableProxy(zk_server.port)
+    opts = cap.CaptureOptions(cap.parse_zk(proxy.hosts + "/expiry"), tmp_path / "out", timeout_s=1.0, watch_s=120)
+    changed_path = "/brokers/topics/orders/partitions/1/state"
+    deleted_path = "/brokers/topics/payments.v2/partitions/0/state"
+    new_state = state_json(3, [3], leader_epoch=5)
+    run = WatchRun(opts)
+    try:
+        run.wait_snapshot()
+        proxy.freeze()  # the capture hears nothing and is not heard: the server expires its session
+        c.set(changed_path, new_state)
+        c.delete(deleted_path)
+        time.sleep(3.0)  # well past the 1 s session timeout
+        proxy.thaw()
+        lines = run.wait_for(lambda ls: find(ls, "changed", changed_path) and find(ls, "deleted", deleted_path))
+    finally:
+        result = run.finish()
+        proxy.close()
+    gaps = [ln for ln in lines if ln["kind"] == "gap"]
+    assert len(gaps) == 1 and "session" in gaps[0]["reason"]
+    # The gap comes first, then what the re-read after it found.
+    assert lines.index(gaps[0]) < lines.index(find(lines, "changed", changed_path)[0])
+    assert find(lines, "changed", changed_path)[0]["data"] == new_state.decode()
+    assert len(result.manifest["sessions"]) == 2 and len(set(result.manifest["sessions"])) == 2
+    c.stop()
+    c.close()
 
 
 # --- read-only, proven by the server's own transaction log ------------------------------------
@@ -339,6 +372,32 @@ def test_an_auth_scheme_the_server_rejects(zk_server, secure, tmp_path):
         cap.run_capture(options(zk_server, "/secure", tmp_path / "out", auth=("nosuchscheme", "x:y")))
 
 
+# --- TLS ------------------------------------------------------------------------------------
+
+def test_capture_over_tls_with_a_client_certificate(tmp_path):
+    tls = TlsMaterial(tmp_path / "pki")
+    server = ZkServer(tmp_path / "zk", tls=tls).start()
+    try:
+        c, written = cluster(server, "/tls")  # loaded through the plain port
+        target = cap.parse_zk(server.secure_hosts + "/tls")
+        good = cap.TlsFiles(str(tls.ca), str(tls.client_cert), str(tls.client_key))
+        cap.check_tls(good)
+        res = cap.run_capture(cap.CaptureOptions(target, tmp_path / "out", tls=good, timeout_s=10))
+        assert res.manifest["tls"] is True and res.manifest["server"] == server.secure_hosts
+        recs = read_capture(tmp_path / "out")
+        assert recs["/brokers/topics/orders"]["data"] == written["/brokers/topics/orders"].decode()
+        assert tls.client_key.read_bytes() not in all_output_bytes(tmp_path / "out")
+        # A CA that did not sign the server's certificate, or no client certificate: no connection.
+        for bad in (cap.TlsFiles(str(tls.other_ca), str(tls.client_cert), str(tls.client_key)),
+                    cap.TlsFiles(str(tls.ca), None, None)):
+            with pytest.raises(UserError, match="cannot connect"):
+                cap.run_capture(cap.CaptureOptions(target, tmp_path / "bad", tls=bad, timeout_s=3))
+        c.stop()
+        c.close()
+    finally:
+        server.stop()
+
+
 # --- user errors ------------------------------------------------------------------------------
 
 def test_wrong_chroot_and_empty_cluster(zk_server, tmp_path):
@@ -378,6 +437,39 @@ def test_cli_user_errors_are_one_line_exit_2(zk_server, secure, tmp_path):
         assert needle in r.stderr and "Traceback" not in r.stderr
         assert "WRONG-PASSWORD-123" not in r.stderr + r.stdout
         assert not (tmp_path / f"o{i}").exists()
+
+
+def test_cli_watch_ends_cleanly_on_ctrl_c(zk_server, tmp_path):
+    c, _ = cluster(zk_server, "/sigint")
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen([sys.executable, "-m", "forensics", "capture", "--zk", zk_server.hosts + "/sigint",
+                             "--out", str(out), "--watch", "forever", "--quiet"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while not (out / "watch.jsonl").exists():
+            assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.poll() else "slow"
+            time.sleep(0.05)
+        state = "/brokers/topics/orders/partitions/0/state"
+        c.set(state, state_json(2, [2], leader_epoch=7))
+        while not (out / "watch.jsonl").read_text():
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, stderr
+    assert stderr == "" and "1 change(s), 0 gap(s)" in stdout
+    m = json.loads((out / "manifest.json").read_text())
+    assert m["watch"]["ended_by"] == "interrupted" and m["watch"]["duration_s"] is None
+    lines = [json.loads(ln) for ln in (out / "watch.jsonl").read_text().splitlines()]
+    assert [(ln["kind"], ln["path"]) for ln in lines] == [("changed", state)]
+    c.stop()
+    c.close()
 
 
 def test_cli_capture_with_an_auth_file(zk_server, secure, tmp_path):

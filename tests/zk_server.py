@@ -45,7 +45,8 @@ def four_letter(port: int, cmd: str, timeout: float = 2.0) -> str:
 class ZkServer:
     """One standalone ZooKeeper; ``start``/``stop``/``restart`` keep port and data dir."""
 
-    def __init__(self, workdir: Path, tick_ms: int = 100, heap: str = "256m", extra_cfg: dict | None = None):
+    def __init__(self, workdir: Path, tick_ms: int = 100, heap: str = "256m", extra_cfg: dict | None = None,
+                 tls: "TlsMaterial | None" = None):
         if not ZK_JAR.is_file():
             raise RuntimeError(
                 f"ZooKeeper is not installed ({ZK_JAR} missing): apt-get install -y zookeeper "
@@ -58,12 +59,25 @@ class ZkServer:
         self.tick_ms = tick_ms
         self.heap = heap
         self.extra_cfg = dict(extra_cfg or {})
+        self.tls = tls
+        self.secure_port = free_port() if tls else None
+        if tls:  # TLS on secureClientPort needs Netty; the server asks for a client certificate
+            self.extra_cfg.update({
+                "secureClientPort": self.secure_port, "secureClientPortAddress": "127.0.0.1",
+                "serverCnxnFactory": "org.apache.zookeeper.server.NettyServerCnxnFactory",
+                "ssl.keyStore.location": tls.server_pem, "ssl.keyStore.type": "PEM",
+                "ssl.trustStore.location": tls.ca, "ssl.trustStore.type": "PEM", "ssl.clientAuth": "need",
+            })
         self.proc: subprocess.Popen | None = None
         self.log_path = self.workdir / "server.log"
 
     @property
     def hosts(self) -> str:
         return f"127.0.0.1:{self.port}"
+
+    @property
+    def secure_hosts(self) -> str:
+        return f"127.0.0.1:{self.secure_port}"
 
     def _write_cfg(self) -> Path:
         cfg = {
@@ -85,7 +99,8 @@ class ZkServer:
         log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
             ["java", f"-Xmx{self.heap}", "-XX:+UseSerialGC", "-Dzookeeper.preAllocSize=1024",
-             "-cp", str(ZK_JAR), SERVER_MAIN, str(cfg)],
+             # Debian's zookeeper.jar manifest leaves netty-codec out; Netty (TLS) needs it.
+             "-cp", f"{ZK_JAR}:{JAVA_DIR / 'netty-codec.jar'}", SERVER_MAIN, str(cfg)],
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
         )
         log.close()
@@ -94,14 +109,30 @@ class ZkServer:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"ZooKeeper exited with {self.proc.returncode}: {self.log_tail()}")
             try:
-                # "ruok" answers before the server serves; "srvr" says so only once it does.
-                if "Mode:" in four_letter(self.port, "srvr", timeout=0.5):
+                if self._serving():
                     return self
             except OSError:
                 pass
             time.sleep(0.1)
         self.stop()
         raise RuntimeError(f"ZooKeeper did not answer on {self.hosts} within {wait_s}s: {self.log_tail()}")
+
+    def _serving(self) -> bool:
+        if self.tls is None:
+            # "ruok" answers before the server serves; "srvr" says so only once it does.
+            return "Mode:" in four_letter(self.port, "srvr", timeout=0.5)
+        # Netty's server gives four-letter words no answer here: open a session instead.
+        from kazoo.client import KazooClient
+
+        probe = KazooClient(hosts=self.hosts, timeout=2.0)
+        try:
+            probe.start(timeout=1.0)
+            return True
+        except Exception:  # noqa: BLE001 - not up yet
+            return False
+        finally:
+            probe.stop()
+            probe.close()
 
     def stop(self) -> None:
         proc, self.proc = self.proc, None
@@ -140,6 +171,29 @@ class ZkServer:
                 raise RuntimeError(f"TxnLogToolkit failed on {log}: {res.stderr.decode(errors='replace')[-1000:]}")
             out.append(res.stdout.decode("utf-8", "replace"))
         return "\n".join(out)
+
+
+class TlsMaterial:
+    """A throwaway CA, a server certificate for 127.0.0.1 and a client certificate, made with openssl."""
+
+    def __init__(self, folder: Path):
+        folder.mkdir(parents=True, exist_ok=True)
+        self.ca, self.server_pem = folder / "ca.pem", folder / "server.pem"
+        self.client_cert, self.client_key = folder / "client.crt", folder / "client.key"
+        self.other_ca = folder / "other-ca.pem"  # a CA that signed nothing here
+
+        def ssl(*args: str) -> None:
+            subprocess.run(["openssl", *args], cwd=folder, check=True, capture_output=True, timeout=60)
+
+        new_key = ["req", "-newkey", "rsa:2048", "-nodes"]
+        ssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=test-ca")
+        ssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "other.key", "-out", "other-ca.pem", "-days", "2", "-subj", "/CN=other")
+        (folder / "ext.cnf").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+        for name, subj, ext in (("server", "/CN=localhost", ["-extfile", "ext.cnf"]), ("client", "/CN=capture", [])):
+            ssl(*new_key, "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj", subj)
+            ssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+                "-out", f"{name}.crt", "-days", "2", *ext)
+        self.server_pem.write_bytes((folder / "server.key").read_bytes() + (folder / "server.crt").read_bytes())
 
 
 _TXN = re.compile(r" session (0x[0-9a-f]+) cxid (0x[0-9a-f]+) zxid (0x[0-9a-f]+) (\w+)")
@@ -245,28 +299,29 @@ def load_kafka_tree(client, topics: dict[str, dict[int, list[int]]], *, controll
 
 
 _BROKER_SCRIPT = r"""
-import sys, time
+import sys
 sys.path.insert(0, sys.argv[3])
 from kazoo.client import KazooClient
 from zk_server import register_broker
-c = KazooClient(hosts=sys.argv[1], timeout=1.0)
+c = KazooClient(hosts=sys.argv[1], timeout=2.0)
 c.start()
 register_broker(c, int(sys.argv[2]))
 print("0x%x" % c.client_id[0], flush=True)
-time.sleep(3600)
+sys.stdin.read()  # until SIGKILL, or until the test process is gone (its end of the pipe closes)
 """
 
 
 class BrokerProcess:
     """A broker's ZooKeeper session in its own process, so that SIGKILL lets it expire like a
-    crashed broker's (about one second with the small tickTime)."""
+    crashed broker's (2 s session timeout, as Kafka's in the shared zk_real scenarios; shorter
+    ones can expire on their own on a loaded machine)."""
 
     def __init__(self, hosts: str, broker_id: int):
         import sys
 
         self.proc = subprocess.Popen(
             [sys.executable, "-c", _BROKER_SCRIPT, hosts, str(broker_id), str(Path(__file__).parent)],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
         )
         line = self.proc.stdout.readline().strip()
         if not line.startswith("0x"):
@@ -278,3 +333,84 @@ class BrokerProcess:
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait(timeout=10)
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            if pipe and not pipe.closed:
+                pipe.close()
+
+
+class FreezableProxy:
+    """A TCP proxy in front of a server that can go silent without closing anything, the way a
+    network partition looks to both sides: the server stops hearing pings and expires the
+    session, the client times out and reconnects."""
+
+    def __init__(self, upstream_port: int):
+        import threading
+
+        self.upstream_port = upstream_port
+        self.frozen = threading.Event()
+        self.thawed = threading.Event()
+        self.thawed.set()
+        self._listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._listener.bind(("127.0.0.1", 0))
+        self._listener.listen(16)
+        self.port = self._listener.getsockname()[1]
+        self._conns: list[socket.socket] = []
+        self._closed = False
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    @property
+    def hosts(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def _accept(self) -> None:
+        import threading
+
+        while not self._closed:
+            try:
+                down, _ = self._listener.accept()
+            except OSError:
+                return
+            self.thawed.wait()  # a partition also stops new connections from getting through
+            try:
+                up = socket.create_connection(("127.0.0.1", self.upstream_port), timeout=5)
+            except OSError:
+                down.close()
+                continue
+            self._conns += [down, up]
+            for a, b in ((down, up), (up, down)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    def _pump(self, src: socket.socket, dst: socket.socket) -> None:
+        try:
+            while True:
+                data = src.recv(65536)
+                if not data:
+                    break
+                self.thawed.wait()
+                dst.sendall(data)
+        except OSError:
+            pass
+        for s in (src, dst):
+            try:
+                s.close()
+            except OSError:
+                pass
+
+    def freeze(self) -> None:
+        self.thawed.clear()
+
+    def thaw(self) -> None:
+        """Ends the partition; connections that lived through it are cut (their peers gave up)."""
+        for s in self._conns:
+            try:
+                s.close()
+            except OSError:
+                pass
+        self._conns = []
+        self.thawed.set()
+
+    def close(self) -> None:
+        self._closed = True
+        self.thaw()
+        self._listener.close()

@@ -64,7 +64,7 @@ def capture_cmd(
     )
     if "watch" in m:
         w = m["watch"]
-        print(f"watched {w['watched_s']:.0f}s: {w['changes']:,} changes, {len(w['gaps'])} gap(s) -> {out / 'watch.jsonl'}")
+        print(f"watched {w['watched_s']:.0f}s: {w['changes']:,} change(s), {len(w['gaps'])} gap(s) -> {out / 'watch.jsonl'}")
     if m["errors"]:
         print(f"{len(m['errors'])} znode(s) could not be read or stored: see errors in {out / 'manifest.json'}")
     return 0
