@@ -661,6 +661,7 @@ class Watch:
             if not self.zk.connected:
                 return  # dropped again: the next CONNECTED resyncs
         else:
+            self.events.put(("CONNECTED", to_ms))  # connected but too slow: try again, the gap stays open
             return
         ms = now_ms()
         self._write_gap(to_ms, self.gap[1])
@@ -679,7 +680,13 @@ class Watch:
             ops = pipeline(self.zk, ops, handle, window=self.opts.window, timeout_s=self.opts.timeout_s,
                            watch=self.watchers)
             if not ops or not self.zk.connected:
-                break  # a lost connection leaves a state change in the queue: gap + resync
+                break
+        if ops:
+            # Reads that never came back: what they would have shown is not lost, it is re-read
+            # after a gap (a lost connection queues its own state change; a slow one gets this).
+            self.gap = [seg[0][3], "connection lost or reads timed out"]
+            if self.zk.connected:
+                self.events.put(("CONNECTED", now_ms()))
         for path in sorted(p for p in removed if p in self.known):
             # ZooKeeper notifies a znode's deletion before its parent's child change, so this only
             # catches a deletion whose own notification never came; it is reported all the same.

@@ -172,3 +172,113 @@ def test_out_folder_must_be_new_or_empty(tmp_path):
     with pytest.raises(UserError, match="not a folder"):
         cap._prepare_out(tmp_path / "file")
     assert cap._prepare_out(tmp_path / "new" / "deeper") is True
+
+
+# --- the watch logic over an in-memory ZooKeeper (failure paths a real server will not produce on demand)
+
+Stat = namedtuple("Stat", "czxid mzxid ctime mtime version cversion aversion ephemeralOwner dataLength numChildren pzxid")
+
+
+class _Result:
+    def __init__(self, value=None, exc=None):
+        self.value, self.exc = value, exc
+
+    def get(self, timeout=None):
+        if self.exc:
+            raise self.exc
+        return self.value
+
+
+class FakeZk:
+    """A tree of path -> (data, czxid, mzxid); ``slow`` paths time out like an overloaded server."""
+
+    def __init__(self, tree):
+        import queue
+
+        self.tree, self.slow, self.connected = dict(tree), set(), True
+        self.target = cap.ZkTarget("fake:2181", None)
+        self.states = queue.Queue()
+        self.log = cap.SessionLog(["0x1"], ["fake:2181"])
+
+    def _stat(self, path):
+        data, cz, mz = self.tree[path]
+        kids = [p for p in self.tree if p.rsplit("/", 1)[0] == path and p != path]
+        return Stat(cz, mz, cz, mz, 0, 0, 0, 0, len(data or b""), len(kids), cz)
+
+    def get(self, path, watch=None):
+        from kazoo.exceptions import NoNodeError
+        from kazoo.handlers.threading import KazooTimeoutError
+
+        if path in self.slow:
+            return _Result(exc=KazooTimeoutError())
+        if path not in self.tree:
+            return _Result(exc=NoNodeError())
+        return _Result((self.tree[path][0], self._stat(path)))
+
+    def children(self, path, watch=None):
+        from kazoo.exceptions import NoNodeError
+
+        if path not in self.tree:
+            return _Result(exc=NoNodeError())
+        kids = sorted(p.rsplit("/", 1)[1] for p in self.tree if p.rsplit("/", 1)[0] == path and p != path)
+        return _Result((kids, self._stat(path)))
+
+    def exists(self, path, watch=None):
+        return _Result(self._stat(path) if path in self.tree else None)
+
+
+TREE = {
+    "/brokers": (None, 1, 1), "/brokers/ids": (None, 2, 2), "/brokers/ids/1": (b"b1", 3, 3), "/brokers/ids/2": (b"b2", 4, 4),
+    "/brokers/topics": (None, 5, 5), "/brokers/topics/t": (b"t", 6, 6), "/brokers/topics/t/partitions": (None, 7, 7),
+    "/brokers/topics/t/partitions/0": (None, 8, 8), "/brokers/topics/t/partitions/0/state": (b"s0", 9, 9),
+}
+
+
+def _watch(zk, tmp_path):
+    opts = cap.CaptureOptions(zk.target, tmp_path, timeout_s=0.1, watch_s=1)
+    w = cap.Watch(zk, opts)
+    reader = cap.TreeReader(zk, cap.ROOTS, window=10, timeout_s=0.1, watch=w.watchers)
+    assert reader.run() == []
+    w.known, w.kids = dict(reader.result.nodes), dict(reader.result.children)
+    w.trace = cap.Trace(tmp_path / "watch.jsonl")
+    return w
+
+
+def _lines(tmp_path):
+    import json
+
+    return [json.loads(ln) for ln in (tmp_path / "watch.jsonl").read_text().splitlines()]
+
+
+def test_a_reread_that_times_out_becomes_a_gap_and_a_resync(tmp_path):
+    zk = FakeZk(TREE)
+    w = _watch(zk, tmp_path)
+    state = "/brokers/topics/t/partitions/0/state"
+    zk.tree[state] = (b"s0-new", 9, 20)
+    zk.slow.add(state)
+    w.handle([("data", "CHANGED", state, 1000)])
+    assert _lines(tmp_path) == [] and w.gap == [1000, "connection lost or reads timed out"]
+    zk.slow.clear()
+    w.handle(w._drain())  # the queued retry
+    lines = _lines(tmp_path)
+    assert [(ln["kind"], ln.get("path")) for ln in lines] == [("gap", None), ("changed", state)]
+    assert lines[0]["from_ms"] == 1000 and lines[1]["data"] == "s0-new" and lines[1]["stat"]["mzxid"] == 20
+    assert w.gap is None
+
+
+def test_a_deletion_seen_only_in_the_parents_child_list_is_still_reported(tmp_path):
+    zk = FakeZk(TREE)
+    w = _watch(zk, tmp_path)
+    del zk.tree["/brokers/ids/2"]
+    w.handle([("child", "CHILD", "/brokers/ids", 2000)])  # the znode's own notification went missing
+    assert [(ln["kind"], ln["path"], ln.get("children")) for ln in _lines(tmp_path)] == [
+        ("children", "/brokers/ids", ["1"]), ("deleted", "/brokers/ids/2", None)]
+
+
+def test_a_recreated_znode_is_deleted_then_created_and_an_unchanged_one_is_silent(tmp_path):
+    zk = FakeZk(TREE)
+    w = _watch(zk, tmp_path)
+    zk.tree["/brokers/ids/1"] = (b"b1-again", 30, 30)  # new czxid: deleted and created in between
+    w.handle([("data", "DELETED", "/brokers/ids/1", 3000), ("data", "CHANGED", "/brokers/topics/t", 3001)])
+    assert [(ln["kind"], ln["path"]) for ln in _lines(tmp_path)] == [
+        ("deleted", "/brokers/ids/1"), ("created", "/brokers/ids/1")]
