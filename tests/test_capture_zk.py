@@ -308,6 +308,38 @@ def test_watch_outlives_its_own_session_expiring(zk_server, tmp_path):
     c.close()
 
 
+def test_the_znode_dump_parser_reads_a_capture_folder(zk_server, tmp_path):
+    """Interop with parsers/znode_dump.py through the dispatcher, as ingest would see the folder."""
+    from parsers.context import SourceContext
+    from parsers.dispatch import parse_source
+
+    c, _ = cluster(zk_server, "/interop")
+    run = WatchRun(options(zk_server, "/interop", tmp_path / "out", watch_s=120))
+    state = "/brokers/topics/orders/partitions/2/state"
+    try:
+        run.wait_snapshot()
+        c.set(state, state_json(1, [1, 2], leader_epoch=4))
+        run.wait_for(lambda ls: find(ls, "changed", state))
+    finally:
+        run.finish()
+    kinds, counts, lines, accounted = set(), {}, 0, 0
+    for f in sorted((tmp_path / "out").rglob("*")):
+        if f.is_file():
+            events, summary = parse_source(f.read_bytes(), SourceContext(path=str(f.relative_to(tmp_path))))
+            kinds.add(summary.kind)
+            assert summary.errors == [] and summary.quarantined == summary.unrecognized == 0, (f, summary.errors)
+            lines += summary.lines
+            accounted += summary.parsed + summary.other
+            for ev in events:
+                counts[ev.event_type] = counts.get(ev.event_type, 0) + 1
+    assert kinds == {"znode_dump"} and lines == accounted
+    # 9 partition states in the snapshot, and the one change the watch saw.
+    assert counts["partition_state_observed"] == 10
+    assert counts["broker_observed"] == 3
+    c.stop()
+    c.close()
+
+
 # --- read-only, proven by the server's own transaction log ------------------------------------
 
 def test_capture_writes_nothing_to_zookeeper(zk_server, tmp_path):
