@@ -8,7 +8,8 @@ partitions per topic, every tenth topic RF=1 and the rest RF=3; hourly ISR shrin
 by the leaders; broker 2 loses its session at 10:00 (RF=3 partitions fail over, its RF=1 partitions
 stay leaderless until it returns at 12:00); the controller's broker 1 loses its session at 14:00 and
 no controller exists for 6 s (its partitions wait for the next controller; its RF=1 partitions stay
-down until 15:00); broker 5 stops with a controlled shutdown at 18:00 and returns at 19:00. The replay of that trace is the dashboard's input; only the dashboard is timed.
+down until 15:00); broker 5 stops with a controlled shutdown at 18:00 and returns at 19:00. The
+replay of that trace is the dashboard's input; the dashboard build is timed on its own.
 """
 from __future__ import annotations
 

@@ -80,10 +80,11 @@ def evidence_table(idx: EvidenceIndex, view: ClusterView, tz: str, group: str) -
         head = (f"{ep.topic}-{ep.partition}: no leader {show_time(ep.start, tz)} → "
                 f"{show_time(ep.end, tz) if ep.end is not None else 'end of evidence'} "
                 f"({duration(None if ep.end is None else ep.end - ep.start)})")
-        parts.append(f"<tbody id='{idx.prefix}-ep-{i}' class='ep' data-group='{e(group)}' data-x0='{e(axis_time(ep.start - pad, tz))}' "
-                     f"data-x1='{e(axis_time(end + pad, tz))}'>")
-        parts.append(f"<tr class='head'><td colspan='4'><b>{e(head)}</b> <span class='kind'>{e(ep.kind or 'cause not in this report')}"
-                     f"</span><br>{e(ep.summary or '')}</td></tr>")
+        parts.append(f"<tbody id='{idx.prefix}-ep-{i}' class='ep' data-group='{e(group)}' "
+                     f"data-x0='{e(axis_time(ep.start - pad, tz))}' data-x1='{e(axis_time(end + pad, tz))}'>")
+        kind = ep.kind or "cause not in this report"
+        parts.append(f"<tr class='head'><td colspan='4'><b>{e(head)}</b> <span class='kind'>{e(kind)}</span><br>"
+                     f"{e(ep.summary or '')}</td></tr>")
         for c in ep.chain:
             parts.append(_cite_row(c, tz))
         parts.append("</tbody>")
@@ -117,7 +118,7 @@ def rest_summary(view: ClusterView, sel: Selection, tz: str, max_rows: int = 200
         last = None if any(x.end is None for x in eps) else max(x.end for x in eps)  # type: ignore[type-var]
         parts.append(f"<tr><td>{e(topic)}</td><td>{e(kind)}</td><td>{len({x.partition for x in eps}):,}</td>"
                      f"<td>{len(eps):,}</td><td>{secs:,.1f}</td><td>{e(show_time(min(x.start for x in eps), tz))}</td>"
-                     f"<td>{e(show_time(last, tz) if last is not None else 'not before the end of the evidence')}</td></tr>")
+                     f"<td>{e(show_time(last, tz) if last is not None else 'still down at the end')}</td></tr>")
     parts.append("</tbody></table>")
     if len(ranked) > max_rows:
         parts.append(f"<p class='note'>{len(ranked) - max_rows:,} more topic/cause groups not shown.</p>")

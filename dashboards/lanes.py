@@ -78,14 +78,15 @@ def lanes_figure(view: ClusterView, tz: str, title: str) -> dict[str, Any]:
         traces.append(_bar_trace("no controller", NO_LEADER, gaps, tz, legendgroup="controllers")
                       | {"marker": {"color": NO_LEADER, "pattern": HATCH, "line": {"width": 0}}})
     if view.expiries:
+        def expiry_hover(e: Band) -> str:
+            cite = f"<br>{safe.label(e.cite.event)} at {safe.label(e.cite.where)}" if e.cite else ""
+            return f"<b>broker {e.lane}: ZooKeeper session expired</b><br>{show_time(e.start, tz)}{cite}"
         traces.append({"type": "scatter", "mode": "markers", "name": "session expired",
                        "x": [axis_time(e.start, tz) for e in view.expiries],
                        "y": [broker_lane(e.lane) for e in view.expiries],
                        "marker": {"symbol": "x-thin", "size": 12, "line": {"width": 2, "color": NO_LEADER},
                                   "color": NO_LEADER},
-                       "hovertext": [f"<b>broker {e.lane}: ZooKeeper session expired</b><br>{show_time(e.start, tz)}"
-                                     + (f"<br>{safe.label(e.cite.event)} at {safe.label(e.cite.where)}" if e.cite else "")
-                                     for e in view.expiries], "hoverinfo": "text"})
+                       "hovertext": [expiry_hover(e) for e in view.expiries], "hoverinfo": "text"})
     lanes = [CONTROLLER_LANE] + [broker_lane(b) for b in brokers]
     layout = base_layout(title, view.window, tz, 90 + 28 * len(lanes))
     layout["yaxis"] = {"type": "category", "categoryorder": "array", "categoryarray": lanes,

@@ -302,8 +302,3 @@ def replay_docs(replay: dict[str, Any]) -> list[dict[str, Any]]:
     """report['replay'] / replay.json: one cluster's document, or {'clusters': [...]}."""
     return list(replay["clusters"]) if "clusters" in replay else [replay]
 
-
-def rows_of_cluster(rows: list[dict[str, Any]], cluster: str | None, only_cluster: bool) -> list[dict[str, Any]]:
-    if only_cluster:
-        return rows
-    return [r for r in rows if r.get("cluster") == cluster]

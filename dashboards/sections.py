@@ -38,8 +38,7 @@ def timeline_blocks(page: Page, view: ClusterView, tz: str, prefix: str, group: 
         "lanes": page.figure(f"{prefix}-lanes", group, "lanes", prefix,
                              lanes_figure(view, tz, f"{name}: brokers and controller")),
         "gantt": page.figure(f"{prefix}-gantt", group, "gantt", prefix,
-                             gantt_figure(view, sel, idx, tz, f"{name}: leader per partition "
-                                          "(colour = leader broker, hatched red = no leader)")),
+                             gantt_figure(view, sel, idx, tz, f"{name}: leader per partition")),
         "heat": page.figure(f"{prefix}-heat", group, "heatmap", prefix,
                             heatmap_figure(view, sel, tz, f"{name}: ISR size per partition")),
     }
@@ -54,7 +53,8 @@ def timeline_blocks(page: Page, view: ClusterView, tz: str, prefix: str, group: 
                     "summarised under the evidence).")
     if cut:
         note.append(f"(Rows limited to {max_rows:,} to keep this file under {MAX_PAGE_BYTES / 1e6:.0f} MB.)")
-    blocks["gantt_note"] = f"<p class='note'>{safe.text(' '.join(note))} Click a bar to see the events behind it.</p>"
+    blocks["gantt_note"] = ("<p class='note'>Colour = leader broker, hatched red = no leader. "
+                            f"{safe.text(' '.join(note))} Click a bar to see the events behind it.</p>")
     blocks["selected"] = (f"<div id='{prefix}-selected' class='selected'>Click a bar of the leader chart: the "
                           "events behind it show here.</div>")
     blocks["evidence"] = (f"<div class='evidence-box'>{evidence_table(idx, view, tz, group)}</div>"

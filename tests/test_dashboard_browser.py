@@ -68,7 +68,8 @@ window.addEventListener("load", function () { setTimeout(function () {
         });
         setTimeout(function () {
           function ticks(fig) {
-            return Array.prototype.map.call(fig.querySelectorAll(".ytick text"), function (t) { return t.textContent; });
+            return Array.prototype.map.call(fig.querySelectorAll(".ytick text"),
+                                            function (t) { return t.textContent; });
           }
           out.filteredGantt = ticks(g);
           out.ganttCats = g.layout.yaxis.categoryarray;
@@ -157,3 +158,39 @@ def test_hostile_names_and_lines_render_as_text_and_never_run(tmp_path):
     assert EVIL_LINE in out["selected"]  # the log line, verbatim, as text
     assert sorted(out["filteredGantt"]) == sorted(f"{EVIL_TOPIC}-{p}" for p in range(6))
     assert "window.__pwned=3" in got.dom and "<script>window.__pwned" not in got.dom.split("</script>", 1)[1]
+
+
+def test_whatif_page_links_both_replays_in_chromium(tmp_path):
+    from test_dashboard_figures import hand_trace
+    from dashboards.page import whatif_page
+    from replay_engine.api import replay_cluster
+    from browser import with_probe
+
+    base = replay_cluster(hand_trace().events, "c")
+    tr = hand_trace()
+    tr.up(150, 1)
+    var = replay_cluster(tr.events, "c")
+    page = whatif_page([base], [var], {"verdict": "a verdict"}, "UTC")
+    zoom = ["2023-11-14 22:14:30", "2023-11-14 22:15:30"]
+    probe = """
+    window.addEventListener("load", function () { setTimeout(function () {
+      Plotly.relayout(document.getElementById("w0b-gantt"), {"xaxis.range": ZOOM}).then(function () {
+        setTimeout(function () {
+          var out = {};
+          ["w0v-gantt", "w0-counts", "w0b-lanes", "w0v-heat"].forEach(function (id) {
+            out[id] = document.getElementById(id).layout.xaxis.range;
+          });
+          out.drawn = document.body.getAttribute("data-drawn");
+          var pre = document.createElement("pre"); pre.id = "probe"; pre.textContent = JSON.stringify(out);
+          document.body.appendChild(pre);
+        }, 200);
+      });
+    }, 300); });
+    """.replace("ZOOM", json.dumps(zoom))
+    path = tmp_path / "whatif.html"
+    path.write_text(with_probe(page, probe), encoding="utf-8")
+    got = load(path, tmp_path, screenshot=False)
+    assert got.console == [], got.console
+    out = json.loads(html.unescape(re.search(r'<pre id="probe">(.*?)</pre>', got.dom, re.S).group(1)))
+    assert out.pop("drawn") == str(len(page_blob(page)["figures"])) == "7"
+    assert out == {k: zoom for k in ("w0v-gantt", "w0-counts", "w0b-lanes", "w0v-heat")}

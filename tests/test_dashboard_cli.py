@@ -64,6 +64,7 @@ def test_lanes_show_the_kill_and_the_controller(sample):
             zip(marks["x"], marks["y"])] == [(f"broker {f['broker']}", True)]
     c = exp["controllers"][0]
     tenures = [t for t in lanes["data"] if t["name"].startswith("controller broker")]
-    assert [(t["name"], t["text"]) for t in tenures] == [(f"controller broker {c['broker']}", [f"b{c['broker']} e{c['epoch']}"])]
+    assert [(t["name"], t["text"]) for t in tenures] == [(f"controller broker {c['broker']}",
+                                                         [f"b{c['broker']} e{c['epoch']}"])]
     assert abs(from_axis_time(tenures[0]["base"][0]) - us(c["from"])) <= c["tolerance_ms"] * 1000
     assert trace(lanes, "no controller") is None
