@@ -28,6 +28,9 @@ class Rule:
     build: Builder
     search: bool = False  # regex.search instead of regex.match (for templates after a variable prefix)
     not_loggers: tuple[str, ...] = ()  # logger-name prefixes this rule never applies to (with loggers=None)
+    # Also read the thrown exception's own line (the first continuation line): applications log
+    # "send failed" and put the client's words, naming the partition, in the exception.
+    thrown: bool = False
 
     def logger_matches(self, logger: str | None) -> bool:
         if logger is None:
@@ -73,13 +76,15 @@ class RuleSet:
 
     def classify(self, entry: LogEntry) -> tuple[str, list[Event], str | None]:
         """('parsed', events, None) | ('other', [], None) | ('unrecognized', [], why)."""
-        msg = entry.message
         tried: list[str] | None = None
+        thrown = entry.continuation[0] if entry.continuation else None
         for first, rest, rule in self._screen(entry.logger):
-            if first not in msg:
-                continue
-            if rest and not all(n in msg for n in rest):
-                continue
+            msg = entry.message
+            if first not in msg or (rest and not all(n in msg for n in rest)):
+                if not (rule.thrown and thrown is not None and first in thrown
+                        and all(n in thrown for n in rest)):
+                    continue
+                msg = thrown
             m = rule.regex.search(msg) if rule.search else rule.regex.match(msg)
             if m is None:
                 if first:  # without needles a miss is routine, not a missed variant

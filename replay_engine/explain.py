@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from parsers.schema import iso_utc
-from replay_engine.config import UNCLEAN, ConfigState, Resolved, as_bool
+from replay_engine.config import ConfigState, Resolved, as_bool
 from replay_engine.facts import TP, Ref
 from replay_engine.partition import BrokerPeriod, Tenure
 from replay_engine.timeline import Episode
@@ -155,13 +155,18 @@ def _down_phrase(world: World, b: int, ts: int) -> tuple[str, Ref | None]:
         "controlled_shutdown": "began a controlled shutdown",
         "unregistered": "was unregistered",
     }
+    cause = _how_down(world, p)
+    return f"{how.get(cause or '', 'went down')} at {fmt_ts(p.start)}", p.start_ref
+
+
+def _how_down(world: World, down: BrokerPeriod) -> str | None:
+    """How the up-period before a down-period ended (session expired, clean stop...)."""
     prev = None
-    for q in world.periods.get(b, []):
-        if q is p:
+    for q in world.periods.get(down.broker, []):
+        if q is down:
             break
         prev = q
-    cause = prev.end_cause if prev is not None and prev.end_cause else None
-    return f"{how.get(cause or '', 'went down')} at {fmt_ts(p.start)}", p.start_ref
+    return prev.end_cause if prev is not None and prev.end_cause else None
 
 
 def explain(ep: Episode, world: World, leaderless_refs: list[Ref] | None = None) -> Cause:
@@ -282,11 +287,24 @@ def explain(ep: Episode, world: World, leaderless_refs: list[Ref] | None = None)
         else:
             kind = UNKNOWN
             summary = f"{opener}: the trace does not show enough (replicas or ISR unknown) to say why."
+    if details.get("cause_brokers"):
+        details["cause_broker_downs"] = _downs(world, details["cause_brokers"], ep.start)
     if closer_ref is not None:
         chain.append(closer_ref)
     if leaderless_refs:
         chain.extend(leaderless_refs)
     return Cause(kind, summary, _dedupe(chain), details)
+
+
+def _downs(world: World, brokers: list[int], ts: int) -> list[dict[str, Any]]:
+    """When and how each broker went down (the start of its down period at ``ts``)."""
+    out = []
+    for b in brokers:
+        p = world.period_at(b, ts)
+        if p is None or p.state != "down" or p.start is None:
+            continue
+        out.append({"broker": b, "ts": p.start, "how": _how_down(world, p)})
+    return out
 
 
 def _unclean_at(world: World, tp: TP, ts: int):

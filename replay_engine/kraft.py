@@ -17,7 +17,7 @@ from typing import Any
 
 from parsers.schema import Event
 from replay_engine import facts as F
-from replay_engine.config import UNCLEAN, ConfigState, as_bool, parse_version
+from replay_engine.config import ConfigState, as_bool, parse_version
 from replay_engine.controller import Comparison
 from replay_engine.from_events import ref_of
 from replay_engine.kraft_rules import elect, isr_without

@@ -21,6 +21,7 @@ from replay_engine.assignment import extend_replication
 from replay_engine.config import (MIN_ISR, REPLICA_LAG, UNCLEAN, ZK_SESSION_TIMEOUT, BROKER_SESSION_TIMEOUT,
                                   CONTROLLED_SHUTDOWN, ConfigState, as_bool, parse_version)
 from replay_engine.controller import ZkControllerReplay
+from replay_engine.crash import CRASH_CAUSES, LastLines, kill_time, session_timeouts
 from replay_engine.dataloss import estimate as estimate_loss
 from replay_engine.explain import World, explain
 from replay_engine.from_events import build_facts
@@ -165,23 +166,6 @@ def _assignments(facts: list[F.Fact]) -> dict[str, dict[int, tuple[int, ...]]]:
     return out
 
 
-def _session_timeouts(events: list[Event]) -> dict[int, int]:
-    """Broker -> negotiated ZooKeeper session timeout (µs), from the txn log, when it shows it."""
-    by_session = {e.session_id: (e.detail or {}).get("timeout_ms") for e in events
-                  if e.event_type == "zk_session_created" and e.session_id is not None}
-    out = {}
-    for e in events:
-        if e.event_type == "broker_registered" and e.session_id in by_session and by_session[e.session_id]:
-            out[e.subject_broker] = int(by_session[e.session_id]) * MS
-    return out
-
-
-def _last_line(events: list[Event], broker: int, before: int) -> int | None:
-    ts = [e.ts for e in events if e.source_kind == "broker_log" and e.broker_id == broker and e.ts is not None
-          and e.ts <= before]
-    return max(ts) if ts else None
-
-
 @dataclass
 class Plan:
     facts: list[F.Fact]
@@ -201,7 +185,7 @@ def plan_variant(base: list[F.Fact], events: list[Event], changes: list[Change],
     facts = [copy.copy(f) for f in base]
     plan = Plan(facts)
     brokers, racks = _brokers_and_racks(events, facts)
-    timeouts = _session_timeouts(events)
+    timeouts = session_timeouts(events)
     default_timeout = config.int_value(ZK_SESSION_TIMEOUT) * MS
     for ch in changes:
         if ch.kind == "config":
@@ -249,10 +233,9 @@ def _crash_downs(plan: Plan, broker: int) -> list[F.BrokerDown]:
             and f.cause in ("session_expired", "expired", "controller_detected", "deleted")]
 
 
-def _kill_time(events: list[Event], down: F.BrokerDown, broker: int, timeout: int) -> int:
-    kill = down.ts - timeout
-    last = _last_line(events, broker, down.ts)
-    return max(kill, last) if last is not None else kill
+def _kill_time(events: list[Event] | LastLines, down: F.BrokerDown, broker: int, timeout: int) -> int:
+    last = events if isinstance(events, LastLines) else LastLines(events)
+    return kill_time(down.ts, timeout, last.before(broker, down.ts))
 
 
 def _kill_to_controlled(plan: Plan, events: list[Event], broker: int, timeout: int) -> None:
@@ -358,15 +341,13 @@ def run_side(events: list[Event], facts: list[F.Fact], stream, overrides=None, t
     return res
 
 
-CRASH_CAUSES = ("session_expired", "expired", "controller_detected")
-
-
 def _crash_stops(facts: list[F.Fact], events: list[Event], timeouts: dict[int, int], default: int) -> list[F.Fact]:
     """A crashed broker stops serving at its (estimated) kill time, before ZooKeeper notices."""
     out = []
+    last = LastLines(events)
     for f in facts:
         if isinstance(f, F.BrokerDown) and f.cause in CRASH_CAUSES:
-            t = _kill_time(events, f, f.broker, timeouts.get(f.broker, default))
+            t = _kill_time(last, f, f.broker, timeouts.get(f.broker, default))
             if t < f.ts:
                 ref = F.Ref(t, "estimated_kill_time", None, None,
                             f"broker {f.broker} stops serving (estimated: its session expiry minus the session "
@@ -553,7 +534,7 @@ def whatif(events: list[Event], changes: list[Change], cluster: str | None = Non
     inferred = _inferred_inputs(recorded)
     cfg = copy.deepcopy(recorded.controller.config)
     cfg.override_cluster, cfg.override_topic = {}, {}
-    timeouts = _session_timeouts(events)
+    timeouts = session_timeouts(events)
     stops = _crash_stops(stream.facts, events, timeouts, cfg.int_value(ZK_SESSION_TIMEOUT) * MS)
     base_facts = _resort([copy.copy(f) for f in stream.facts] + inferred + stops)
     plan = plan_variant(base_facts, events, changes, cfg)

@@ -79,3 +79,50 @@ def test_broker_internal_loggers_never_yield_client_errors():
                    "because of RejectedExecutionException (treated as TimeoutException). "
                    "(org.apache.kafka.controller.QuorumController)\n", "server.log")
     assert events == []
+
+
+def test_exception_under_an_application_line_names_the_partition():
+    # Kafka's own wording (Sender/ProducerBatch) in the thrown exception; the header is the application's.
+    events = parse(
+        "[2021-08-16 10:34:01,155] ERROR send to orders failed, 53 record(s) dropped (com.example.KafkaSink)\n"
+        "org.apache.kafka.common.errors.TimeoutException: Expiring 53 record(s) for orders-200:120001 ms has passed "
+        "since batch creation\n"
+        "\tat org.apache.kafka.clients.producer.internals.ProducerBatch.expire(ProducerBatch.java:3)\n"
+        "[2021-08-16 10:34:02,000] ERROR could not deliver (com.example.KafkaSink)\n"
+        "\tat com.example.KafkaSink.send(KafkaSink.java:3)\n")
+    assert [(e.topic, e.partition, e.detail["error"], e.detail["records"]) for e in events] == [
+        ("orders", 200, "record_expired", 53)]
+
+
+def test_exception_lines_are_not_read_for_broker_loggers():
+    events = parse(
+        "[2021-08-16 10:34:01,155] ERROR [ReplicaFetcher replicaId=2, leaderId=1, fetcherId=0] Error in response "
+        "(kafka.server.ReplicaFetcherThread)\n"
+        "org.apache.kafka.common.errors.TimeoutException: Expiring 1 record(s) for orders-2:1 ms has passed\n")
+    assert [e for e in events if e.event_type == "client_error"] == []
+
+
+def test_java_client_cannot_reach_a_broker():
+    events = parse(
+        "[2021-08-16 10:32:05,124] WARN [Producer clientId=producer-1] Connection to node 1 (kafka-broker-1/10.0.0.11:9092)"
+        " could not be established. Broker may not be available. (org.apache.kafka.clients.NetworkClient)\n"
+        "[2021-08-16 10:32:05,200] WARN [Consumer clientId=c, groupId=g] Connection to node -1 (localhost/127.0.0.1:9092)"
+        " could not be established. Broker may not be available. (org.apache.kafka.clients.NetworkClient)\n")
+    assert [(e.topic, e.subject_broker, e.detail["error"], e.detail["broker_address"]) for e in events] == [
+        (None, 1, "connection_failed", "kafka-broker-1/10.0.0.11:9092"),
+        (None, None, "connection_failed", "localhost/127.0.0.1:9092")]  # node -1: a bootstrap server, no broker id
+
+
+def test_sarama_producer_errors_as_an_application_prints_them():
+    # sarama's ProducerError reads "kafka: Failed to produce message to topic T: <err>"; the partition is the app's
+    events = parse(
+        "2021/08/16 10:32:35 produce failed (partition 29): kafka: Failed to produce message to topic orders: kafka "
+        "server: In the middle of a leadership election, there is currently no leader for this partition and hence it "
+        "is unavailable for writes.\n"
+        "2021/08/16 10:32:05 kafka: Failed to produce message to topic orders: dial tcp 10.0.0.11:9092: connect: "
+        "connection refused\n"
+        "2021/08/16 10:32:06 Failed to connect to broker kafka-broker-1:9092: dial tcp 10.0.0.11:9092: connect: "
+        "connection refused\n")
+    assert [(e.topic, e.partition, e.detail["error"]) for e in events] == [
+        ("orders", 29, "LEADER_NOT_AVAILABLE"), ("orders", None, "connection_refused"), (None, None, "connection_refused")]
+    assert events[2].detail["broker_address"] == "kafka-broker-1:9092"

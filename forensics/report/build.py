@@ -13,7 +13,9 @@ from typing import Any
 from forensics import __version__
 from parsers.schema import Event, iso_utc
 from replay_engine.api import Leaderless, ReplayResult
-from replay_engine.explain import fmt_duration
+from replay_engine.config import ZK_SESSION_TIMEOUT
+from replay_engine.crash import CRASH_CAUSES, LastLines, kill_time, session_timeouts
+from replay_engine.explain import LEADER_FAILOVER, fmt_duration
 
 # Partitions whose outages started and ended within this much of each other form one incident.
 GROUP_SLACK_US = 5 * 1_000_000
@@ -88,9 +90,61 @@ def _group(leaderless: list[Leaderless]) -> list[list[Leaderless]]:
     return groups
 
 
-def _incident(g: list[Leaderless], trace_end: int | None, clients: list[Event]) -> dict[str, Any]:
+def _entry_headline(raw: str | None) -> str:
+    """An entry's header line, with the exception line under it: clients often put the partition there."""
+    lines = (raw or "").split("\n", 2)
+    text = lines[0] if len(lines) == 1 else f"{lines[0]} / {lines[1].strip()}"
+    return text[:300]
+
+
+class _CrashClock:
+    """Estimates when crashed brokers stopped serving (see replay_engine.crash)."""
+
+    def __init__(self, res: ReplayResult, events: list[Event]):
+        mine = [e for e in events if e.cluster == res.cluster] if len(events) else []
+        self.last = LastLines(mine)
+        self.timeouts = session_timeouts(mine)
+        cfg = res.controller.config
+        self.default = cfg.int_value(ZK_SESSION_TIMEOUT) * 1_000 if cfg is not None else None
+
+    def unavailable_from(self, first: Leaderless) -> tuple[int, dict[str, Any]] | None:
+        """For an outage caused by crashes: when clients lost the partitions, before ZooKeeper noticed."""
+        downs = first.cause.details.get("cause_broker_downs") or []
+        if not downs or any(d["how"] not in CRASH_CAUSES for d in downs):
+            return None
+        best = None
+        for d in downs:
+            timeout = self.timeouts.get(d["broker"], self.default)
+            if timeout is None:
+                continue
+            last = self.last.before(d["broker"], d["ts"])
+            t = kill_time(d["ts"], timeout, last)
+            if t < d["ts"] and (best is None or t > best[0]):  # the outage needs every replica gone: the last crash
+                best = (t, d, timeout, last)
+        if best is None:
+            return None
+        t, d, timeout, last = best
+        basis = (f"broker {d['broker']}'s last log line" if last is not None and last >= d["ts"] - timeout
+                 else f"its session expiry minus the {timeout / 1e6:g} s session timeout")
+        return t, {"ts": iso_utc(t), "broker": d["broker"], "lead_s": round((d["ts"] - t) / 1e6, 3),
+                   "text": f"clients lost these partitions from about {iso_utc(t)} (estimated from {basis}), "
+                           f"{(d['ts'] - t) / 1e6:g} s before ZooKeeper noticed broker {d['broker']} was gone"}
+
+
+def _failover(g: list[Leaderless], cluster: str) -> dict[str, Any]:
+    start = min(x.episode.start for x in g)
+    end = max(x.episode.end or x.episode.start for x in g)
+    return {"cluster": cluster, "topic": g[0].episode.topic, "count": len(g),
+            "partitions": sorted(x.episode.partition for x in g), "start": iso_utc(start), "end": iso_utc(end),
+            "longest_s": round(max((x.episode.duration_us or 0) for x in g) / 1e6, 3), "summary": g[0].cause.summary}
+
+
+def _incident(g: list[Leaderless], trace_end: int | None, clients: list[Event],
+              crash: _CrashClock | None = None) -> dict[str, Any]:
     first = g[0]
     start = min(x.episode.start for x in g)
+    unavailable = crash.unavailable_from(first) if crash is not None else None
+    lost_from = min(start, unavailable[0]) if unavailable else start
     ends = [x.episode.end for x in g]
     end = None if any(e is None for e in ends) else max(ends)  # type: ignore[type-var]
     dur = None if end is None else end - start
@@ -117,21 +171,31 @@ def _incident(g: list[Leaderless], trace_end: int | None, clients: list[Event]) 
     examples: dict[tuple, dict[str, Any]] = {}
     first_ts: dict[tuple, int] = {}
     last_ts: dict[tuple, int] = {}
+    parts_seen: dict[tuple, set[int]] = {}
+    cause_brokers = set(first.cause.details.get("cause_brokers") or ())
     for ev in clients:
-        if ev.topic != topic or (ev.partition is not None and ev.partition not in part_set) or ev.ts is None:
+        if ev.ts is None:
             continue
-        if ev.ts < start - GROUP_SLACK_US or (end is not None and ev.ts > end + CLIENT_LAG_US):
+        if ev.topic is None:
+            # A client that could not reach a broker whose loss caused this outage saw it too.
+            if ev.subject_broker is None or ev.subject_broker not in cause_brokers:
+                continue
+        elif ev.topic != topic or (ev.partition is not None and ev.partition not in part_set):
+            continue
+        if ev.ts < lost_from - GROUP_SLACK_US or (end is not None and ev.ts > end + CLIENT_LAG_US):
             continue
         d = ev.detail or {}
         key = (d.get("client") or "client", d.get("error") or "error")
         symptoms[key] += 1
+        if ev.partition is not None:
+            parts_seen.setdefault(key, set()).add(ev.partition)
         first_ts[key] = min(first_ts.get(key, ev.ts), ev.ts)
         last_ts[key] = max(last_ts.get(key, ev.ts), ev.ts)
         examples.setdefault(key, {"ts": iso_utc(ev.ts), "source_file": ev.source_file, "source_pos": ev.source_pos,
-                                  "text": (ev.raw or "").split("\n", 1)[0][:300]})
+                                  "text": _entry_headline(ev.raw)})
     client_symptoms = [
         {"client": k[0], "error": k[1], "count": n, "first": iso_utc(first_ts[k]), "last": iso_utc(last_ts[k]),
-         "example": examples[k]}
+         "partitions": sorted(parts_seen.get(k, ())), "example": examples[k]}
         for k, n in sorted(symptoms.items())
     ]
     return {
@@ -150,6 +214,7 @@ def _incident(g: list[Leaderless], trace_end: int | None, clients: list[Event]) 
         "cause_brokers": first.cause.details.get("cause_brokers"),
         "evidence": evidence,
         "client_symptoms": client_symptoms,
+        "unavailable_from": unavailable[1] if unavailable else None,
     }
 
 
@@ -202,12 +267,18 @@ def build_report(
     clients = [e for e in events if e.event_type == "client_error"]
     clusters = []
     all_incidents: list[dict[str, Any]] = []
+    failovers: list[dict[str, Any]] = []
     for res in results:
         chosen = [lp for lp in res.leaderless if _topic_ok(lp.episode.topic, topics)]
-        incidents = [_incident(g, res.stream.trace_end, clients) for g in _group(chosen)]
-        for inc in incidents:
+        crash = _CrashClock(res, events)
+        for g in _group(chosen):
+            if g[0].cause.kind == LEADER_FAILOVER:
+                # the controller re-elected from the ISR within seconds: how Kafka is meant to work, not an outage
+                failovers.append(_failover(g, res.cluster))
+                continue
+            inc = _incident(g, res.stream.trace_end, clients, crash)
             inc["cluster"] = res.cluster
-        all_incidents.extend(incidents)
+            all_incidents.append(inc)
         replay_doc = res.to_json()
         if topics:
             replay_doc["leaderless"] = [x for x in replay_doc["leaderless"] if _topic_ok(x["topic"], topics)]
@@ -244,6 +315,7 @@ def build_report(
         "leaderless_partitions": len(partitions),
         "leaderless_partition_seconds": round(sum(secs_by_cause.values()), 3),
         "incidents": len(all_incidents),
+        "failover_partitions": sum(f["count"] for f in failovers),
         "by_cause": dict(sorted(by_cause.items())),
         "partition_seconds_by_cause": {k: round(v, 3) for k, v in sorted(secs_by_cause.items())},
         "controller_changes": sum(len(c["controllers"]) for c in clusters),
@@ -267,6 +339,7 @@ def build_report(
         "tool": {"name": "kafka-forensics", "version": __version__},
         "summary": summary,
         "incidents": all_incidents,
+        "failovers": failovers,
         "data_loss": data_loss,
         "remedies": _remedies(all_incidents, results) + _loss_remedies(data_loss),
         "findings": findings,

@@ -85,6 +85,8 @@ def render_text(report: dict[str, Any], tz: str = "UTC", max_evidence: int = 8) 
         if inc["count"] > 1:
             shown = ", ".join(map(str, inc["partitions"][:20])) + (" ..." if inc["count"] > 20 else "")
             lines.append(f"    partitions: {shown}")
+        if inc.get("unavailable_from"):
+            lines.append(f"    {inc['unavailable_from']['text']}")
         lines.append("    evidence:")
         for e in inc["evidence"][:max_evidence]:
             lines.append(f"      {show_ts(e['ts'], tz)}  {_cite(e)}")
@@ -92,9 +94,15 @@ def render_text(report: dict[str, Any], tz: str = "UTC", max_evidence: int = 8) 
         if len(inc["evidence"]) > max_evidence:
             lines.append(f"      ... {len(inc['evidence']) - max_evidence} more in report.json")
         for c in inc["client_symptoms"]:
-            lines.append(f"    clients: {c['client']}: {c['count']} x {c['error']} between "
+            lines.append(f"    clients: {c['client']}: {c['count']} x {c['error']}{_on_parts(c)} between "
                          f"{show_ts(c['first'], tz, date=False)} and {show_ts(c['last'], tz, date=False)} "
                          f"(e.g. {c['example']['source_file']}:{c['example']['source_pos']})")
+    if report.get("failovers"):
+        lines.append("")
+        lines.append("Brief leader failovers (the controller re-elected from the ISR; not outages):")
+        for f in report["failovers"]:
+            lines.append(f"  {show_ts(f['start'], tz)}  {f['topic']}: {f['count']} partition(s), longest "
+                         f"{f['longest_s'] * 1000:,.0f} ms")
     if report.get("data_loss"):
         lines.append("")
         lines.append("Unclean leader elections (data loss):")
@@ -144,14 +152,23 @@ def render_markdown(report: dict[str, Any], tz: str = "UTC") -> str:
         md.append("")
         md.append(_md(inc["summary"]))
         md.append("")
+        if inc.get("unavailable_from"):
+            md.append(_md(inc["unavailable_from"]["text"]))
+            md.append("")
         md.append("| time | source | line |")
         md.append("|---|---|---|")
         for e in inc["evidence"]:
             md.append(f"| {show_ts(e['ts'], tz)} | `{_md(_cite(e))}` | {_md(e['text'][:200])} |")
         md.append("")
         for c in inc["client_symptoms"]:
-            md.append(f"- client {_md(c['client'])}: {c['count']} x `{_md(c['error'])}` from "
+            md.append(f"- client {_md(c['client'])}: {c['count']} x `{_md(c['error'])}`{_on_parts(c)} from "
                       f"{show_ts(c['first'], tz)} to {show_ts(c['last'], tz)}")
+        md.append("")
+    if report.get("failovers"):
+        md.append("## Brief leader failovers (not outages)")
+        md.append("")
+        md.extend(f"- {show_ts(f['start'], tz)}: {_md(f['topic'])}, {f['count']} partition(s), longest "
+                  f"{f['longest_s'] * 1000:,.0f} ms" for f in report["failovers"])
         md.append("")
     if report.get("data_loss"):
         md.append("## Unclean leader elections (data loss)")
@@ -195,11 +212,25 @@ def render_html(report: dict[str, Any], tz: str = "UTC") -> str:
     ]
     for i, inc in enumerate(report["incidents"], 1):
         parts.append(f"<h2>{i}. {e(inc['topic'])} <span class='k'>{e(inc['cause_kind'])}</span></h2>")
-        parts.append(f"<p>{e(inc['summary'])}</p><table><tr><th>time</th><th>source</th><th>line</th></tr>")
+        parts.append(f"<p>{e(inc['summary'])}</p>")
+        if inc.get("unavailable_from"):
+            parts.append(f"<p>{e(inc['unavailable_from']['text'])}</p>")
+        if inc.get("client_symptoms"):
+            parts.append("<ul>")
+            parts.extend(f"<li>client {e(c['client'])}: {c['count']} x <code>{e(c['error'])}</code>{e(_on_parts(c))} "
+                         f"from {e(show_ts(c['first'], tz))} to {e(show_ts(c['last'], tz))}</li>"
+                         for c in inc["client_symptoms"])
+            parts.append("</ul>")
+        parts.append("<table><tr><th>time</th><th>source</th><th>line</th></tr>")
         for ev in inc["evidence"]:
             parts.append(f"<tr><td>{e(show_ts(ev['ts'], tz))}</td><td><code>{e(_cite(ev))}</code></td>"
                          f"<td><code>{e(ev['text'])}</code></td></tr>")
         parts.append("</table>")
+    if report.get("failovers"):
+        parts.append("<h2>Brief leader failovers (not outages)</h2><ul>")
+        parts.extend(f"<li>{e(show_ts(f['start'], tz))}: {e(f['topic'])}, {f['count']} partition(s), longest "
+                     f"{f['longest_s'] * 1000:,.0f} ms</li>" for f in report["failovers"])
+        parts.append("</ul>")
     if report.get("data_loss"):
         parts.append("<h2>Unclean leader elections (data loss)</h2><ul>")
         parts.extend(f"<li>{e(show_ts(u['ts'], tz))}: {e(u['text'])}</li>" for u in report["data_loss"])
@@ -210,3 +241,11 @@ def render_html(report: dict[str, Any], tz: str = "UTC") -> str:
         parts.append("</ul>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
+
+
+def _on_parts(symptom: dict) -> str:
+    parts = symptom.get("partitions") or []
+    if not parts:
+        return ""
+    shown = ", ".join(map(str, parts[:10])) + (" ..." if len(parts) > 10 else "")
+    return f" on partition{'s' if len(parts) > 1 else ''} {shown}"

@@ -88,13 +88,42 @@ _SARAMA_ERRORS = (
     ("does not exist on this broker", "UNKNOWN_TOPIC_OR_PARTITION"),
     ("Messages are rejected since there are fewer in-sync replicas than required", "NOT_ENOUGH_REPLICAS"),
     ("fewer in-sync replicas than required", "NOT_ENOUGH_REPLICAS_AFTER_APPEND"),
+    ("connection refused", "connection_refused"),
+    ("i/o timeout", "io_timeout"),
+    ("connection reset by peer", "connection_reset"),
 )
+
+
+def _sarama_error(text: str) -> str:
+    return next((name for needle, name in _SARAMA_ERRORS if needle in text), text[:120])
 
 
 def _sarama(entry, m):
     text = m["err"].strip()
-    error = next((name for needle, name in _SARAMA_ERRORS if needle in text), text[:120])
-    return _event("sarama", error, m["topic"], int(m["p"]), message=text[:300])
+    return _event("sarama", _sarama_error(text), m["topic"], int(m["p"]), message=text[:300])
+
+
+# sarama's ProducerError names the topic only; applications commonly put the partition beside it.
+_APP_PARTITION = re.compile(r"\bpartition[ =:(]*(\d+)")
+
+
+def _sarama_produce_failed(entry, m):
+    text = m["err"].strip()
+    pm = _APP_PARTITION.search(entry.message, 0, m.start())
+    return _event("sarama", _sarama_error(text), m["topic"], int(pm.group(1)) if pm else None, message=text[:300])
+
+
+def _sarama_connect_failed(entry, m):
+    text = m["err"].strip()
+    return _event("sarama", _sarama_error(text), broker_address=m["addr"], message=text[:300])
+
+
+def _java_node_unreachable(entry, m):
+    node = int(m["node"])
+    ev = _event("java", "connection_failed", broker_address=m["addr"])
+    if node >= 0:  # negative ids are bootstrap servers, not brokers
+        ev.subject_broker = node
+    return ev
 
 
 _LIBRDKAFKA_ERRORS = {
@@ -129,9 +158,18 @@ RULES = [
          _metadata_errors, search=True, not_loggers=NOT_BROKER),
     Rule("client.java.expiring", None, ("Expiring ", " record(s) for "),
          re.compile(r"Expiring (?P<n>\d+) record\(s\) for (?P<tp>[\w.-]+-\d+)"),
-         _expiring, search=True, not_loggers=NOT_BROKER),
+         _expiring, search=True, not_loggers=NOT_BROKER, thrown=True),
     Rule("client.java.timeout", None, ("TimeoutException",),
-         re.compile(r"TimeoutException:? ?(?P<msg>.*)"), _timeout, search=True, not_loggers=NOT_BROKER),
+         re.compile(r"TimeoutException:? ?(?P<msg>.*)"), _timeout, search=True, not_loggers=NOT_BROKER, thrown=True),
+    Rule("client.java.node_unreachable", None, ("Connection to node ", "could not be established"),
+         re.compile(r"Connection to node (?P<node>-?\d+) \((?P<addr>[^)]*)\) could not be established"),
+         _java_node_unreachable, search=True, not_loggers=NOT_BROKER),
+    Rule("client.sarama.produce_failed", None, ("Failed to produce message to topic ",),
+         re.compile(r"Failed to produce message to topic (?P<topic>[^\s:]+): (?P<err>.*)$"),
+         _sarama_produce_failed, search=True, not_loggers=NOT_BROKER),
+    Rule("client.sarama.connect_failed", None, ("Failed to connect to broker ",),
+         re.compile(r"Failed to connect to broker (?P<addr>\S+?): (?P<err>.*)$"),
+         _sarama_connect_failed, search=True, not_loggers=NOT_BROKER),
     Rule("client.sarama.retrying", None, ("state change to [retrying] on ",),
          re.compile(r"producer/(?:broker|flusher)(?:/\d+)? state change to \[retrying\] on (?P<topic>\S+)/(?P<p>\d+) "
                     r"because (?P<err>.*)$"),
