@@ -854,6 +854,10 @@ def run_capture(opts: CaptureOptions, say: Callable[[str], None] | None = None,
                 _write_json(opts.out / "manifest.json", m)
         finally:
             zk.close()
+    except OSError as exc:  # a full disk, a folder made read-only meanwhile: the user's to fix
+        if created and not wrote:
+            _remove_empty(opts.out)
+        raise UserError(f"--out {opts.out}: cannot write ({exc.strerror or exc}: {exc.filename or ''})") from None
     except BaseException:
         if created and not wrote:
             _remove_empty(opts.out)

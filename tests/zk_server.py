@@ -24,6 +24,16 @@ SERVER_MAIN = "org.apache.zookeeper.server.ZooKeeperServerMain"
 TXN_TOOL = "org.apache.zookeeper.server.persistence.TxnLogToolkit"
 
 
+def _die_with_parent() -> None:
+    """In the child before exec (Linux): SIGTERM when the test process dies, however it dies."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -102,6 +112,7 @@ class ZkServer:
              # Debian's zookeeper.jar manifest leaves netty-codec out; Netty (TLS) needs it.
              "-cp", f"{ZK_JAR}:{JAVA_DIR / 'netty-codec.jar'}", SERVER_MAIN, str(cfg)],
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
+            preexec_fn=_die_with_parent,
         )
         log.close()
         deadline = time.monotonic() + wait_s
