@@ -32,6 +32,8 @@ def test_isr_shrink_010_011_1x_22():
              "1,2. Leader: (highWatermark: 1, endOffset: 2). Out of sync replicas: (brokerId: 0, endOffset: 1). "
              "(kafka.cluster.Partition)")
     assert (ev.isr, ev.detail["old_isr"], ev.detail["out_of_sync"]) == ([1, 2], [1, 2, 0], [0])
+    assert (ev.detail["high_watermark"], ev.detail["leader_end_offset"], ev.detail["out_of_sync_end_offsets"]) == (
+        1, 2, {"0": 1})
 
 
 def test_isr_expand_0102_prints_the_new_topic_partition_form():

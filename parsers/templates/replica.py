@@ -19,6 +19,8 @@ _PART = r"^(?:Partition (?P<ptp0>\[[^\]]*\]) on broker (?P<b0>\d+): |\[Partition
 # "Broker 1 " (0.8-0.11) or "[Broker id=1] " (1.0+); the verb after it is lower / upper case
 _BRK = r"^(?:Broker (?P<b0>\d+) |\[Broker id=(?P<b1>\d+)\] )"
 _OUT_OF_SYNC = re.compile(r"brokerId: (\d+)")
+_OUT_OF_SYNC_LEO = re.compile(r"brokerId: (\d+), endOffset: (-?\d+)")
+_LEADER_OFFSETS = re.compile(r"Leader: \(highWatermark: (-?\d+), endOffset: (-?\d+)\)")
 
 
 def _broker(m) -> int:
@@ -43,7 +45,15 @@ def _isr_change(entry, m):
     event_type = "isr_shrink" if m["what"] == "Shrinking" else "isr_expand"
     detail = {"old_isr": int_list(m["old"])}
     if m["rest"]:
-        detail["out_of_sync"] = [int(x) for x in _OUT_OF_SYNC.findall(m["rest"].split("Out of sync replicas:", 1)[-1])]
+        oos = m["rest"].split("Out of sync replicas:", 1)[-1]
+        detail["out_of_sync"] = [int(x) for x in _OUT_OF_SYNC.findall(oos)]
+        # 2.x+ print the offsets: what the followers being dropped lacked, for data-loss estimates
+        leo = _OUT_OF_SYNC_LEO.findall(oos)
+        if leo:
+            detail["out_of_sync_end_offsets"] = {b: int(o) for b, o in leo}
+        lo = _LEADER_OFFSETS.search(m["rest"])
+        if lo:
+            detail["high_watermark"], detail["leader_end_offset"] = int(lo.group(1)), int(lo.group(2))
     return Event(event_type, broker_id=_broker(m), topic=tp[0], partition=tp[1], isr=int_list(m["new"]), detail=detail)
 
 
