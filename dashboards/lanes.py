@@ -38,6 +38,8 @@ def _band_hover(title: str, band: Band, end: int, tz: str) -> str:
     lines = [f"<b>{safe.label(title)}</b>",
              f"{show_time(band.start, tz)} → {show_time(end, tz) if band.end is not None else 'end of evidence'}"
              f" ({duration(None if band.end is None else band.end - band.start)})"]
+    if band.began_by:
+        lines.append(f"began: {safe.label(band.began_by)}")
     if band.cause:
         lines.append(f"ended by: {safe.label(band.cause)}")
     if band.cite is not None:

@@ -19,6 +19,8 @@ from dashboards.timefmt import parse_iso
 # The timeline events that mean "a controlled shutdown moved this partition" (ZooKeeper and KRaft logs).
 SHUTDOWN_EVENTS = frozenset({"controlled_shutdown_requested"})
 EXPIRY_CAUSES = frozenset({"session_expired", "expired"})
+# KRaft: a broker the controller fenced is 'down' in the replay's periods, with this cause; its lane says so.
+FENCED_CAUSES = frozenset({"fenced"})
 
 
 @dataclass(frozen=True)
@@ -75,8 +77,9 @@ class Band:
     start: int
     end: int | None
     epoch: int | None = None
-    cause: str | None = None
-    cite: Cite | None = None
+    cause: str | None = None  # how the band ended
+    cite: Cite | None = None  # the event that began it
+    began_by: str | None = None  # how it began (for a broker's 'down': expired, closed, fenced ...)
 
 
 @dataclass
@@ -208,6 +211,9 @@ def _broker_bands(doc: dict[str, Any], shutdowns: dict[int, list[int]], window: 
             end = parse_iso(p.get("end"))
             state = str(p.get("state") or "unknown")
             cite = _cite(p.get("start_event"))
+            began = periods[k - 1].get("end_cause") if k > 0 else None
+            if state == "down" and began in FENCED_CAUSES:
+                state = "fenced"
             if p.get("end_cause") in EXPIRY_CAUSES and end is not None:
                 # the evidence of an expiry is what began the next period (the session's closeSession)
                 nxt = _cite(periods[k + 1].get("start_event")) if k + 1 < len(periods) else None
@@ -220,7 +226,7 @@ def _broker_bands(doc: dict[str, Any], shutdowns: dict[int, list[int]], window: 
             elif sd is not None:
                 bands.append(Band(broker, "shutting_down", start, end, cause=p.get("end_cause"), cite=cite))
             else:
-                bands.append(Band(broker, state, start, end, cause=p.get("end_cause"), cite=cite))
+                bands.append(Band(broker, state, start, end, cause=p.get("end_cause"), cite=cite, began_by=began))
     return bands, expiries
 
 

@@ -296,3 +296,26 @@ def test_step_counts_exact_then_binned_keeps_peaks():
     assert [s.at(t) for t in (0, 5, 7, 8, 10, 15, 20, 30, 39)] == [1, 2, 3, 2, 1, 0, 1, 0, 0]
     b = step_counts(spans, 0, 40, max_points=4)  # 4 bins of 10: maxima 3 (at 7), 1 (at 10), 1, 0
     assert b.bin_us == 10 and [b.at(t) for t in (0, 10, 20, 30)] == [3, 1, 1, 0]
+
+
+def test_kraft_fenced_broker_gets_its_own_lane_state():
+    """A KRaft replay ends a broker's 'up' period with cause 'fenced': the lane shows it fenced, not just down
+    (a hand-written replay document: the shape ReplayResult.to_json gives)."""
+    from dashboards.lanes import lanes_figure
+    from dashboards.model import cluster_view
+
+    doc = {"cluster": "k", "window": {"start": "2024-01-01T00:00:00.000Z", "end": "2024-01-01T01:00:00.000Z"},
+           "brokers": [{"broker": 1, "periods": [
+               {"state": "up", "start": "2024-01-01T00:00:00.000Z", "end": "2024-01-01T00:10:00.000Z",
+                "end_cause": "fenced"},
+               {"state": "down", "start": "2024-01-01T00:10:00.000Z", "end": "2024-01-01T00:20:00.000Z",
+                "end_cause": None},
+               {"state": "up", "start": "2024-01-01T00:20:00.000Z", "end": "2024-01-01T00:30:00.000Z",
+                "end_cause": "session_expired"},
+               {"state": "down", "start": "2024-01-01T00:30:00.000Z", "end": None, "end_cause": None}]}],
+           "controllers": [], "leaderless": []}
+    lanes = lanes_figure(cluster_view(doc, []), "UTC", "k")
+    t0 = 1_704_067_200 * S
+    assert bars(trace(lanes, "fenced")) == [("broker 1", t0 + 600 * S, t0 + 1200 * S)]
+    assert bars(trace(lanes, "down")) == [("broker 1", t0 + 1800 * S, t0 + 3600 * S)]
+    assert "began: fenced" in trace(lanes, "fenced")["hovertext"][0]
