@@ -2,14 +2,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from parsers.schema import Event, iso_utc
 from replay_engine.config import ConfigState, parse_version
 from replay_engine.controller import Comparison, ZkControllerReplay
 from replay_engine.explain import Cause, World, explain
-from replay_engine.from_events import FactStream, build_facts
+from replay_engine.from_events import ClusterContext, FactStream, build_facts
 from replay_engine.partition import Decision
+from replay_engine.shard import shard_facts
 from replay_engine.dataloss import estimate as estimate_loss
 from replay_engine.skew import SkewEstimate, estimate_skew
 from replay_engine.timeline import Episode, Interval, leaderless_episodes
@@ -162,22 +163,36 @@ def replay_kraft(events: list[Event], cluster: str | None) -> ReplayResult:
 
 def replay_cluster(events: Iterable[Event], cluster: str | None = None,
                    overrides: dict[str, str] | None = None,
-                   topic_overrides: dict[str, dict[str, str]] | None = None) -> ReplayResult:
-    """Replay ONE cluster's events (all sources mixed; ordering is done here)."""
+                   topic_overrides: dict[str, dict[str, str]] | None = None,
+                   keep_tp: Callable[[tuple[str, int]], bool] | None = None,
+                   context: ClusterContext | None = None) -> ReplayResult:
+    """Replay ONE cluster's events (all sources mixed; ordering is done here).
+
+    ``keep_tp`` replays only the partitions it accepts, with every cluster-wide fact (a shard, see
+    ``replay_engine.shard``); ZooKeeper mode only: a KRaft metadata log is replayed whole.
+    """
     from replay_engine.kraft import is_kraft
 
     events = list(events)
     if is_kraft(events):
+        if keep_tp is not None:
+            raise ValueError("KRaft clusters are replayed whole, not by partition shard")
         return replay_kraft(events, cluster)
-    stream = build_facts(events)
+    stream = build_facts(events, context)
+    if keep_tp is not None:
+        stream.facts = shard_facts(stream.facts, keep_tp)
     config = ConfigState(version=parse_version(stream.kafka_version))
     if config.version is not None:
         config.version_source = f"logged 'Kafka version: {stream.kafka_version}'"
     config.override_cluster = dict(overrides or {})
     config.override_topic = {t: dict(v) for t, v in (topic_overrides or {}).items()}
     ctrl = ZkControllerReplay(config, stream.coverage)
+    if keep_tp is not None:
+        ctrl.journal = []
     ctrl.run(stream.facts, stream.trace_end)
     intervals = ctrl.timeline.finish()
+    if keep_tp is not None:
+        intervals = [iv for iv in intervals if keep_tp((iv.topic, iv.partition))]
     world = World(ctrl.periods, ctrl.tenures, ctrl.ar_history, ctrl.config_history, ctrl.failed_elections,
                   ctrl.evidence_by_broker, ctrl.evidence_by_tp, stream.trace_end, stream.coverage.recorded,
                   ctrl.unclean_elections)

@@ -122,16 +122,28 @@ class ZkControllerReplay:
             F.ReassignAway: self._reassign_away,
             F.BrokerStopped: self._broker_stopped,
             F.ReplicasOffline: self._replicas_offline,
+            F.RecordHint: self._record_hint,
         }
+        # Shard mode (replay_engine.shard): how the cluster-wide state evolved, to check that every shard
+        # saw the same cluster. None = not recorded.
+        self.journal: list[tuple] | None = None
 
     # ------------------------------------------------------------------ running
 
     def run(self, facts: list[F.Fact], trace_end: int | None = None) -> None:
+        journal = self.journal
+        last = self._cluster_state() if journal is not None else None
         for fact in facts:
             if not self.follow_records:
                 self._fire_timers(fact.ts)
             self.now = max(self.now, fact.ts)
             self._handlers[type(fact)](fact)
+            if journal is not None:
+                now = self._cluster_state()
+                if now != last:
+                    r = fact.ref
+                    journal.append((fact.ts, r.source_file, r.source_pos, r.event, now))
+                    last = now
         end = trace_end if trace_end is not None else self.now
         if not self.follow_records:
             self._fire_timers(end)
@@ -764,6 +776,15 @@ class ZkControllerReplay:
                     self.live.update(f.isr)  # these ISRs are computed as "live replicas" by the controller
         elif isinstance(f, F.RecordedFailedElection) and f.live is not None:
             self.live = set(f.live) | (self.live & self.shutting)  # the exception message states its view
+
+    def _cluster_state(self) -> tuple:
+        # Brokers in controlled shutdown are left out: a shutdown inferred from records (no request in the
+        # evidence) is inferred by each shard from its own partitions' elections, milliseconds apart.
+        return (self.controller, self.controller_epoch, frozenset(self.live), frozenset(self.registered),
+                frozenset(self.stopped))
+
+    def _record_hint(self, f: F.RecordHint) -> None:
+        self._infer_from_record(f.record)
 
     def _recorded_state(self, f: F.RecordedState) -> None:
         p = self.part(f.tp)

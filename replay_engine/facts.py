@@ -253,3 +253,11 @@ class BrokerStopped(Fact):
     serves nothing, yet the controller does not know. Used by what-if, where the kill time is estimated."""
 
     broker: int = -1
+
+
+@dataclass
+class RecordHint(Fact):
+    """A partition shard's view of another shard's controller record: only what it says about the
+    whole cluster (which controller acted, which brokers it believed alive) is taken from it."""
+
+    record: Fact | None = None

@@ -100,6 +100,50 @@ class FactStream:
     notes: list[str] = field(default_factory=list)
 
 
+@dataclass
+class ClusterContext:
+    """What the replay of any part of a cluster needs to know about all of it: how far the evidence
+    reaches. ``build_facts`` computes it from its own events; a partition shard is handed the
+    whole cluster's (``replay_engine.shard``), computed by the same rules."""
+
+    log_windows: dict[tuple[str, int], tuple[int, int]] = field(default_factory=dict)  # (kind, broker) -> span
+    zk_window: tuple[int, int] | None = None
+    trace_start: int | None = None
+    trace_end: int | None = None
+    zk: bool = False  # ZooKeeper transaction data present (mode 'zk')
+
+
+def log_window_kind(source_file: str | None) -> str | None:
+    """Which controller record a log file's time span covers: its state-change or controller log."""
+    if not source_file:
+        return None
+    name = source_file.rsplit("/", 1)[-1]
+    return "state_change" if "state-change" in name else "controller_log" if "controller" in name else None
+
+
+def cluster_context(events: Iterable[Event]) -> ClusterContext:
+    ctx = ClusterContext()
+    zk_lo = zk_hi = lo = hi = None
+    for ev in events:
+        ts = ev.ts
+        if ts is None:
+            continue
+        lo = ts if lo is None or ts < lo else lo
+        hi = ts if hi is None or ts > hi else hi
+        if ev.source_kind in ZK_KINDS:
+            ctx.zk = True
+            zk_lo = ts if zk_lo is None or ts < zk_lo else zk_lo
+            zk_hi = ts if zk_hi is None or ts > zk_hi else zk_hi
+        elif ev.source_kind in ("broker_log", "client_log", None) and ev.broker_id is not None:
+            kind = log_window_kind(ev.source_file)
+            if kind is not None:
+                w = ctx.log_windows.get((kind, ev.broker_id))
+                ctx.log_windows[(kind, ev.broker_id)] = (ts, ts) if w is None else (min(w[0], ts), max(w[1], ts))
+    ctx.trace_start, ctx.trace_end = lo, hi
+    ctx.zk_window = (zk_lo, zk_hi) if zk_lo is not None else None
+    return ctx
+
+
 def _in_window(ts: int | None, window: tuple[int, int] | None) -> bool:
     return window is not None and ts is not None and window[0] <= ts <= window[1]
 
@@ -335,11 +379,12 @@ def _log_key(f: F.Fact) -> tuple:
     return (f.ts, r.broker if r.broker is not None else -1, r.source_file or "", r.source_pos or 0)
 
 
-def build_facts(events: Iterable[Event]) -> FactStream:
-    """Events of ONE cluster -> facts in replay order."""
+def build_facts(events: Iterable[Event], context: ClusterContext | None = None) -> FactStream:
+    """Events of ONE cluster -> facts in replay order (``context``: the whole cluster's, for a shard)."""
     from parsers.zk_events import link_sessions
 
     events = list(events)
+    ctx = context if context is not None else cluster_context(events)
     # Facts that span ZooKeeper files (which session registered which broker, duplicates across
     # ensemble copies and snapshots) are settled first, over all of the cluster's ZooKeeper events.
     zk_all = [e for e in events if e.source_kind in ("zk_txnlog", "zk_snapshot")]
@@ -361,7 +406,9 @@ def build_facts(events: Iterable[Event]) -> FactStream:
 
     notes: list[str] = []
     coverage = Coverage()
-    zk_window = None
+    zk_window = ctx.zk_window
+    if zk_window is not None:
+        coverage.zk.append(zk_window)
     # ZooKeeper: zxid order; copies of one zxid (several servers, overlapping files) count once.
     zk_events.sort(key=lambda e: (e.zxid if e.zxid is not None else -1, e.source_sub or 0, e.source_file or ""))
     seen: set[tuple] = set()
@@ -380,10 +427,6 @@ def build_facts(events: Iterable[Event]) -> FactStream:
         group.append(ev)
     if group:
         zk_facts.extend(_zk_facts(group))
-    zk_ts = [e.ts for e in zk_events if e.ts is not None]
-    if zk_ts:
-        zk_window = (min(zk_ts), max(zk_ts))
-        coverage.zk.append(zk_window)
 
     # Snapshots/dumps describe state already reached: they go first at their own time, unless a txn of
     # the same zxid is already in the stream (then the txn says it, with its context).
@@ -397,17 +440,10 @@ def build_facts(events: Iterable[Event]) -> FactStream:
         f.order = (f.ts, 0, i)
 
     log_facts: list[F.Fact] = []
-    windows: dict[tuple[str, int], list[int]] = {}
     for ev in log_events:
         authoritative = not _in_window(ev.ts, zk_window)
         log_facts.extend(_log_facts(ev, authoritative))
-        if ev.source_file and ev.broker_id is not None and ev.ts is not None:
-            name = ev.source_file.rsplit("/", 1)[-1]
-            kind = "state_change" if "state-change" in name else "controller_log" if "controller" in name else None
-            if kind is not None:
-                w = windows.setdefault((kind, ev.broker_id), [ev.ts, ev.ts])
-                w[0], w[1] = min(w[0], ev.ts), max(w[1], ev.ts)
-    for (kind, b), (a, z) in windows.items():
+    for (kind, b), (a, z) in sorted(ctx.log_windows.items()):
         getattr(coverage, kind).setdefault(b, []).append((a, z))
     log_facts.sort(key=_log_key)
 
@@ -416,8 +452,7 @@ def build_facts(events: Iterable[Event]) -> FactStream:
     for i, f in enumerate(log_facts):
         f.order = (f.ts, 2, i)
     merged = list(heapq.merge(sorted(snap_facts, key=lambda f: f.order), zk_facts, log_facts, key=lambda f: f.ts))
-    all_ts = [f.ts for f in merged if f.ts]
-    mode = "zk" if zk_events else "logs"
+    mode = "zk" if ctx.zk else "logs"
     if mode == "logs":
         notes.append("no ZooKeeper transaction log given: broker membership and controller tenure come from the "
                      "broker logs, and what they do not say stays unknown")
@@ -426,8 +461,8 @@ def build_facts(events: Iterable[Event]) -> FactStream:
         mode=mode,
         coverage=coverage,
         kafka_version=version,
-        trace_start=min(all_ts) if all_ts else None,
-        trace_end=max(all_ts) if all_ts else None,
+        trace_start=ctx.trace_start,
+        trace_end=ctx.trace_end,
         zk_window=zk_window,
         notes=notes,
     )
