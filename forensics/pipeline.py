@@ -16,7 +16,7 @@ from forensics.errors import UserError
 from forensics.ingest import IngestResult, release, require_evidence, run_ingest
 from forensics.progress import Progress
 from forensics.sources import collect_inputs
-from parsers.schema import Event, event_from_row
+from parsers.schema import Event, event_from_row, iso_utc
 
 # Raw txns stay in the events table for forensics but carry nothing the replay reads.
 NOT_FOR_REPLAY = ("zk_txn",)
@@ -48,7 +48,60 @@ def collect_events(ingest: IngestResult, since: int | None = None, until: int | 
     if since is not None or until is not None:
         events = [e for e in events if _in_range(e, since, until)]
     events.sort(key=lambda e: (e.cluster or "", e.ts or 0, e.source_file or "", e.source_pos or 0, e.source_sub))
+    events, copies = drop_log_copies(events)
+    if copies:
+        ingest.summary_json["log_copies"] = copies
     return events
+
+
+def _copy_key(e: Event) -> tuple | None:
+    if e.source_kind != "broker_log" or e.broker_id is None or e.raw is None or e.source_file is None:
+        return None
+    return (e.cluster, e.broker_id, e.ts, e.raw, e.source_sub, e.event_type)
+
+
+def drop_log_copies(events: list[Event]) -> tuple[list[Event], list[dict[str, Any]]]:
+    """An entry a broker logged once but the evidence holds twice counts once.
+
+    ``server.log`` and a rotated ``server.log.2021-10-21-14`` covering the same hour, or
+    ``kafkaServer.out`` beside ``server.log``: replayed twice, every decision in the overlap is
+    compared twice and every client error counted twice. Copies are entries of one broker with
+    the same time and text in different files; the copy in the first file by name is kept,
+    whatever the input order. Repeats inside one file are real and kept. Returns the events
+    kept (in their order) and, per pair of files, what was dropped with a citation of each side.
+    """
+    kept_at: dict[tuple, tuple[str, int]] = {}
+    for e in events:
+        k = _copy_key(e)
+        if k is not None and (k not in kept_at or (e.source_file, e.source_pos) < kept_at[k]):
+            kept_at[k] = (e.source_file, e.source_pos or 0)
+    out: list[Event] = []
+    pairs: dict[tuple[str, str], dict[str, Any]] = {}
+    for e in events:
+        k = _copy_key(e)
+        if k is None or kept_at[k][0] == e.source_file:
+            out.append(e)
+            continue
+        kept_file, kept_pos = kept_at[k]
+        p = pairs.setdefault((e.source_file, kept_file), {"copy": e.source_file, "kept": kept_file, "entries": set(),
+                                                          "first": (e.source_pos or 0, kept_pos, e)})
+        p["entries"].add(e.source_pos)
+        if (e.source_pos or 0) < p["first"][0]:
+            p["first"] = (e.source_pos or 0, kept_pos, e)
+    copies = []
+    for (copy, kept), p in sorted(pairs.items()):
+        pos, kept_pos, ev = p["first"]
+        n = len(p["entries"])
+        copies.append({
+            "copy": copy, "kept": kept, "entries": n,
+            "text": f"{n} entr{'y' if n == 1 else 'ies'} of {copy} (first at line {pos}) repeat {kept} (line "
+                    f"{kept_pos}): same broker, time and text, a rotated or duplicated copy; counted once",
+            "evidence": [{"ts": iso_utc(ev.ts), "event": ev.event_type, "source_file": copy, "source_pos": pos,
+                          "text": (ev.raw or "").split("\n", 1)[0][:300]},
+                         {"ts": iso_utc(ev.ts), "event": ev.event_type, "source_file": kept, "source_pos": kept_pos,
+                          "text": (ev.raw or "").split("\n", 1)[0][:300]}],
+        })
+    return out, copies
 
 
 def _in_range(ev: Event, since: int | None, until: int | None) -> bool:

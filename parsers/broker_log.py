@@ -35,13 +35,53 @@ SNIFF_LINES = 400
 
 def _numbered(data: bytes, problems: ReadProblems, summary: FileSummary) -> Iterator[tuple[int, str]]:
     n = 0
-    for raw in iter_raw_lines(data, problems):
+    for raw in iter_raw_lines(data, problems, max_line=MAX_LINE_CHARS):
         n += 1
-        if len(raw) > MAX_LINE_CHARS:
-            summary.notes.append(f"line {n}: {len(raw)} bytes long, cut to {MAX_LINE_CHARS} for parsing")
-            raw = raw[:MAX_LINE_CHARS]
         yield n, decode_line(raw, n, problems)
     summary.lines = n
+    for line_no, length in problems.long_lines[:MAX_REPORTED]:
+        summary.errors.append(f"line {line_no}: {length} bytes long; only the first {MAX_LINE_CHARS} were parsed")
+    if len(problems.long_lines) > MAX_REPORTED:
+        summary.errors.append(f"{len(problems.long_lines) - MAX_REPORTED} more line(s) longer than {MAX_LINE_CHARS} bytes")
+
+
+# Per kind of problem, how many single-line messages a file may add (all are counted).
+MAX_REPORTED = 5
+# Entries dated this much before the entry above them are reported (async appenders reorder by milliseconds).
+BACKWARDS_US = 1_000_000
+
+
+def _cut_short(layout, text: str, others: list[str]) -> bool:
+    """Is this last line, which no line break ends, visibly incomplete?
+
+    A whole entry still carries what its layout closes with: the closing brace of a JSON
+    object, the ``(kafka.x.Y)`` logger when the file's other entries carry one. A cut one
+    does not, and its numbers may be cut too (``HashMap(2 -> 242)`` read as epoch 24). A
+    line that is no header at all is a continuation line (a stack trace's last line, whole
+    as far as can be told), unless it is the start of a header cut before its level.
+    """
+    try:
+        h = layout.parse(text)
+    except (ValueError, IndexError):
+        return True
+    if h is None:
+        return layout.name == "json" or _PARTIAL_HEADER.match(text) is not None
+    if h.logger is not None or layout.name == "json":
+        return False
+    with_logger = 0
+    headers = 0
+    for t in others:
+        try:
+            o = layout.parse(t)
+        except (ValueError, IndexError):
+            continue
+        if o is not None:
+            headers += 1
+            with_logger += o.logger is not None
+    return headers > 0 and with_logger * 2 > headers
+
+
+_PARTIAL_HEADER = re.compile(r"^\[?\d{4}[-/]\d\d[-/]\d\d[ T][\d:,.]*\]?\s*[A-Z]*$")
 
 
 def parse_broker_log(data: bytes, ctx: SourceContext, summary: FileSummary) -> list[Event]:
@@ -59,12 +99,21 @@ def parse_broker_log(data: bytes, ctx: SourceContext, summary: FileSummary) -> l
     layout = choose_layout([t for _, t in head], clock)
 
     def lines() -> Iterator[tuple[int, str]]:
-        yield from head
-        yield from numbered
+        for line_no, text in _chain(head, numbered):
+            if line_no == problems.unterminated_line and layout is not None and \
+                    _cut_short(layout, text, [t for n, t in head if n != line_no]):
+                orphan(Orphan(line_no, text, "quarantined", "the file ends inside this line (cut mid-line)"))
+                continue
+            yield line_no, text
+
+    damaged: dict[str, list] = {}  # kind of damage -> [count, first line, first reason]
 
     def orphan(o: Orphan) -> None:
         summary.count(o.reason)
         summary.sample(Quarantined(ctx.path, o.line_no, o.reason, o.why, o.text[:2000]))
+        if o.reason == "quarantined":
+            d = damaged.setdefault(o.why.split(":", 1)[0], [0, o.line_no, o.why])
+            d[0] += 1
 
     events: list[Event] = []
     if layout is None:
@@ -72,8 +121,14 @@ def parse_broker_log(data: bytes, ctx: SourceContext, summary: FileSummary) -> l
             orphan(Orphan(line_no, text, "unrecognized", "not a log4j log: no line has a recognisable header"))
         summary.errors.append("no line has a log header this tool recognises (not a Kafka broker log?)")
     else:
+        prev_ts, backwards = None, None  # backwards: [count, first line, seconds back]
         for entry in iter_entries(lines(), layout, orphan, _is_binary):
             summary.see_ts(entry.ts)
+            if prev_ts is not None and entry.ts < prev_ts - BACKWARDS_US:
+                if backwards is None:
+                    backwards = [0, entry.line_no, (prev_ts - entry.ts) / 1e6]
+                backwards[0] += 1
+            prev_ts = entry.ts if prev_ts is None else max(prev_ts, entry.ts)
             writer = templates.writer_id(entry.message)
             if writer is not None:
                 summary.writer_ids[writer] += 1
@@ -94,12 +149,26 @@ def parse_broker_log(data: bytes, ctx: SourceContext, summary: FileSummary) -> l
         summary.event_counts[ev.event_type] += 1
     summary.events = len(events)
     summary.errors.extend(problems.errors)
+    for count, first, why in damaged.values():
+        summary.errors.append(f"line {first}: {why}" + (f" ({count} lines quarantined)" if count > 1 else "; quarantined"))
+    if layout is not None and backwards is not None:
+        count, first, back = backwards
+        summary.notes.append(
+            f"line {first}: entry dated {back:.1f} s before an entry above it ({count} such entr"
+            f"{'y' if count == 1 else 'ies'}: clock stepped back, or files joined out of order); "
+            "events are ordered by their own time"
+        )
     if problems.non_utf8_lines:
         summary.notes.append(
             f"{problems.non_utf8_lines} line(s) were not valid UTF-8 (first at line {problems.first_non_utf8_line});"
             " read as Latin-1"
         )
     return events
+
+
+def _chain(head: list[tuple[int, str]], rest: Iterator[tuple[int, str]]) -> Iterator[tuple[int, str]]:
+    yield from head
+    yield from rest
 
 
 def _raw(entry: LogEntry) -> str:

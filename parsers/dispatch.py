@@ -62,6 +62,15 @@ def _is_text(head: bytes) -> bool:
     return ctrl <= len(sample) // 100
 
 
+# Line starts of the layouts parsers.log4j_layout reads: [yyyy-MM-dd HH:mm:ss, yyyy-MM-dd HH:mm:ss, yyyy/MM/dd HH:mm:ss.
+_HEADER_START = re.compile(rb"^\[?\d{4}[-/]\d\d[-/]\d\d[ T]\d\d:\d\d:\d\d", re.MULTILINE)
+MIN_HEADERS = 3
+
+
+def _has_log_headers(head: bytes) -> bool:
+    return len(_HEADER_START.findall(head.replace(b"\x00", b""), 0)) >= MIN_HEADERS
+
+
 def sniff_kind(path: str, data: bytes) -> str:
     """broker_log, zk_txnlog, zk_snapshot, znode_dump, kraft_metadata, kraft_dump_text, aux, empty, binary."""
     p = path.replace("\\", "/")
@@ -90,6 +99,10 @@ def sniff_kind(path: str, data: bytes) -> str:
             return "zk_snapshot"
         if _ZK_TXN_NAME.search(p):
             return "zk_txnlog"
+        if _has_log_headers(head):
+            # A log with a few damaged lines (the zeros a crash leaves, junk bytes): the
+            # parser quarantines those lines and keeps the rest.
+            return "broker_log"
         return "binary"
     text = head.decode("utf-8", "replace")
     if "cZxid = 0x" in text or text.lstrip().startswith("[zk: ") or "\nWATCHER::" in text:

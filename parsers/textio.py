@@ -23,6 +23,8 @@ class ReadProblems:
     errors: list[str] = field(default_factory=list)
     non_utf8_lines: int = 0
     first_non_utf8_line: int | None = None
+    unterminated_line: int | None = None  # the last line, when the data ends inside it
+    long_lines: list[tuple[int, int]] = field(default_factory=list)  # (line number, full length) of cut lines
 
 
 def decompressed_chunks(data: bytes, problems: ReadProblems, limit: int | None = None) -> Iterator[bytes]:
@@ -60,8 +62,10 @@ def decompressed_chunks(data: bytes, problems: ReadProblems, limit: int | None =
         if not d.eof:
             tail = d.flush()
             if tail:
+                produced += len(tail)
                 yield tail
-            problems.errors.append(f"gzip stream truncated (compressed size {len(data)} bytes); kept what was readable")
+            problems.errors.append(f"gzip stream truncated at compressed byte {len(data)}, after {produced} "
+                                   "decompressed bytes; kept what was readable")
             return
         consumed = len(data) - pos - len(d.unused_data)
         pos += consumed
@@ -73,25 +77,62 @@ def decompressed_chunks(data: bytes, problems: ReadProblems, limit: int | None =
             return
 
 
-def iter_raw_lines(data: bytes, problems: ReadProblems, limit: int | None = None) -> Iterator[bytes]:
+def iter_raw_lines(
+    data: bytes, problems: ReadProblems, limit: int | None = None, max_line: int | None = None
+) -> Iterator[bytes]:
     """Physical lines as bytes, CR/LF/CRLF all accepted, no terminators.
 
-    A final line without a newline (a log cut mid-line) is still a line.
+    A final line without a newline (a log cut mid-line) is still a line; its
+    number is kept in ``problems.unterminated_line``. With ``max_line``, a
+    longer line keeps only its first ``max_line`` bytes (its number and full
+    length go to ``problems.long_lines``): the rest is counted, never held, so
+    a gigabyte without a newline (a decompression bomb) costs neither memory
+    nor quadratic copying.
     """
-    pending = b""
+    pending = bytearray()
+    over = 0  # bytes of the pending line beyond max_line: counted, not kept
+    n = 0
+    cr = False  # the previous chunk ended in CR: the first half of a CRLF, or a lone CR
+
+    def close(tail: bytes) -> bytes:
+        nonlocal pending, over
+        total = len(pending) + over + len(tail)
+        if pending:
+            pending += tail
+            line = bytes(pending)
+        else:
+            line = tail
+        pending, over = bytearray(), 0
+        if max_line is not None and total > max_line:
+            problems.long_lines.append((n, total))
+            return line[:max_line]
+        return line
+
     for chunk in decompressed_chunks(data, problems, limit):
-        buf = pending + chunk if pending else chunk
-        # A CR at the very end may be the first half of a CRLF split across chunks: hold it back.
-        hold = b""
-        if buf.endswith(b"\r"):
-            buf, hold = buf[:-1], b"\r"
-        if b"\r" in buf:
-            buf = buf.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-        parts = buf.split(b"\n")
-        pending = parts.pop() + hold
-        yield from parts
-    if pending:
-        yield pending[:-1] if pending.endswith(b"\r") else pending
+        if not chunk:
+            continue
+        if cr:
+            chunk = b"\r" + chunk
+        cr = chunk.endswith(b"\r")
+        if cr:
+            chunk = chunk[:-1]
+        if b"\r" in chunk:
+            chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        parts = chunk.split(b"\n")
+        last = parts.pop()
+        for part in parts:
+            n += 1
+            yield close(part)
+        room = len(last) if max_line is None else max(0, min(len(last), max_line - len(pending)))
+        pending += last[:room]
+        over += len(last) - room
+    if cr:
+        n += 1
+        yield close(b"")
+    elif pending or over:
+        n += 1
+        problems.unterminated_line = n
+        yield close(b"")
 
 
 def decode_line(raw: bytes, line_no: int, problems: ReadProblems) -> str:

@@ -134,9 +134,11 @@ class _CrashClock:
 def _failover(g: list[Leaderless], cluster: str) -> dict[str, Any]:
     start = min(x.episode.start for x in g)
     end = max(x.episode.end or x.episode.start for x in g)
+    # The summary is the first partition's story: its chain is what proves it.
     return {"cluster": cluster, "topic": g[0].episode.topic, "count": len(g),
             "partitions": sorted(x.episode.partition for x in g), "start": iso_utc(start), "end": iso_utc(end),
-            "longest_s": round(max((x.episode.duration_us or 0) for x in g) / 1e6, 3), "summary": g[0].cause.summary}
+            "longest_s": round(max((x.episode.duration_us or 0) for x in g) / 1e6, 3), "summary": g[0].cause.summary,
+            "evidence": [r.to_json() for r in g[0].cause.chain]}
 
 
 def _incident(g: list[Leaderless], trace_end: int | None, clients: list[Event],
@@ -296,7 +298,10 @@ def build_report(
     agreement["ratio"] = round(agreement["agreed"] / agreement["compared"], 6) if agreement["compared"] else None
     findings = []
     for c in clusters:
+        skew_evidence = {x["text"]: x["evidence"] for x in c.get("clock_skew", [])}
         for f in c["findings"]:
+            if f["kind"] == "clock_skew" and "evidence" not in f:
+                f = {**f, "evidence": skew_evidence.get(f["text"], [])}
             findings.append({**f, "cluster": c["cluster"]})
         n_div = len(c["agreement"]["divergences"])
         if n_div:
@@ -305,6 +310,8 @@ def build_report(
                                      "see replay.agreement.divergences"})
     for p in ingest_summary.get("input_problems", []):
         findings.append({"kind": "input_problem", "text": p})
+    for cp in ingest_summary.get("log_copies", []):
+        findings.append({"kind": "log_copy", "text": cp["text"], "evidence": cp["evidence"]})
     totals = ingest_summary.get("totals", {})
     summary = {
         "clusters": [c["cluster"] for c in clusters],
