@@ -144,7 +144,7 @@ class _Extractor:
     def extract(self, archive: Path, kind: str, display: str, problems: list[str]) -> Path:
         root = self.workdir / f"x{len(list(self.workdir.iterdir())):04d}"
         root.mkdir(parents=True)
-        rejected = 0
+        rejected: list[str] = []
         members = 0
         try:
             if kind == "zip":
@@ -159,7 +159,7 @@ class _Extractor:
                         mode = (info.external_attr >> 16) & 0o170000
                         dest = self._target(root, info.filename)
                         if dest is None or mode == stat.S_IFLNK:
-                            rejected += 1
+                            rejected.append(info.filename)
                             continue
                         try:
                             with zf.open(info) as src:
@@ -187,7 +187,7 @@ class _Extractor:
                         dest = self._target(root, info.name)
                         if dest is None or not info.isfile():
                             # links, devices, fifos and paths leading out of the target are refused
-                            rejected += 1
+                            rejected.append(info.name + (f" -> {info.linkname}" if info.issym() or info.islnk() else ""))
                             continue
                         try:
                             src = tf.extractfile(info)
@@ -202,7 +202,9 @@ class _Extractor:
         except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError) as exc:
             problems.append(f"{display}: not a readable archive ({exc})")
         if rejected:
-            problems.append(f"{display}: {rejected} member(s) refused (absolute path, '..', link or special file)")
+            shown = ", ".join(rejected[:5]) + (f" and {len(rejected) - 5} more" if len(rejected) > 5 else "")
+            problems.append(f"{display}: {len(rejected)} member(s) refused (absolute path, '..', link or special "
+                            f"file): {shown}")
         return root
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import html
 import json
+import re
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -121,18 +122,36 @@ def render_text(report: dict[str, Any], tz: str = "UTC", max_evidence: int = 8) 
     else:
         lines.append("Replay check: the evidence holds no controller decision to compare with.")
     for f in report["findings"]:
-        if f["kind"] in ("replay_divergence", "input_problem"):
+        if f["kind"] in SHOWN_FINDINGS:
             lines.append(f"Finding: {f['text']}")
     t = report["inputs"]["totals"]
     lines.append(f"Inputs: {t.get('files', 0)} file(s), {t.get('lines', 0):,} lines/records -> {t.get('events', 0):,} "
                  f"events ({t.get('unrecognized', 0):,} unrecognized, {t.get('quarantined', 0):,} quarantined, "
                  f"{t.get('files_with_errors', 0)} file(s) with errors)")
-    return "\n".join(lines) + "\n"
+    lines.extend(f"  {x}" for x in input_problem_lines(report))
+    return _plain("\n".join(lines)) + "\n"
+
+
+# Findings about the evidence itself (the rest are in report.json): the reader must see them.
+SHOWN_FINDINGS = ("replay_divergence", "input_problem", "log_copy", "clock_skew")
+MAX_FILES_SHOWN = 10
+
+
+def input_problem_lines(report: dict[str, Any]) -> list[str]:
+    """One line per damaged file ("path: first problem"), so no loss of evidence goes unsaid."""
+    bad = report["inputs"].get("files_with_errors") or []
+    out = []
+    for f in bad[:MAX_FILES_SHOWN]:
+        more = len(f["errors"]) - 1
+        out.append(f"{f['path']}: {f['errors'][0]}" + (f" (+{more} more)" if more > 0 else ""))
+    if len(bad) > MAX_FILES_SHOWN:
+        out.append(f"... {len(bad) - MAX_FILES_SHOWN} more file(s) with errors: see report.json inputs.files_with_errors")
+    return out
 
 
 def render_markdown(report: dict[str, Any], tz: str = "UTC") -> str:
     s = report["summary"]
-    md = [f"# Postmortem: cluster {', '.join(map(str, s['clusters']))}", ""]
+    md = [f"# Postmortem: cluster {_md(', '.join(map(str, s['clusters'])))}", ""]
     md.append(f"*Window:* {show_ts(s['window']['start'], tz)} to {show_ts(s['window']['end'], tz)} ({_zone_label(tz)})  ")
     md.append(f"*Headline:* {_md(s['headline'])}")
     md.append("")
@@ -158,10 +177,10 @@ def render_markdown(report: dict[str, Any], tz: str = "UTC") -> str:
         md.append("| time | source | line |")
         md.append("|---|---|---|")
         for e in inc["evidence"]:
-            md.append(f"| {show_ts(e['ts'], tz)} | `{_md(_cite(e))}` | {_md(e['text'][:200])} |")
+            md.append(f"| {show_ts(e['ts'], tz)} | {_md(_cite(e))} | {_md(e['text'][:200])} |")
         md.append("")
         for c in inc["client_symptoms"]:
-            md.append(f"- client {_md(c['client'])}: {c['count']} x `{_md(c['error'])}`{_on_parts(c)} from "
+            md.append(f"- client {_md(c['client'])}: {c['count']} x {_md(c['error'])}{_on_parts(c)} from "
                       f"{show_ts(c['first'], tz)} to {show_ts(c['last'], tz)}")
         md.append("")
     if report.get("failovers"):
@@ -189,11 +208,29 @@ def render_markdown(report: dict[str, Any], tz: str = "UTC") -> str:
     md.append("")
     t = report["inputs"]["totals"]
     md.append(f"Inputs: {t.get('files', 0)} files, {t.get('lines', 0):,} lines/records, {t.get('events', 0):,} events.")
-    return "\n".join(md) + "\n"
+    problems = input_problem_lines(report)
+    if problems:
+        md.append("")
+        md.extend(f"- {_md(x)}" for x in problems)
+    return _plain("\n".join(md)) + "\n"
 
 
 def _md(text: Any) -> str:
-    return str(text).replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+    """Log text as Markdown text: no HTML, no links, no code spans, no table cell breaks. (Not in a code
+    span either: a backtick in the text would close it, and what follows is Markdown again.)"""
+    text = str(text).replace("\\", "\\\\")
+    for c in "|[]`":
+        text = text.replace(c, "\\" + c)
+    return text.replace("<", "&lt;").replace(">", "&gt;").replace("\n", " ")
+
+
+# C0 and C1 control characters (but tab and newline) in log text could drive the terminal
+# (ANSI escapes clear the screen, hide lines, retitle windows): shown as \xNN instead.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _plain(text: str) -> str:
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def render_html(report: dict[str, Any], tz: str = "UTC") -> str:
@@ -239,8 +276,13 @@ def render_html(report: dict[str, Any], tz: str = "UTC") -> str:
         parts.append("<h2>What would have prevented it</h2><ul>")
         parts.extend(f"<li>{e(r['text'])}</li>" for r in report["remedies"])
         parts.append("</ul>")
+    shown = [f["text"] for f in report["findings"] if f["kind"] in SHOWN_FINDINGS] + input_problem_lines(report)
+    if shown:
+        parts.append("<h2>Findings about the evidence</h2><ul>")
+        parts.extend(f"<li>{e(x)}</li>" for x in shown)
+        parts.append("</ul>")
     parts.append("</body></html>")
-    return "\n".join(parts) + "\n"
+    return _plain("\n".join(parts)) + "\n"
 
 
 def _on_parts(symptom: dict) -> str:
