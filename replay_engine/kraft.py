@@ -20,7 +20,7 @@ from replay_engine import facts as F
 from replay_engine.config import ConfigState, as_bool, parse_version
 from replay_engine.controller import Comparison
 from replay_engine.from_events import ref_of
-from replay_engine.kraft_rules import elect, isr_without
+from replay_engine.kraft_rules import elect, elect_preferred, isr_without
 from replay_engine.partition import UNKNOWN, BrokerPeriod, Decision, PState, Tenure
 from replay_engine.states import NON_EXISTENT, OFFLINE, ONLINE
 from replay_engine.timeline import TimelineBuilder, View
@@ -69,6 +69,7 @@ class KraftReplay:
         self.recent_gone: dict[int, int] = {}  # broker -> when it was fenced / began controlled shutdown
         self.has_records = False
         self.last_replayed: dict[F.TP, Decision] = {}
+        self.leaving: dict[int, set[int]] = {}  # batch base offset -> brokers the batch takes out
         self._seq = 0
 
     # ------------------------------------------------------------------ helpers
@@ -129,6 +130,7 @@ class KraftReplay:
 
     def run(self, events: list[Event]) -> None:
         history, echoes = history_and_echoes(events)
+        self.leaving = leaving_by_batch(events)
         self.history_lines, self.echo_lines = len(history), len(echoes)
         for i, ev in enumerate(events):
             if i in echoes:
@@ -323,14 +325,18 @@ class KraftReplay:
             p = self.parts.setdefault(tp, PState(tp))
         else:
             target = tuple(ev.isr) if ev.isr is not None and "isr" in changed else p.isr
-            gone = {b for b, t in self.recent_gone.items() if (ev.ts or 0) - t <= SAME_STEP_US}
+            leaving = self.leaving.get(d.get("batch_base_offset"), set()) if ev.source_kind == "kraft_metadata" else set()
+            gone = {b for b, t in self.recent_gone.items() if (ev.ts or 0) - t <= SAME_STEP_US} | leaving
             if "leader" in changed:
-                ok = self.acceptable()
+                ok = self.acceptable() - leaving
                 elr = self.elr.get(tp, ((), ()))[0]
                 if d.get("elr") is not None:
                     elr = tuple(d.get("elr") or ())
-                res = elect(p.replicas or p.isr, target, p.leader, ok, self._unclean(tp[0]), elr,
-                            self.elr_enabled or d.get("elr") is not None)
+                elr_on = self.elr_enabled or d.get("elr") is not None
+                res = elect(p.replicas or p.isr, target, p.leader, ok, self._unclean(tp[0]), elr, elr_on)
+                if res.how == "kept" and ev.leader != res.leader and "isr" not in changed:
+                    # Only a PREFERRED election (the periodic rebalance) moves leadership off a valid leader.
+                    res = elect_preferred(p.replicas or p.isr, target, p.leader, ok, elr, elr_on)
                 recorded = {"leader": ev.leader}
                 replayed = {"leader": res.leader}
                 self._judge(tp, ev, recorded, replayed, f"PartitionChangeBuilder ({res.how})")
@@ -468,6 +474,24 @@ BURST_WINDOW_US = 2_000_000
 BURST_MIN = 20
 # Every quorum member logs the record it replays: the same record from several writers counts once.
 ECHO_WINDOW_US = 2_000_000
+
+
+def leaving_by_batch(events: list[Event]) -> dict[int, set[int]]:
+    """Batch base offset -> brokers a metadata batch fences, unregisters or puts in controlled shutdown.
+
+    handleBrokerFenced / handleBrokerUnregistered write the broker's partition changes *before* its fence or
+    unregister record, in the same batch: those changes were decided with the broker already out."""
+    out: dict[int, set[int]] = {}
+    for e in events:
+        d = e.detail or {}
+        if e.source_kind != "kraft_metadata" or e.subject_broker is None or d.get("batch_base_offset") is None \
+                or d.get("snapshot_offset") is not None:
+            continue
+        out_now = e.event_type in ("broker_fenced", "broker_unregistered") or (
+            e.event_type == "broker_registration_change" and (d.get("fenced") == 1 or d.get("in_controlled_shutdown") == 1))
+        if out_now:
+            out.setdefault(d["batch_base_offset"], set()).add(e.subject_broker)
+    return out
 
 
 def _is_replay_line(e: Event) -> bool:

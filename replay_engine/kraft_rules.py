@@ -8,6 +8,8 @@ shutdown. Order of preference (3.x, and 4.x with Eligible Leader Replicas):
 3. (ELR, 4.x) if the target ISR is empty: the first acceptable ELR member, which becomes the sole ISR;
 4. (unclean) the first acceptable replica: ISR = [leader], recovery state RECOVERING;
 5. otherwise no leader (-1). An empty ISR is never written without ELR: the last member stays.
+
+A PREFERRED election (:func:`elect_preferred`) tries the first replica before all that.
 """
 from __future__ import annotations
 
@@ -39,6 +41,15 @@ def elect(replicas: Sequence[int], target_isr: Sequence[int], current_leader: in
             if r in acceptable:
                 return KraftElection(r, (r,), "unclean")
     return KraftElection(-1, isr, "none")
+
+
+def elect_preferred(replicas: Sequence[int], isr: Sequence[int], current_leader: int | None,
+                    acceptable: AbstractSet[int], elr: Sequence[int] = (), elr_enabled: bool = False) -> KraftElection:
+    """Election.PREFERRED (the periodic leader rebalance, kafka-leader-election --election-type PREFERRED):
+    the first replica if it is in the ISR and acceptable, else as an ordinary election, never unclean."""
+    if replicas and replicas[0] in isr and replicas[0] in acceptable:
+        return KraftElection(replicas[0], tuple(isr), "preferred")
+    return elect(replicas, isr, current_leader, acceptable, False, elr, elr_enabled)
 
 
 def isr_without(isr: Sequence[int], gone: AbstractSet[int], elr_enabled: bool = False) -> tuple[int, ...]:
