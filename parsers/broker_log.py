@@ -66,22 +66,25 @@ def _cut_short(layout, text: str, others: list[str]) -> bool:
         return True
     if h is None:
         return layout.name == "json" or _PARTIAL_HEADER.match(text) is not None
-    if h.logger is not None or layout.name == "json":
+    if layout.name == "json":
         return False
-    with_logger = 0
-    headers = 0
+    loggers = []
     for t in others:
         try:
             o = layout.parse(t)
         except (ValueError, IndexError):
             continue
         if o is not None:
-            headers += 1
-            with_logger += o.logger is not None
-    return headers > 0 and with_logger * 2 > headers
+            loggers.append(o.logger)
+    if h.logger is not None:
+        # '... node 1 (localhost/127.0.0.1:9093)' cut there also ends in parentheses: a logger is a class name
+        return not (_JAVA_NAME.fullmatch(h.logger) and ("." in h.logger or h.logger in loggers))
+    return sum(x is not None for x in loggers) * 2 > len(loggers) > 0
 
 
-_PARTIAL_HEADER = re.compile(r"^\[?\d{4}[-/]\d\d[-/]\d\d[ T][\d:,.]*\]?\s*[A-Z]*$")
+_JAVA_NAME = re.compile(r"[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*")
+# A header cut before its message: '[', '[2021-0', '2021/03/17 22:0', '[2021-01-01 00:00:00,000] IN'.
+_PARTIAL_HEADER = re.compile(r"^\[?\d{1,4}([-/]\d{0,2}([-/]\d{0,2}([ T][\d:,.]*(\S*\]?( [A-Z]*)?)?)?)?)?$|^\[$")
 
 
 def parse_broker_log(data: bytes, ctx: SourceContext, summary: FileSummary) -> list[Event]:

@@ -86,14 +86,16 @@ class LocalClock:
 
     def micros(self, text: str) -> int:
         """'2022-02-13 04:12:42,920' (or '.920', or 'T') -> epoch micros."""
-        mm = int(text[14:16])
-        ss = int(text[17:19])
+        # A damaged digit (a NUL, a flipped bit) makes the stamp impossible, not the parser fail.
+        mm_s, ss_s, digits = text[14:16], text[17:19], text[20:26]
+        if len(mm_s + ss_s) != 4 or not (mm_s + ss_s + digits).isascii() or not (mm_s + ss_s + digits).isdigit():
+            raise BadTimestamp(f"not a time of day in {text!r}")
+        mm = int(mm_s)
+        ss = int(ss_s)
         if mm > 59 or ss > 60:
             raise BadTimestamp(f"minute/second out of range in {text!r}")
-        frac = text[20:]
         micros = 0
-        if frac:
-            digits = frac[:6]
+        if digits:
             micros = int(digits) * 10 ** (6 - len(digits))
         return self.hour_base(text[:13]) + (mm * 60 + ss) * 1_000_000 + micros
 
