@@ -335,10 +335,17 @@ def parse_metadata_file(data: bytes, ctx: SourceContext, summary: FileSummary) -
     events: list[Event] = []
     snapshot: _Snapshot | None = None
     first = True
+    expected = None  # the offset the next record must have: a Raft log has no gaps inside a file
     for index, item in enumerate(read_metadata_log(payload)):
         if isinstance(item, Damage):
             accounts.damage(item)
+            expected = None
             continue
+        # baseOffset is outside the batch CRC: a damaged one moves a whole batch, unnoticed but for this
+        if expected is not None and item.record.offset != expected:
+            accounts._say(f"{ctx.path}: byte {item.batch.pos}: offsets jump from {expected - 1} to {item.record.offset} "
+                          "(a damaged batch header, or records missing); offsets kept as written")
+        expected = item.record.offset + 1
         if item.decoded is None:
             accounts.bad_record(item)
             continue
