@@ -13,9 +13,12 @@ Layers (ZooKeeper knows nothing of Kafka; the simulation knows files only throug
   ``samplegen.samples`` writes them (``python -m samplegen samples``).
 - ``samplegen.corpus``: large synthetic corpora for benchmarks and the audit tree.
 
-Adding a KRaft-mode sample: a ``samplegen.kafka.quorum`` module would play the
-QuorumController's part (fencing after broker.session.timeout.ms, elections by
-PartitionChangeBuilder's rules) and emit metadata records through the KRaft
-encoder instead of ZooKeeper writes; brokers, templates (a 3.x table beside
-``templates28``), writers and scenarios stay as they are.
+KRaft mode (Kafka 3.9): ``samplegen.kafka.quorum`` plays the QuorumController (fencing
+after broker.session.timeout.ms, elections by PartitionChangeBuilder's rules, the periodic
+rebalance) and writes ``__cluster_metadata`` through the KRaft encoder
+(``samplegen.kafka.metadata_log``); ``samplegen.kafka.kraft_broker`` is the broker side,
+``kraft_cluster`` the clock and traffic, ``templates39`` the 3.9 log lines.
+``samplegen.kraft_scenarios`` / ``samplegen.kraft_samples`` hold and write the KRaft incidents,
+kept apart from ``SCENARIOS`` (whose tests read ZooKeeper files); ``python -m samplegen samples``
+writes both.
 """

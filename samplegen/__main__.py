@@ -13,24 +13,29 @@ import time
 from pathlib import Path
 
 # What the generator owns inside a sample folder (README.md and expected.json are written by hand).
-GENERATED = ("kafka-broker-*", "zookeeper", "zkcli", "clients")
+GENERATED = ("kafka-broker-*", "kafka-controller-*", "zookeeper", "zkcli", "clients")
 
 
 def _samples(args) -> int:
+    from samplegen.kraft_samples import write_kraft_sample
+    from samplegen.kraft_scenarios import KRAFT_SCENARIOS
     from samplegen.samples import write_sample
     from samplegen.scenarios import SCENARIOS
 
-    names = args.only or sorted(SCENARIOS)
+    writers = {**{n: (write_sample, s) for n, s in SCENARIOS.items()},
+               **{n: (write_kraft_sample, s) for n, s in KRAFT_SCENARIOS.items()}}
+    names = args.only or sorted(writers)
     for name in names:
-        if name not in SCENARIOS:
-            print(f"unknown scenario {name!r}; known: {', '.join(sorted(SCENARIOS))}", file=sys.stderr)
+        if name not in writers:
+            print(f"unknown scenario {name!r}; known: {', '.join(sorted(writers))}", file=sys.stderr)
             return 2
         out = Path(args.out) / name
         for pattern in GENERATED:
             for old in out.glob(pattern):
                 shutil.rmtree(old) if old.is_dir() else old.unlink()
         t = time.perf_counter()
-        write_sample(SCENARIOS[name], out)
+        write, scenario = writers[name]
+        write(scenario, out)
         size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
         print(f"{name}: {size / 1e6:.2f} MB in {time.perf_counter() - t:.1f}s -> {out}")
     return 0

@@ -44,11 +44,16 @@ class Scenario:
     clients: tuple[ClientApp, ...] = ()
 
     def ms(self, hhmmss: str) -> int:
-        h, m, rest = hhmmss.split(":")
-        s, _, frac = rest.partition(".")
-        d = dt.datetime.fromisoformat(self.day).replace(tzinfo=dt.timezone.utc)
-        base = int(d.timestamp()) * 1000
-        return base + ((int(h) * 60 + int(m)) * 60 + int(s)) * 1000 + int((frac or "0").ljust(3, "0")[:3])
+        return day_ms(self.day, hhmmss)
+
+
+def day_ms(day: str, hhmmss: str) -> int:
+    """Epoch milliseconds of ``HH:MM:SS.mmm`` on ``day`` (UTC)."""
+    h, m, rest = hhmmss.split(":")
+    s, _, frac = rest.partition(".")
+    d = dt.datetime.fromisoformat(day).replace(tzinfo=dt.timezone.utc)
+    base = int(d.timestamp()) * 1000
+    return base + ((int(h) * 60 + int(m)) * 60 + int(s)) * 1000 + int((frac or "0").ljust(3, "0")[:3])
 
 
 def _brokers(n: int = 3) -> tuple[BrokerSpec, ...]:
