@@ -51,6 +51,8 @@ def get_spark(master: str | None = None, app_name: str = "kafka-forensics"):
     java_opts = f"-Dlog4j2.configurationFile=file:{log4j} -Dlog4j.configurationFile=file:{log4j}"
     builder = (
         builder.config("spark.sql.session.timeZone", "UTC")
+        # Parquet timestamps as int64 microseconds (the legacy INT96 reads back as nanoseconds elsewhere)
+        .config("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
         .config("spark.ui.enabled", os.environ.get("KAFKA_FORENSICS_SPARK_UI", "false"))
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.driver.extraJavaOptions", java_opts)

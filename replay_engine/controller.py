@@ -189,7 +189,13 @@ class ZkControllerReplay:
             state = OFFLINE
         if state == NEW and p.init_failed:
             leader = -1
-        alive = None if leader is None or leader < 0 else leader in self.registered
+        if leader is None or leader < 0:
+            alive = None
+        elif leader in self.registered:
+            alive = True
+        else:
+            # a broker the evidence never shows joining or leaving (logs that start mid-life) is not known dead
+            alive = False if leader in self.known_brokers else None
         serving = None if leader is None or leader < 0 or leader not in self.stopped else False
         return View(leader, p.isr, p.leader_epoch, p.controller_epoch, state, alive, serving)
 

@@ -6,6 +6,8 @@ cite: every sentence is built from facts whose references go into ``chain``.
 """
 from __future__ import annotations
 
+import re
+
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any
@@ -231,6 +233,16 @@ def explain(ep: Episode, world: World, leaderless_refs: list[Ref] | None = None)
                    f"({'; '.join(f'{b} ' + _down_phrase(world, b, ep.start)[0] for b in isr)}); "
                    "the trace does not show the partition's other replicas, if it had any.")
         details["cause_brokers"] = list(isr)
+    elif ar is None and isr is None and failed and (gone := _recently_down(world, ep.start)):
+        # Logs that start mid-life show neither replicas nor ISR; a failed election right after brokers died
+        # still says it: the controller found no live in-sync replica (and, unclean off, would not go further).
+        kind = NO_LIVE_ISR_UNKNOWN_AR
+        strategy = _STRATEGY.search(failed[0].text or "")
+        how = f" under {strategy.group(1)}" if strategy else ""
+        summary = (f"{opener}: right after {'; '.join(f'{b} ' + _down_phrase(world, b, ep.start)[0] for b in gone)}, "
+                   f"the controller's election failed{how}: no in-sync replica was alive. The partition's replicas "
+                   "and ISR are not in the evidence (it starts after the partition was created).")
+        details["cause_brokers"] = list(gone)
     elif ep.end is not None and (uc := _unclean_at(world, tp, ep.end)) is not None:
         kind = UNCLEAN_ELECTION
         new = (uc.after or {}).get("leader")
@@ -304,6 +316,20 @@ def _downs(world: World, brokers: list[int], ts: int) -> list[dict[str, Any]]:
         if p is None or p.state != "down" or p.start is None:
             continue
         out.append({"broker": b, "ts": p.start, "how": _how_down(world, p)})
+    return out
+
+
+_STRATEGY = re.compile(r"under strategy (\w+(?:\((?:true|false)\))?)")
+# A failed election this soon after a broker went down is the controller reacting to it.
+RECENT_DOWN_US = 60 * 1_000_000
+
+
+def _recently_down(world: World, ts: int) -> list[int]:
+    out = []
+    for b, periods in sorted(world.periods.items()):
+        p = world.period_at(b, ts)
+        if p is not None and p.state == "down" and p.start is not None and 0 <= ts - p.start <= RECENT_DOWN_US:
+            out.append(b)
     return out
 
 

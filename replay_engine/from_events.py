@@ -262,7 +262,9 @@ def _log_facts(ev: Event, authoritative: bool) -> list[F.Fact]:
                                             isr=_t(d.get("isr")), assigned=_t(d.get("assigned")),
                                             controller_id=ev.controller_id, controller_epoch=ev.controller_epoch))
     elif t in ("isr_shrink", "isr_expand", "isr_updated") and tp is not None and ev.isr is not None:
-        out.append(F.LeaderIsrChange(ts, r, tp=tp, leader=ev.broker_id, isr=_t(ev.isr), zk_version=ev.zk_version))
+        # the leader writes its own ISR changes; the controller (2.7+) logs the same change, but it is not the leader
+        leader = None if d.get("side") == "controller" else ev.broker_id
+        out.append(F.LeaderIsrChange(ts, r, tp=tp, leader=leader, isr=_t(ev.isr), zk_version=ev.zk_version))
     elif t == "controlled_shutdown_requested" and ev.subject_broker is not None:
         if d.get("side", "controller") == "controller":
             out.append(F.ControlledShutdownRequest(ts, r, broker=int(ev.subject_broker)))

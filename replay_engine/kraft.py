@@ -32,11 +32,22 @@ KRAFT_TYPES = frozenset({"partition_record", "partition_change", "topic_record",
 SAME_STEP_US = 5_000
 
 
+ZK_CONTROLLER_TYPES = frozenset({"controller_elected", "partition_state_change", "zk_txn", "partition_state_written",
+                                 "broker_failed"})
+
+
 def is_kraft(events: list[Event]) -> bool:
     """KRaft evidence and no ZooKeeper-mode controller activity."""
-    kraft = sum(1 for e in events if e.event_type in KRAFT_TYPES and e.event_type != "metadata_record")
-    zk = sum(1 for e in events if e.event_type in ("controller_elected", "partition_state_change", "zk_txn",
-                                                   "partition_state_written", "broker_failed"))
+    counts: dict[str, int] = {}
+    for e in events:
+        counts[e.event_type] = counts.get(e.event_type, 0) + 1
+    return is_kraft_counts(counts)
+
+
+def is_kraft_counts(counts: dict[str, int]) -> bool:
+    """The same decision from event counts by type (what Spark aggregates per cluster)."""
+    kraft = sum(n for t, n in counts.items() if t in KRAFT_TYPES and t != "metadata_record")
+    zk = sum(n for t, n in counts.items() if t in ZK_CONTROLLER_TYPES)
     return kraft > 0 and kraft >= zk
 
 

@@ -148,11 +148,63 @@ def merge_findings(per_shard: list[list[dict[str, Any]]]) -> list[dict[str, Any]
 
 @dataclass
 class ShardOutput:
-    """What one shard's replay hands back: its own partitions, and the cluster as it saw it."""
+    """What one shard's replay hands back (picklable, small): its own partitions, and the cluster as
+    it saw it. ``intervals`` may be left out when the caller streams the timeline elsewhere."""
 
     bucket: int
     journal: str  # digest of the cluster-wide state it went through
-    result: Any  # ReplayResult restricted to the shard's partitions
+    cluster: str | None
+    mode: str
+    intervals: list[Any]
+    leaderless: list[Any]
+    agreement: dict[str, Any]
+    findings: list[dict[str, Any]]
+    data_loss: list[dict[str, Any]]
+    tenures: list[Any]
+    periods: dict[int, list[Any]]
+    kafka_version: str | None
+    trace_start: int | None
+    trace_end: int | None
+    topics: dict[str, dict[str, float]] = dataclasses.field(default_factory=dict)
+
+    @classmethod
+    def of(cls, res, bucket: int, journal: str, with_intervals: bool = True) -> "ShardOutput":
+        ctrl = res.controller
+        cfg = ctrl.config
+        return cls(bucket, journal, res.cluster, res.mode, list(res.intervals) if with_intervals else [],
+                   list(res.leaderless), res.agreement(), list(ctrl.findings), list(res.data_loss),
+                   list(ctrl.tenures), dict(ctrl.periods),
+                   ".".join(map(str, cfg.version)) if cfg.version else None,
+                   res.stream.trace_start, res.stream.trace_end,
+                   topic_stats(res.intervals, ctrl.ar_history, res.stream.trace_end))
+
+
+def topic_stats(intervals, ar_history: dict, trace_end: int | None) -> dict[str, dict[str, Any]]:
+    """Per topic: how many partitions, their replication factor, and how long they had ISR = 1 or no
+    leader (seconds summed over partitions), from the timeline. Open intervals run to the trace end."""
+    out: dict[str, dict[str, Any]] = {}
+    parts: dict[str, set[int]] = {}
+    for iv in intervals:
+        st = out.setdefault(iv.topic, {"partitions": 0, "rf_min": None, "rf_max": None, "rf1_partitions": 0,
+                                       "covered_s": 0.0, "isr1_s": 0.0, "leaderless_s": 0.0})
+        parts.setdefault(iv.topic, set()).add(iv.partition)
+        end = iv.end if iv.end is not None else trace_end
+        if end is None or end <= iv.start:
+            continue
+        secs = (end - iv.start) / 1e6
+        st["covered_s"] += secs
+        if iv.view.leaderless:
+            st["leaderless_s"] += secs
+        elif iv.view.isr is not None and len(iv.view.isr) == 1:
+            st["isr1_s"] += secs
+    for topic, ps in parts.items():
+        st = out[topic]
+        st["partitions"] = len(ps)
+        rfs = [len(h[-1][1]) for p in ps if (h := ar_history.get((topic, p)))]
+        if rfs:
+            st["rf_min"], st["rf_max"] = min(rfs), max(rfs)
+            st["rf1_partitions"] = sum(1 for r in rfs if r == 1)
+    return out
 
 
 class ShardsDisagree(Exception):
@@ -169,11 +221,19 @@ def journal_digest(journal: list[tuple] | None) -> str:
     return h.hexdigest()
 
 
-def replay_shard(events: list[Event], cluster: str | None, bucket: int, buckets: int, context) -> ShardOutput:
+def replay_shard(events: list[Event], cluster: str | None, bucket: int, buckets: int, context,
+                 with_intervals: bool = True) -> ShardOutput:
     from replay_engine.api import replay_cluster
 
     res = replay_cluster(events, cluster, keep_tp=in_bucket(bucket, buckets), context=context)
-    return ShardOutput(bucket, journal_digest(res.controller.journal), res)
+    return ShardOutput.of(res, bucket, journal_digest(res.controller.journal), with_intervals)
+
+
+def replay_whole(events: list[Event], cluster: str | None, with_intervals: bool = True) -> ShardOutput:
+    """A cluster as one shard (KRaft, or shards that disagreed)."""
+    from replay_engine.api import replay_cluster
+
+    return ShardOutput.of(replay_cluster(events, cluster), 0, "", with_intervals)
 
 
 @dataclass
@@ -187,10 +247,13 @@ class MergedReplay:
     agreement: dict[str, Any]
     findings: list[dict[str, Any]]
     data_loss: list[dict[str, Any]]
-    controller: Any  # one shard's controller: tenures, broker periods, config are the cluster's
+    tenures: list[Any]
+    periods: dict[int, list[Any]]
+    kafka_version: str | None
     trace_start: int | None
     trace_end: int | None
     shards: int
+    topics: dict[str, dict[str, float]] = dataclasses.field(default_factory=dict)
 
 
 def merge(outputs: list[ShardOutput]) -> MergedReplay:
@@ -199,12 +262,12 @@ def merge(outputs: list[ShardOutput]) -> MergedReplay:
     outputs = sorted(outputs, key=lambda o: o.bucket)
     if len({o.journal for o in outputs}) > 1:
         raise ShardsDisagree(f"{len({o.journal for o in outputs})} different cluster-wide histories")
-    first = outputs[0].result
-    intervals = sorted((iv for o in outputs for iv in o.result.intervals),
+    first = outputs[0]
+    intervals = sorted((iv for o in outputs for iv in o.intervals),
                        key=lambda i: (i.topic, i.partition, i.start, i.end if i.end is not None else 1 << 62))
-    leaderless = sorted((lp for o in outputs for lp in o.result.leaderless),
+    leaderless = sorted((lp for o in outputs for lp in o.leaderless),
                         key=lambda lp: (lp.episode.topic, lp.episode.partition, lp.episode.start))
-    ags = [o.result.agreement() for o in outputs]
+    ags = [o.agreement for o in outputs]
     compared = sum(a["compared"] for a in ags)
     agreed = sum(a["agreed"] for a in ags)
     divergences = sorted((d for a in ags for d in a["divergences"]),
@@ -212,11 +275,22 @@ def merge(outputs: list[ShardOutput]) -> MergedReplay:
     agreement = {"compared": compared, "agreed": agreed, "ratio": round(agreed / compared, 6) if compared else None,
                  "uncompared": sum(a["uncompared"] for a in ags), "evidence_gaps": sum(a["evidence_gaps"] for a in ags),
                  "divergences": divergences}
-    data_loss = sorted((u for o in outputs for u in o.result.data_loss),
+    data_loss = sorted((u for o in outputs for u in o.data_loss),
                        key=lambda u: (u["ts"] or "", u["topic"], u["partition"]))
+    topics: dict[str, dict[str, float]] = {}
+    for o in outputs:  # shards own disjoint partitions: their figures add up
+        for t, st in o.topics.items():
+            cur = topics.setdefault(t, {"partitions": 0, "rf_min": None, "rf_max": None, "rf1_partitions": 0,
+                                        "covered_s": 0.0, "isr1_s": 0.0, "leaderless_s": 0.0})
+            for k in ("partitions", "rf1_partitions", "covered_s", "isr1_s", "leaderless_s"):
+                cur[k] += st[k]
+            for k, pick in (("rf_min", min), ("rf_max", max)):
+                if st[k] is not None:
+                    cur[k] = st[k] if cur[k] is None else pick(cur[k], st[k])
     return MergedReplay(first.cluster, first.mode, intervals, leaderless, agreement,
-                        merge_findings([o.result.controller.findings for o in outputs]), data_loss,
-                        first.controller, first.stream.trace_start, first.stream.trace_end, len(outputs))
+                        merge_findings([o.findings for o in outputs]), data_loss, first.tenures, first.periods,
+                        first.kafka_version, first.trace_start, first.trace_end, len(outputs),
+                        dict(sorted(topics.items())))
 
 
 def replay_sharded(events: list[Event], cluster: str | None, buckets: int) -> MergedReplay:

@@ -14,6 +14,20 @@ from parsers.schema import iso_utc
 from replay_engine.facts import TP, Ref
 
 
+def timeline_arrow_schema():
+    """The partition_timeline table: one row per interval (``Interval.to_row`` plus the cluster)."""
+    import pyarrow as pa
+
+    return pa.schema([
+        ("cluster", pa.string()), ("topic", pa.string()), ("partition", pa.int32()),
+        ("start", pa.timestamp("us", tz="UTC")), ("end", pa.timestamp("us", tz="UTC")),
+        ("leader", pa.int32()), ("isr", pa.list_(pa.int32())), ("leader_epoch", pa.int32()),
+        ("controller_epoch", pa.int32()), ("state", pa.string()), ("leader_alive", pa.bool_()),
+        ("leaderless", pa.bool_()), ("basis", pa.string()), ("opened_by_event", pa.string()),
+        ("opened_by_file", pa.string()), ("opened_by_pos", pa.int64()), ("opened_by_text", pa.string()),
+    ])
+
+
 @dataclass(frozen=True)
 class View:
     leader: int | None

@@ -386,7 +386,7 @@ class Generator:
         cl, topo, s = self.cl, self.cl.topo, self.stamp
         tp = topo.tps[p]
         reps = topo.replicas(p)
-        lag = reps[-1]
+        lag = next(x for x in reversed(reps) if x != b)  # a follower: the leader (b) never drops itself
         leo = self.rng.randint(1_000_000, 900_000_000)
         isr = ",".join(map(str, reps))
         new = ",".join(str(x) for x in reps if x != lag)

@@ -15,7 +15,7 @@ from parsers.dispatch import parse_source
 from replay_engine.api import replay_cluster
 from replay_engine.from_events import cluster_context
 from replay_engine.kraft import is_kraft
-from replay_engine.shard import ShardsDisagree, merge, replay_shard, replay_sharded, routes
+from replay_engine.shard import ShardsDisagree, merge, replay_shard, replay_sharded, routes, topic_stats
 
 DATASETS = ([SAMPLES / s for s in ("rf1_broker_kill", "controller_failover", "unclean_election")]
             + sorted(p for p in ZK_REAL.iterdir() if p.is_dir())
@@ -56,7 +56,14 @@ def test_sharded_replay_equals_the_whole(root):
     assert {k: merged.agreement[k] for k in ag} == ag
     assert by_json(merged.findings) == by_json(whole.controller.findings)
     assert by_json(merged.data_loss) == by_json(whole.data_loss)
-    assert [t.controller for t in merged.controller.tenures] == [t.controller for t in whole.controller.tenures]
+    assert [(t.controller, t.epoch, t.start) for t in merged.tenures] == [
+        (t.controller, t.epoch, t.start) for t in whole.controller.tenures]
+    whole_topics = topic_stats(whole.intervals, whole.controller.ar_history, whole.stream.trace_end)
+    assert set(merged.topics) == set(whole_topics)
+    for t, st in whole_topics.items():
+        assert merged.topics[t] == pytest.approx(st), t
+    periods = {b: [(p.state, p.start, p.end, p.end_cause) for p in ps] for b, ps in merged.periods.items()}
+    assert periods == {b: [(p.state, p.start, p.end, p.end_cause) for p in ps] for b, ps in whole.controller.periods.items()}
 
 
 def test_shards_without_each_others_records_disagree_and_say_so():

@@ -1,0 +1,216 @@
+"""The controller replay on the executors: each cluster split into partition shards
+(``replay_engine.shard``), one Spark task per shard; the driver gets back only what is small
+(outages, tenures, broker periods, agreement counts), never the events or the timeline.
+
+1. Small aggregates per cluster give each shard the whole cluster's context (how far the
+   evidence reaches, ZooKeeper or logs alone, KRaft or not).
+2. Events are routed by built-in expressions (CRC-32 of ``topic-partition``, the same rule as
+   ``replay_engine.shard.routes``): cluster-wide events to every shard, a partition's to its own,
+   and, from logs alone, controller records to every shard as hints.
+3. ``applyInArrow`` replays each (cluster, shard) group; the timeline comes back as typed rows
+   for the table, the rest as one pickled ``ShardOutput`` per shard.
+4. Shards whose journals disagree mean the split was not exact for that cluster: it is replayed
+   again as one task, whole.
+"""
+from __future__ import annotations
+
+import pickle
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+from forensics.progress import Progress
+from parsers.schema import FIELD_NAMES
+from replay_engine.from_events import ClusterContext
+from replay_engine.kraft import is_kraft_counts
+from replay_engine.shard import RECORD_EVENT_TYPES, MergedReplay, ShardsDisagree, merge
+from replay_engine.timeline import timeline_arrow_schema
+
+_TIMELINE = timeline_arrow_schema()
+OUT_ARROW = pa.schema(list(_TIMELINE) + [pa.field("row_kind", pa.string()), pa.field("_bucket", pa.int32()),
+                                         pa.field("payload", pa.binary())])
+
+
+@dataclass(frozen=True)
+class ClusterPlan:
+    buckets: int
+    context: ClusterContext
+    kraft: bool
+    whole: bool  # replay as one task without shard journals (KRaft, or a fallback)
+
+
+@dataclass
+class DistributedReplay:
+    merged: dict[str, MergedReplay]
+    timeline: Any  # Spark DataFrame with the partition_timeline schema (no row_kind)
+    replayed_whole: dict[str, str] = field(default_factory=dict)  # cluster -> why it was not split
+    outputs: list[Any] = field(default_factory=list)  # persisted DataFrames, released by release()
+
+    def release(self) -> None:
+        for df in self.outputs:
+            df.unpersist()
+
+
+def _micros(col):
+    from pyspark.sql import functions as F
+
+    return F.unix_micros(col)
+
+
+def _window_kind(source_file):
+    """``replay_engine.from_events.log_window_kind`` as a Spark expression."""
+    from pyspark.sql import functions as F
+
+    name = F.element_at(F.split(source_file, "/"), -1)
+    return (F.when(name.contains("state-change"), F.lit("state_change"))
+            .when(name.contains("controller"), F.lit("controller_log")))
+
+
+def cluster_plans(spark, events, shards: int) -> dict[str, ClusterPlan]:
+    """Per cluster: its context (the aggregates ``cluster_context`` computes in one process) and its split."""
+    from pyspark.sql import functions as F
+
+    counts: dict[str, dict[str, int]] = {}
+    for r in events.groupBy("cluster", "event_type").count().collect():
+        counts.setdefault(r["cluster"], {})[r["event_type"]] = r["count"]
+    bounds = events.where(F.col("ts").isNotNull()).groupBy("cluster").agg(
+        F.min(_micros("ts")).alias("lo"), F.max(_micros("ts")).alias("hi"),
+        F.min(F.when(F.col("source_kind") == "zk_txnlog", _micros("ts"))).alias("zk_lo"),
+        F.max(F.when(F.col("source_kind") == "zk_txnlog", _micros("ts"))).alias("zk_hi"),
+        F.sum(F.when(F.col("source_kind") == "zk_txnlog", 1).otherwise(0)).alias("zk_n"),
+    ).collect()
+    logs = (events.where((F.col("source_kind").isin("broker_log", "client_log") | F.col("source_kind").isNull())
+                         & F.col("broker_id").isNotNull() & F.col("ts").isNotNull())
+            .withColumn("kind", _window_kind(F.col("source_file"))).where(F.col("kind").isNotNull())
+            .groupBy("cluster", "kind", "broker_id").agg(F.min(_micros("ts")).alias("a"), F.max(_micros("ts")).alias("z"))
+            .collect())
+    contexts: dict[str, ClusterContext] = {c: ClusterContext() for c in counts}
+    for r in bounds:
+        ctx = contexts.setdefault(r["cluster"], ClusterContext())
+        ctx.trace_start, ctx.trace_end = r["lo"], r["hi"]
+        if r["zk_n"]:
+            ctx.zk = True
+            ctx.zk_window = (r["zk_lo"], r["zk_hi"])
+    for r in logs:
+        contexts[r["cluster"]].log_windows[(r["kind"], int(r["broker_id"]))] = (r["a"], r["z"])
+    plans = {}
+    for cluster, ctx in contexts.items():
+        kraft = is_kraft_counts(counts.get(cluster, {}))
+        plans[cluster] = ClusterPlan(1 if kraft else shards, ctx, kraft, kraft)
+    return plans
+
+
+def route(events, plans: dict[str, ClusterPlan]):
+    """Each event to its shard(s): the Spark form of ``replay_engine.shard.routes``."""
+    from pyspark.sql import functions as F
+
+    spark = events.sparkSession
+    info = spark.createDataFrame(
+        [(c, p.buckets, not p.context.zk) for c, p in sorted(plans.items())], "cluster string, _k int, _hints boolean")
+    tp_text = F.concat(F.col("topic"), F.lit("-"), F.col("partition").cast("string")).cast("binary")
+    own = F.pmod(F.crc32(tp_text), F.col("_k").cast("long")).cast("int")
+    everyone = (F.col("topic").isNull() | F.col("partition").isNull()
+                | (F.col("_hints") & F.col("event_type").isin(*RECORD_EVENT_TYPES)))
+    buckets = F.when(everyone, F.sequence(F.lit(0), F.col("_k") - 1)).otherwise(F.array(own))
+    return (events.join(F.broadcast(info), "cluster")
+            .withColumn("_bucket", F.explode(buckets))
+            .drop("_k", "_hints"))
+
+
+def _rows_table(rows: dict[str, list], n: int) -> pa.Table:
+    arrays = []
+    for f in OUT_ARROW:
+        col = rows.get(f.name)
+        arrays.append(pa.array(col if col is not None else [None] * n, type=f.type))
+    return pa.Table.from_arrays(arrays, schema=OUT_ARROW)
+
+
+def make_shard_fn(plans_bc):
+    """What each executor task runs on one (cluster, shard) group of events."""
+
+    def fn(table: pa.Table) -> pa.Table:
+        from parsers.schema import event_from_row
+        from replay_engine.shard import replay_shard, replay_whole
+
+        if table.num_rows == 0:
+            return _rows_table({}, 0)
+        cluster = table.column("cluster")[0].as_py()
+        bucket = table.column("_bucket")[0].as_py()
+        plan: ClusterPlan = plans_bc.value[cluster]
+        # epoch microseconds, not datetimes: converting millions of timestamps to objects costs more than the replay
+        table = table.set_column(table.schema.get_field_index("ts"), "ts",
+                                 table.column("ts").cast(pa.int64()))
+        events = [event_from_row(r) for r in table.select(FIELD_NAMES).to_pylist()]
+        events.sort(key=lambda e: (e.ts or 0, e.source_file or "", e.source_pos or 0, e.source_sub))
+        if plan.whole:
+            out = replay_whole(events, cluster)
+        else:
+            out = replay_shard(events, cluster, bucket, plan.buckets, plan.context)
+        rows: dict[str, list] = {f.name: [] for f in OUT_ARROW}
+        for iv in out.intervals:
+            r = iv.to_row()
+            r["cluster"] = cluster
+            for f in _TIMELINE:
+                rows[f.name].append(r.get(f.name))
+            rows["row_kind"].append("timeline")
+            rows["_bucket"].append(bucket)
+            rows["payload"].append(None)
+        out.intervals = []  # streamed above as rows; the rest is small
+        for f in _TIMELINE:
+            rows[f.name].append(cluster if f.name == "cluster" else None)
+        rows["row_kind"].append("shard")
+        rows["_bucket"].append(bucket)
+        rows["payload"].append(pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL))
+        return _rows_table(rows, len(rows["row_kind"]))
+
+    return fn
+
+
+def _run(spark, events, plans: dict[str, ClusterPlan], progress: Progress, label: str):
+    from pyspark import StorageLevel
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    plans_bc = spark.sparkContext.broadcast(plans)
+    routed = route(events.select(*FIELD_NAMES), plans)
+    out = routed.groupBy("cluster", "_bucket").applyInArrow(make_shard_fn(plans_bc), from_arrow_schema(OUT_ARROW))
+    out = out.persist(StorageLevel.MEMORY_AND_DISK)
+    with progress.watch_spark(spark, label):
+        shard_rows = out.where(out.row_kind == "shard").select("cluster", "_bucket", "payload").collect()
+    by_cluster: dict[str, list] = {}
+    for r in shard_rows:
+        by_cluster.setdefault(r["cluster"], []).append(pickle.loads(r["payload"]))
+    return out, by_cluster
+
+
+def replay_on_executors(spark, events, shards: int, progress: Progress | None = None) -> DistributedReplay:
+    """``events``: a DataFrame of canonical events of one or more clusters (zk_txn rows are left out here)."""
+    from pyspark.sql import functions as F
+
+    progress = progress or Progress(False)
+    events = events.where(F.col("event_type") != "zk_txn")
+    plans = cluster_plans(spark, events, max(1, shards))
+    split = sorted(c for c, p in plans.items() if not p.whole)
+    progress.say(f"replay: {len(plans)} cluster(s); {len(split)} split into {shards} shard(s) each")
+    out, by_cluster = _run(spark, events, plans, progress, "replay")
+    merged: dict[str, MergedReplay] = {}
+    whole: dict[str, str] = {c: "KRaft: the metadata log is one ordered stream" for c, p in plans.items() if p.kraft}
+    redo = []
+    for c in sorted(by_cluster):
+        try:
+            merged[c] = merge(by_cluster[c])
+        except ShardsDisagree as exc:
+            redo.append(c)
+            whole[c] = f"its shards saw the cluster differently ({exc}); replayed whole"
+    outputs = [out]
+    timeline = out.where((F.col("row_kind") == "timeline") & ~F.col("cluster").isin(*redo))
+    if redo:
+        progress.say(f"replay: {len(redo)} cluster(s) replayed whole: {', '.join(redo)}")
+        again = {c: ClusterPlan(1, plans[c].context, plans[c].kraft, True) for c in redo}
+        out2, by2 = _run(spark, events.where(F.col("cluster").isin(*redo)), again, progress, "replay (whole)")
+        outputs.append(out2)
+        for c in redo:
+            merged[c] = merge(by2[c])
+        timeline = timeline.unionByName(out2.where(F.col("row_kind") == "timeline"))
+    timeline = timeline.select(*_TIMELINE.names)
+    return DistributedReplay(merged, timeline, whole, outputs)

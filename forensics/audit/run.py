@@ -1,0 +1,189 @@
+"""The audit job: root -> new/changed files -> events table (only the affected days rewritten)
+-> replay of the affected clusters on the executors -> derived tables, audit_summary.json, audit.html.
+
+Output directory::
+
+    DIR/manifest.json            what has been processed (see manifest.py)
+    DIR/tables/<table>/cluster=<c>/date=<d>/part-00000.parquet
+        events, partition_timeline, incidents, controller_changes, broker_availability
+    DIR/clusters/<c>.json        each cluster's replay summary (kept for clusters a re-run does not touch)
+    DIR/audit_summary.json, DIR/audit.html
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from forensics.errors import UserError
+from forensics.progress import Progress
+from forensics.sources import Inputs, collect_inputs
+
+from forensics.audit.layout import assign_clusters, file_day, in_days
+from forensics.audit.manifest import Manifest
+from forensics.audit.store import UNKNOWN_DATE, Store
+
+EVENT_SORT = ["ts", "source_file", "source_pos", "source_sub"]
+TIMELINE_SORT = ["topic", "partition", "start"]
+
+
+@dataclass
+class AuditOptions:
+    root: str
+    out: Path
+    master: str | None = None
+    since: str | None = None  # YYYY-MM-DD, inclusive
+    until: str | None = None
+    cluster: str | None = None
+    shards: int | None = None
+    tz: str = "UTC"
+
+
+def _events_schema() -> str:
+    from parsers.schema import SPARK_DDL
+
+    return SPARK_DDL + ", `date` string"
+
+
+def _state_path(out: Path, cluster: str) -> Path:
+    from forensics.audit.store import escape
+
+    return out / "clusters" / f"{escape(cluster)}.json"
+
+
+def _load_states(out: Path) -> dict[str, dict[str, Any]]:
+    states = {}
+    d = out / "clusters"
+    if d.exists():
+        for f in sorted(d.glob("*.json")):
+            try:
+                st = json.loads(f.read_text())
+            except (OSError, ValueError):
+                continue
+            states[st["cluster"]] = st
+    return states
+
+
+def run_audit(opts: AuditOptions, progress: Progress | None = None) -> dict[str, Any]:
+    from pyspark.sql import functions as F
+
+    from forensics.audit import tables as T
+    from forensics.audit.distributed import replay_on_executors
+    from forensics.audit.summary import audit_page, build_summary
+    from forensics.commands.common import start_spark
+    from forensics.ingest import run_ingest
+
+    progress = progress or Progress(False)
+    out = opts.out
+    out.mkdir(parents=True, exist_ok=True)
+    store = Store(out)
+    manifest = Manifest.load(out / "manifest.json")
+    work = Path(tempfile.mkdtemp(prefix="kf-audit-"))
+    try:
+        inputs = collect_inputs([opts.root], work / "extract")
+        root_display = opts.root.rstrip("/") or opts.root
+        files = [f for f in assign_clusters(inputs, root_display, opts.cluster)
+                 if in_days(file_day(f.display), opts.since, opts.until)]
+
+        def in_scope(entry: dict[str, Any]) -> bool:
+            days = [d for _, d in entry.get("partitions", [])]
+            return not days or any(in_days(None if d == UNKNOWN_DATE else d, opts.since, opts.until) for d in days)
+
+        plan = manifest.plan(files, in_scope)
+        progress.say(f"audit: {len(files)} file(s) under {opts.root}: {len(plan.process)} new or changed, "
+                     f"{len(plan.skip)} unchanged, {len(plan.removed)} gone")
+        if not files and not manifest.files:
+            raise UserError(f"{opts.root}: no files to audit" +
+                            (f" ({'; '.join(inputs.problems)})" if inputs.problems else ""))
+        spark = start_spark(opts.master)
+        shards = opts.shards or max(2, spark.sparkContext.defaultParallelism)
+
+        affected: set[tuple[str, str]] = set()
+        run = {"files_processed": len(plan.process), "files_skipped": len(plan.skip), "files_removed": len(plan.removed),
+               "files_with_errors": 0, "lines": 0, "events": 0, "unrecognized": 0, "quarantined": 0,
+               "input_problems": list(inputs.problems), "days_rewritten": 0, "clusters_replayed": []}
+        new_events = None
+        file_parts: dict[str, list[tuple[str, str]]] = {}
+        summaries: dict[str, dict[str, Any]] = {}
+        ingest = None
+        if plan.process:
+            ingest = run_ingest(spark, Inputs(plan.process, list(inputs.problems)), tz=opts.tz, progress=progress)
+            for f in ingest.summary_json["files"]:
+                summaries[f["path"]] = f
+            t = ingest.summary_json["totals"]
+            for k in ("lines", "events", "unrecognized", "quarantined", "files_with_errors"):
+                run[k] = t[k]
+            if ingest.events is not None:
+                new_events = ingest.events.withColumn(
+                    "date", F.coalesce(F.date_format("ts", "yyyy-MM-dd"), F.lit(UNKNOWN_DATE)))
+                for r in new_events.groupBy("source_file", "cluster", "date").count().collect():
+                    file_parts.setdefault(r["source_file"], []).append((r["cluster"], r["date"]))
+                    affected.add((r["cluster"], r["date"]))
+        stale = set(plan.changed) | set(plan.removed)
+        for disp in stale:
+            affected.update(manifest.partitions_of(disp))
+
+        if affected:
+            progress.say(f"events: rewriting {len(affected)} (cluster, day) partition(s)")
+            parts = spark.createDataFrame(sorted(affected), "cluster string, date string")
+            combined = new_events.select(*[c for c in new_events.columns]) if new_events is not None else None
+            if store.has("events"):
+                old = (spark.read.schema(_events_schema()).parquet(str(store.table("events")))
+                       .join(F.broadcast(parts), ["cluster", "date"], "left_semi"))
+                if stale:
+                    old = old.where(~F.col("source_file").isin(*sorted(stale)))
+                old = old.select(*(combined.columns if combined is not None else old.columns))
+                # the new rows go to staging first: the old ones are read from the directories being replaced
+                combined = old if combined is None else combined.unionByName(old)
+            if combined is not None:
+                store.write_spark(combined, "events", EVENT_SORT, replace=affected)
+            run["days_rewritten"] = len(affected)
+        clusters = sorted({c for c, _ in affected})
+        if clusters:
+            events = (spark.read.schema(_events_schema()).parquet(str(store.table("events")))
+                      .where(F.col("cluster").isin(*clusters)))
+            dist = replay_on_executors(spark, events, shards, progress)
+            try:
+                timeline = dist.timeline.withColumn(
+                    "date", F.coalesce(F.date_format("start", "yyyy-MM-dd"), F.lit(UNKNOWN_DATE)))
+                store.write_spark(timeline, "partition_timeline", TIMELINE_SORT, replace_clusters=set(clusters))
+            finally:
+                dist.release()
+            inc, ctl, brk = [], [], []
+            (out / "clusters").mkdir(exist_ok=True)
+            for c in clusters:
+                m = dist.merged.get(c)
+                if m is None:  # every event of the cluster was removed
+                    _state_path(out, c).unlink(missing_ok=True)
+                    continue
+                inc += T.incident_rows(m)
+                ctl += T.controller_rows(m)
+                brk += T.broker_rows(m)
+                st = T.cluster_state(m, dist.replayed_whole.get(c))
+                _state_path(out, c).write_text(json.dumps(st, indent=1, sort_keys=True) + "\n")
+            done = set(clusters)
+            store.write_arrow(inc, T.INCIDENTS, "incidents", lambda r: (r["start"] or 0, r["topic"], r["cause_kind"]),
+                              done)
+            store.write_arrow(ctl, T.CONTROLLER_CHANGES, "controller_changes", lambda r: (r["start"] or 0,), done)
+            store.write_arrow(brk, T.BROKER_AVAILABILITY, "broker_availability",
+                              lambda r: (r["broker"], r["start"] or 0), done)
+            run["clusters_replayed"] = clusters
+        if ingest is not None:
+            from forensics.ingest import release
+
+            release(ingest)
+        for f in plan.process:
+            manifest.record(f, file_parts.get(f.display, []), summaries.get(f.display, {}))
+        for disp in plan.removed:
+            manifest.forget(disp)
+        manifest.save(out / "manifest.json")
+        summary = build_summary(_load_states(out), run)
+        (out / "audit_summary.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
+        (out / "audit.html").write_text(audit_page(summary))
+        progress.say(f"wrote {out}/audit_summary.json, audit.html and tables/")
+        return summary
+    finally:
+        shutil.rmtree(work, ignore_errors=True)

@@ -1,0 +1,153 @@
+"""The audit's Parquet tables: ``DIR/tables/<table>/cluster=<c>/date=<d>/part-00000.parquet``.
+
+One file per (cluster, date) directory, rows in a fixed order, a fixed name: the same inputs give
+the same bytes whatever the Spark parallelism. A directory is replaced whole (written to
+``DIR/_staging`` first, then moved in), so a re-run touches only the days that changed and a
+reader never sees half a day. Directory names escape values the way Spark and Hive do, so
+``spark.read.parquet(DIR/tables/events)`` reads them back.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Iterable
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+PART_FILE = "part-00000.parquet"
+UNKNOWN_DATE = "unknown"  # events without a time (a znode dump's state) keep a partition of their own
+# The characters Hive/Spark escape in partition directory names (ExternalCatalogUtils.escapePathName).
+_ESCAPE = set(chr(c) for c in range(0x01, 0x20)) | set('"#%\'*/:=?\\\x7f{[]^')
+
+
+def escape(value: str) -> str:
+    return "".join(f"%{ord(ch):02X}" if ch in _ESCAPE else ch for ch in value)
+
+
+def unescape(name: str) -> str:
+    out, i = [], 0
+    while i < len(name):
+        if name[i] == "%" and i + 2 < len(name):
+            try:
+                out.append(chr(int(name[i + 1:i + 3], 16)))
+                i += 3
+                continue
+            except ValueError:
+                pass
+        out.append(name[i])
+        i += 1
+    return "".join(out)
+
+
+def _same_bytes(a: Path, b: Path) -> bool:
+    try:
+        if a.stat().st_size != b.stat().st_size:
+            return False
+        with open(a, "rb") as fa, open(b, "rb") as fb:
+            while True:
+                x, y = fa.read(1 << 20), fb.read(1 << 20)
+                if x != y:
+                    return False
+                if not x:
+                    return True
+    except OSError:
+        return False
+
+
+class Store:
+    def __init__(self, out: Path):
+        self.out = out
+        self.root = out / "tables"
+        self.staging = out / "_staging"
+
+    def table(self, name: str) -> Path:
+        return self.root / name
+
+    def partition_dir(self, name: str, cluster: str, date: str) -> Path:
+        return self.table(name) / f"cluster={escape(cluster)}" / f"date={escape(date)}"
+
+    def partitions(self, name: str) -> set[tuple[str, str]]:
+        found = set()
+        base = self.table(name)
+        if not base.exists():
+            return found
+        for cdir in base.iterdir():
+            if not cdir.is_dir() or not cdir.name.startswith("cluster="):
+                continue
+            for ddir in cdir.iterdir():
+                if ddir.is_dir() and ddir.name.startswith("date=") and (ddir / PART_FILE).exists():
+                    found.add((unescape(cdir.name[len("cluster="):]), unescape(ddir.name[len("date="):])))
+        return found
+
+    def has(self, name: str) -> bool:
+        return bool(self.partitions(name))
+
+    def _drop(self, name: str, parts: Iterable[tuple[str, str]]) -> None:
+        for c, d in parts:
+            shutil.rmtree(self.partition_dir(name, c, d), ignore_errors=True)
+        base = self.table(name)
+        if base.exists():
+            for cdir in list(base.iterdir()):
+                if cdir.is_dir() and not any(cdir.iterdir()):
+                    cdir.rmdir()
+
+    def _install(self, name: str, c: str, d: str, src: Path) -> None:
+        dest = self.partition_dir(name, c, d)
+        if _same_bytes(src, dest / PART_FILE):
+            src.unlink()  # unchanged: the day keeps its file (and its mtime), as an incremental run should
+            return
+        dest.mkdir(parents=True, exist_ok=True)
+        for old in dest.iterdir():
+            old.unlink() if old.is_file() else shutil.rmtree(old)
+        os.replace(src, dest / PART_FILE)
+
+    def write_spark(self, df, name: str, sort_keys: list[str], replace: set[tuple[str, str]] | None = None,
+                    replace_clusters: set[str] | None = None) -> set[tuple[str, str]]:
+        """Write ``df`` (with ``cluster`` and ``date`` columns) as whole partitions.
+
+        Partitions written replace their old selves; ``replace`` / ``replace_clusters`` name what this
+        write is the new truth for, so their partitions that got no rows are removed."""
+        stage = self.staging / name
+        shutil.rmtree(stage, ignore_errors=True)
+        stage.parent.mkdir(parents=True, exist_ok=True)
+        (df.repartition("cluster", "date")
+           .sortWithinPartitions("cluster", "date", *sort_keys)
+           .write.option("compression", "zstd").partitionBy("cluster", "date").parquet(str(stage)))
+        written: set[tuple[str, str]] = set()
+        if stage.exists():
+            for cdir in sorted(stage.glob("cluster=*")):
+                c = unescape(cdir.name[len("cluster="):])
+                for ddir in sorted(cdir.glob("date=*")):
+                    d = unescape(ddir.name[len("date="):])
+                    files = sorted(ddir.glob("*.parquet"))
+                    if len(files) != 1:  # one task per (cluster, date) by construction
+                        raise RuntimeError(f"{ddir}: {len(files)} files where one was expected")
+                    self._install(name, c, d, files[0])
+                    written.add((c, d))
+        shutil.rmtree(stage, ignore_errors=True)
+        stale = set(replace or ()) - written
+        if replace_clusters:
+            stale |= {p for p in self.partitions(name) if p[0] in replace_clusters and p not in written}
+        self._drop(name, stale)
+        return written
+
+    def write_arrow(self, rows: list[dict], schema: pa.Schema, name: str, sort_key, replace_clusters: set[str]) -> None:
+        """A small table written by the driver, partition by partition (``rows`` carry cluster and date)."""
+        by_part: dict[tuple[str, str], list[dict]] = {}
+        for r in rows:
+            by_part.setdefault((r["cluster"], r["date"]), []).append(r)
+        stage = self.staging / name
+        shutil.rmtree(stage, ignore_errors=True)
+        stage.mkdir(parents=True, exist_ok=True)
+        data_fields = [f for f in schema if f.name not in ("cluster", "date")]
+        for i, ((c, d), rs) in enumerate(sorted(by_part.items())):
+            rs.sort(key=sort_key)
+            table = pa.Table.from_arrays([pa.array([r.get(f.name) for r in rs], type=f.type) for f in data_fields],
+                                         schema=pa.schema(data_fields))
+            tmp = stage / f"{i}.parquet"
+            pq.write_table(table, tmp, compression="zstd")
+            self._install(name, c, d, tmp)
+        shutil.rmtree(stage, ignore_errors=True)
+        self._drop(name, {p for p in self.partitions(name) if p[0] in replace_clusters and p not in by_part})
