@@ -158,7 +158,14 @@ def _down_phrase(world: World, b: int, ts: int) -> tuple[str, Ref | None]:
         "unregistered": "was unregistered",
     }
     cause = _how_down(world, p)
+    if cause is None and p.start_ref is not None:  # no up-period before it in the evidence: the event says how
+        cause = _CAUSE_OF_EVENT.get(p.start_ref.event)
     return f"{how.get(cause or '', 'went down')} at {fmt_ts(p.start)}", p.start_ref
+
+
+_CAUSE_OF_EVENT = {"broker_failed": "controller_detected", "broker_deregistered": "deleted",
+                   "zk_session_expired": "session_expired", "broker_shutdown_completed": "shutdown",
+                   "broker_fenced": "fenced"}
 
 
 def _how_down(world: World, down: BrokerPeriod) -> str | None:
@@ -239,7 +246,7 @@ def explain(ep: Episode, world: World, leaderless_refs: list[Ref] | None = None)
         kind = NO_LIVE_ISR_UNKNOWN_AR
         strategy = _STRATEGY.search(failed[0].text or "")
         how = f" under {strategy.group(1)}" if strategy else ""
-        summary = (f"{opener}: right after {'; '.join(f'{b} ' + _down_phrase(world, b, ep.start)[0] for b in gone)}, "
+        summary = (f"{opener}: right after {'; '.join(f'broker {b} ' + _down_phrase(world, b, ep.start)[0] for b in gone)}, "
                    f"the controller's election failed{how}: no in-sync replica was alive. The partition's replicas "
                    "and ISR are not in the evidence (it starts after the partition was created).")
         details["cause_brokers"] = list(gone)

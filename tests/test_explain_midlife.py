@@ -1,0 +1,53 @@
+"""Logs that start mid-life: no topic creation, no registration, yet the answer must not be 'unknown' or 'dead'.
+
+Hand-derived expectations from Kafka 2.8 lines (wording as the controller writes them)."""
+from parsers.context import SourceContext
+from parsers.dispatch import parse_source
+from replay_engine.api import replay_cluster
+
+CONTROLLER = (
+    "[2023-01-07 00:36:46,012] INFO [Controller id=1] Newly added brokers: , deleted brokers: 2, bounced brokers: , "
+    "all live brokers: 1,3 (kafka.controller.KafkaController)\n"
+    "[2023-01-07 00:36:46,012] INFO [Controller id=1] Broker failure callback for 2 (kafka.controller.KafkaController)\n"
+)
+STATE_CHANGE = (
+    "[2023-01-07 00:36:46,032] ERROR [Controller id=1 epoch=1] Controller 1 epoch 1 failed to change state for "
+    "partition logs-1 from OfflinePartition to OnlinePartition (state.change.logger)\n"
+    "kafka.common.StateChangeFailedException: Failed to elect leader for partition logs-1 under strategy "
+    "OfflinePartitionLeaderElectionStrategy(false)\n"
+    "\tat kafka.controller.ZkPartitionStateMachine.$anonfun$doElectLeaderForPartitions$7(PartitionStateMachine.scala:424)\n"
+)
+SERVER_3 = (
+    "[2023-01-07 00:30:00,000] INFO [Partition events-5 broker=3] Shrinking ISR from 1,2,3 to 1,3. Leader: "
+    "(highWatermark: 10, endOffset: 12). Out of sync replicas: (brokerId: 2, endOffset: 10). (kafka.cluster.Partition)\n"
+    "[2023-01-07 00:30:00,010] DEBUG [Controller id=1] ISR for partition events-5 updated to [1,3] and zkVersion "
+    "updated to [1] (kafka.controller.KafkaController)\n"
+)
+
+
+def events():
+    out = []
+    for path, text in (("broker-1/controller.log", CONTROLLER), ("broker-1/state-change.log", STATE_CHANGE),
+                       ("broker-3/server.log", SERVER_3)):
+        evs, summary = parse_source(text.encode(), SourceContext(path, cluster="c", broker_hint=int(path[7])))
+        assert summary.unrecognized == 0, summary.samples
+        out += evs
+    return out
+
+
+def test_failed_election_right_after_a_failure_explains_the_outage():
+    res = replay_cluster(events(), "c")
+    (lp,) = [x for x in res.leaderless if x.episode.topic == "logs"]
+    assert lp.cause.kind == "no_live_isr"
+    assert lp.cause.details["cause_brokers"] == [2]
+    assert "right after broker 2 was declared dead by the controller at 2023-01-07T00:36:46.012Z" in lp.cause.summary
+    assert "no in-sync replica was alive" in lp.cause.summary
+
+
+def test_a_leader_never_seen_joining_is_not_dead_and_the_controller_is_not_the_leader():
+    res = replay_cluster(events(), "c")
+    ivs = [iv for iv in res.intervals if iv.topic == "events"]
+    assert ivs and all(iv.view.leader == 3 for iv in ivs)  # the writer of the shrink, not controller 1
+    assert not any(iv.view.leaderless for iv in ivs)
+    assert ivs[0].view.leader_alive is None  # before the controller's broker list names broker 3 alive
+    assert ivs[-1].view.leader_alive is True
