@@ -77,13 +77,14 @@ def sniff_kind(path: str, data: bytes) -> str:
     if not data:
         return "empty"
     head, _ = head_bytes(data, 65536)
+    if _KRAFT_NAME.search(p):
+        # Named as a metadata segment/snapshot (names ZooKeeper never uses): the KRaft reader says where the
+        # bytes stop making sense, even when damage happens to look like another format's magic.
+        return "kraft_metadata"
     if head.startswith(ZK_LOG_MAGIC):
         return "zk_txnlog"
     if head.startswith(ZK_SNAP_MAGIC):
         return "zk_snapshot"
-    if _KRAFT_NAME.search(p):
-        # Named as a metadata segment/snapshot: the KRaft reader says where the bytes stop making sense.
-        return "kraft_metadata"
     if _SEGMENT_NAME.search(p) and len(head) >= 61 and head[16] == 2:
         from parsers.kraft_events import looks_like_metadata
 
