@@ -626,6 +626,7 @@ class AuditSpec:
     seed: int = 1
     start: str = "2023-01-01"
     partitions: int = 600
+    incidents_per_day: float = 0.15
 
 
 def write_audit_tree(spec: AuditSpec, out: Path) -> Stats:
@@ -639,7 +640,8 @@ def write_audit_tree(spec: AuditSpec, out: Path) -> Stats:
         names.append(f"kafka-c{len(names) + 1}")
     for ci, name in enumerate(names):
         cspec = CorpusSpec(brokers=spec.brokers, partitions=spec.partitions, days=spec.days, seed=spec.seed * 100 + ci,
-                           start=spec.start, incidents_per_day=0.15, size_bytes=0, cluster=name, gzip_fraction=0.0)
+                           start=spec.start, incidents_per_day=spec.incidents_per_day, size_bytes=0, cluster=name,
+                           gzip_fraction=0.0)
         day_budget = spec.bytes_per_file / 24
         with _DailyFiles(Path(out) / f"cluster={name}", stats) as files:
             gen = Generator(cspec, Path(out), stats, bytes_per_broker_hour=day_budget)

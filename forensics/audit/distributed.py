@@ -130,6 +130,7 @@ def make_shard_fn(plans_bc):
     """What each executor task runs on one (cluster, shard) group of events."""
 
     def fn(table: pa.Table) -> pa.Table:
+        from forensics.pipeline import drop_log_copies
         from parsers.schema import event_from_row
         from replay_engine.shard import replay_shard, replay_whole
 
@@ -143,6 +144,9 @@ def make_shard_fn(plans_bc):
                                  table.column("ts").cast(pa.int64()))
         events = [event_from_row(r) for r in table.select(FIELD_NAMES).to_pylist()]
         events.sort(key=lambda e: (e.ts or 0, e.source_file or "", e.source_pos or 0, e.source_sub))
+        # as postmortem does: an entry held twice (a rotation beside its copy) counts once; copies share
+        # their partition, so they meet in the same shard
+        events, _ = drop_log_copies(events)
         if plan.whole:
             out = replay_whole(events, cluster)
         else:

@@ -1,0 +1,173 @@
+"""``audit`` on a generated multi-cluster tree and on the real logs.
+
+Independent truths: the files on disk (what must be read, skipped, rewritten), the postmortem pipeline
+run per cluster on the same files (the incident table must say what it says), and a fresh audit of
+the same root (an incremental run must end in the same bytes, whatever the number of shards).
+"""
+import json
+import shutil
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from conftest import REAL_LOGS
+from forensics.audit.run import AuditOptions, run_audit
+from forensics.ingest import release, run_ingest
+from forensics.pipeline import collect_events
+from forensics.report.build import build_report
+from forensics.sources import collect_inputs
+from replay_engine.api import replay
+from samplegen.corpus import AuditSpec, write_audit_tree
+
+pytestmark = pytest.mark.spark
+
+SPEC = AuditSpec(clusters=3, days=4, brokers=3, bytes_per_file=5000, seed=2, partitions=60, incidents_per_day=1.0)
+TABLES = ("events", "partition_timeline", "incidents", "controller_changes", "broker_availability")
+
+
+def files_under(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*") if p.is_file())
+
+
+def table_files(out: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(out)): p.read_bytes() for p in sorted((out / "tables").rglob("*.parquet"))}
+
+
+def incident_rows(out: Path, cluster: str) -> list[dict]:
+    rows = []
+    for f in sorted((out / "tables" / "incidents").glob(f"cluster={cluster}/date=*/part-00000.parquet")):
+        rows += pq.read_table(f).to_pylist()
+    return rows
+
+
+def comparable(incidents: list[dict]) -> list[tuple]:
+    from forensics.audit.tables import _us
+
+    out = []
+    for i in incidents:
+        start, end = i["start"], i["end"]
+        if isinstance(start, str) or start is None:
+            start, end = _us(start), _us(end)
+        else:
+            start = int(start.timestamp() * 1_000_000)
+            end = None if end is None else int(end.timestamp() * 1_000_000)
+        out.append((i["topic"], i["cause_kind"], i["count"], list(i["partitions"]), start, end, i["summary"]))
+    return sorted(out)
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory):
+    """A 3-cluster tree whose last day arrives only before the third run."""
+    base = tmp_path_factory.mktemp("audit-tree")
+    full = base / "full"
+    write_audit_tree(SPEC, full)
+    days = sorted({p.name for p in full.glob("cluster=*/date=*")})
+    root = base / "root"
+    shutil.copytree(full, root, ignore=lambda d, names: [n for n in names if n == days[-1]])
+    return full, root, days[-1]
+
+
+@pytest.fixture(scope="module")
+def runs(spark, tree, tmp_path_factory):
+    full, root, last = tree
+    out = tmp_path_factory.mktemp("audit-out") / "inc"
+    opts = AuditOptions(str(root), out, shards=3)
+    first = run_audit(opts)
+    events_before = {p: (p.stat().st_ino, p.stat().st_mtime_ns) for p in (out / "tables" / "events").rglob("*.parquet")}
+    tables_before = table_files(out)
+    second = run_audit(opts)
+    tables_second = table_files(out)
+    for src in full.glob(f"cluster=*/{last}"):
+        shutil.copytree(src, root / src.relative_to(full))
+    third = run_audit(opts)
+    return {"out": out, "first": first, "second": second, "third": third, "events_before": events_before,
+            "tables_before": tables_before, "tables_second": tables_second, "root": root, "last": last}
+
+
+def test_first_run_reads_every_file_and_writes_every_table(runs, tree):
+    _, root, _ = tree
+    s = runs["first"]
+    n_first = s["files_processed"]
+    assert n_first > 0 and s["files_skipped"] == 0 and s["files_removed"] == 0
+    assert s["clusters"] == ["kafka-events", "kafka-logs", "kafka-payments"]
+    for t in TABLES:
+        assert any((runs["out"] / "tables" / t).glob("cluster=*/date=*/part-00000.parquet")), t
+    for k in ("files_processed", "files_skipped", "incidents", "leaderless_partition_seconds"):
+        assert k in s
+    assert s["incidents"] == sum(st["incidents"] for st in s["by_cluster"].values()) > 0
+    html = (runs["out"] / "audit.html").read_text()
+    assert "Outages per day" in html and "replication factor 1" in html
+
+
+def test_a_rerun_without_changes_reads_nothing_and_changes_nothing(runs):
+    s = runs["second"]
+    assert s["files_processed"] == 0 and s["files_skipped"] == runs["first"]["files_processed"]
+    assert runs["tables_second"] == runs["tables_before"]
+
+
+def test_a_new_day_is_the_only_thing_read_and_rewritten(runs, tree):
+    full, _, last = tree
+    s = runs["third"]
+    assert s["files_processed"] == len([p for p in files_under(full) if f"/{last}/" in str(p)])
+    assert s["files_skipped"] == runs["first"]["files_processed"]
+    # the events of earlier days keep their very files: nothing there was rewritten
+    for p, (ino, mtime) in runs["events_before"].items():
+        if f"date={last[len('date='):]}" in str(p):
+            continue
+        assert p.exists() and (p.stat().st_ino, p.stat().st_mtime_ns) == (ino, mtime), p
+    assert any((runs["out"] / "tables" / "events").glob(f"cluster=*/{last}/part-00000.parquet"))
+
+
+def test_incremental_equals_a_fresh_run_whatever_the_shards(runs, tmp_path_factory):
+    fresh = tmp_path_factory.mktemp("audit-fresh") / "out"
+    s = run_audit(AuditOptions(str(runs["root"]), fresh, shards=1))
+    assert table_files(fresh) == table_files(runs["out"])
+    def findings(summary):  # how many shards ran is the run's setting, not a finding
+        return {c: {k: v for k, v in st.items() if k != "shards"} for c, st in summary["by_cluster"].items()}
+
+    assert findings(s) == findings(runs["third"])
+    assert {st["shards"] for st in s["by_cluster"].values()} == {1}
+    assert s["files_processed"] == runs["first"]["files_processed"] + runs["third"]["files_processed"]
+
+
+def postmortem_incidents(spark, root: Path, workdir: Path) -> dict[str, list[dict]]:
+    """What the postmortem pipeline (Spark ingest, replay, report) finds per cluster in the same files."""
+    from forensics.audit.layout import assign_clusters
+    from forensics.sources import Inputs
+
+    inputs = collect_inputs([str(root)], workdir)
+    inputs = Inputs(assign_clusters(inputs, str(root), None), inputs.problems)
+    ing = run_ingest(spark, inputs)
+    try:
+        events = collect_events(ing)
+    finally:
+        release(ing)
+    by_cluster: dict[str, list[dict]] = {}
+    for res in replay(events):
+        report = build_report([res], ing.summary_json, [e for e in events if e.cluster == res.cluster],
+                              sources=[str(root)])
+        by_cluster[res.cluster] = report["incidents"]
+    return by_cluster
+
+
+def test_incident_table_matches_postmortem_on_the_same_files(spark, runs, tmp_path):
+    want = postmortem_incidents(spark, runs["root"], tmp_path / "x")
+    assert sorted(want) == runs["third"]["clusters"]
+    for cluster, incidents in want.items():
+        got = [r for r in incident_rows(runs["out"], cluster) if r["outage"]]
+        assert got and comparable(got) == comparable(incidents), cluster
+
+
+def test_audit_of_the_real_logs_matches_postmortem_per_cluster(spark, tmp_path):
+    out = tmp_path / "real"
+    s = run_audit(AuditOptions(str(REAL_LOGS), out, shards=3))
+    want = postmortem_incidents(spark, REAL_LOGS, tmp_path / "x")
+    clusters = sorted(p.name for p in REAL_LOGS.iterdir() if p.is_dir())
+    assert set(clusters) <= set(s["clusters"]) == set(want)
+    assert s["files_processed"] == len(files_under(REAL_LOGS))
+    for name in clusters:
+        got = [r for r in incident_rows(out, name) if r["outage"]]
+        assert comparable(got) == comparable(want[name]), name
+    assert sum(len(v) for v in want.values()) == s["incidents"] > 0
+    json.dumps(s)  # the summary is plain JSON
