@@ -190,6 +190,17 @@ def run_ingest(
         finally:
             spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", prev_batch)
         parsed_summaries = [FileSummary.from_json(json.loads(r["detail"])) for r in summary_rows]
+        # Spark's binaryFile returns no row for an empty file: account for every file given all the same.
+        returned = {s.path for s in parsed_summaries}
+        for ref in readable:
+            if ref.display not in returned:
+                s = FileSummary(path=ref.display, kind="empty" if ref.size == 0 else "unreadable",
+                                broker_id=ref.broker_hint, cluster=ref.cluster_hint or cluster, bytes=ref.size)
+                if ref.size == 0:
+                    s.notes.append("empty file")
+                else:
+                    s.errors.append("Spark returned no content for this file; not parsed")
+                parsed_summaries.append(s)
         fill = dir_broker_ids(parsed_summaries)
         for s in parsed_summaries:
             if s.path in fill:

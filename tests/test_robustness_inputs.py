@@ -339,9 +339,13 @@ def test_snapshot_cut_short_keeps_the_znodes_before_the_cut():
 
 
 def _with_bad_json(data: bytes, path_part: bytes):
-    """A state znode write whose JSON does not parse, checksum recomputed: only the payload is wrong."""
-    t = next(t for t in _entries(data) if t.type == "setData" and path_part in t.record["path"].encode())
-    body = bytearray(data[t.offset + 12: t.offset + 12 + t.length])
+    """A state znode write (plain or in a multi) whose JSON does not parse, checksum recomputed: only the
+    payload is wrong."""
+    def body_of(t):
+        return data[t.offset + 12: t.offset + 12 + t.length]
+
+    t = next(t for t in _entries(data) if path_part in body_of(t) and b'{"controller_epoch"' in body_of(t))
+    body = bytearray(body_of(t))
     body[body.index(b'{"controller_epoch"')] = ord("#")
     out = bytearray(data)
     out[t.offset + 12: t.offset + 12 + t.length] = body
