@@ -26,8 +26,8 @@ from forensics.audit.layout import assign_clusters, file_day, in_days
 from forensics.audit.manifest import Manifest
 from forensics.audit.store import UNKNOWN_DATE, Store
 
-EVENT_SORT = ["ts", "source_file", "source_pos", "source_sub"]
-TIMELINE_SORT = ["topic", "partition", "start"]
+EVENT_SORT = ["ts", "source_file", "source_pos", "source_sub", "event_type", "topic", "partition", "subject_broker"]
+TIMELINE_SORT = ["topic", "partition", "start", "end"]
 
 
 @dataclass

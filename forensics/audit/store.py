@@ -56,6 +56,20 @@ def _same_bytes(a: Path, b: Path) -> bool:
         return False
 
 
+def _group_writer(stage: str, data_schema: pa.Schema, sort_keys: list[str]):
+    """The executor side of ``Store.write_spark``: one (cluster, date) group -> one sorted Parquet file."""
+
+    def write(table: pa.Table) -> pa.Table:
+        c, d = table.column("cluster")[0].as_py(), table.column("date")[0].as_py()
+        table = table.sort_by([(k, "ascending") for k in sort_keys]).select(data_schema.names).cast(data_schema)
+        path = Path(stage) / f"cluster={escape(c)}" / f"date={escape(d)}" / PART_FILE
+        path.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(table, path, compression="zstd")
+        return pa.table({"cluster": [c], "date": [d], "path": [str(path)]})
+
+    return write
+
+
 class Store:
     def __init__(self, out: Path):
         self.out = out
@@ -107,25 +121,24 @@ class Store:
                     replace_clusters: set[str] | None = None) -> set[tuple[str, str]]:
         """Write ``df`` (with ``cluster`` and ``date`` columns) as whole partitions.
 
+        Each (cluster, date) group is sorted and written by one executor task with pyarrow: Spark's own
+        Parquet writer lists column encodings in a JVM hash order, so its bytes differ from run to run.
         Partitions written replace their old selves; ``replace`` / ``replace_clusters`` name what this
         write is the new truth for, so their partitions that got no rows are removed."""
+        from pyspark.sql.pandas.types import to_arrow_schema
+
         stage = self.staging / name
         shutil.rmtree(stage, ignore_errors=True)
-        stage.parent.mkdir(parents=True, exist_ok=True)
-        (df.repartition("cluster", "date")
-           .sortWithinPartitions("cluster", "date", *sort_keys)
-           .write.option("compression", "zstd").partitionBy("cluster", "date").parquet(str(stage)))
+        stage.mkdir(parents=True, exist_ok=True)
+        data_schema = to_arrow_schema(df.drop("cluster", "date").schema)
+        done = (df.groupBy("cluster", "date")
+                .applyInArrow(_group_writer(str(stage), data_schema, list(sort_keys)),
+                              "cluster string, date string, path string")
+                .collect())
         written: set[tuple[str, str]] = set()
-        if stage.exists():
-            for cdir in sorted(stage.glob("cluster=*")):
-                c = unescape(cdir.name[len("cluster="):])
-                for ddir in sorted(cdir.glob("date=*")):
-                    d = unescape(ddir.name[len("date="):])
-                    files = sorted(ddir.glob("*.parquet"))
-                    if len(files) != 1:  # one task per (cluster, date) by construction
-                        raise RuntimeError(f"{ddir}: {len(files)} files where one was expected")
-                    self._install(name, c, d, files[0])
-                    written.add((c, d))
+        for r in sorted(done, key=lambda r: (r["cluster"], r["date"])):
+            self._install(name, r["cluster"], r["date"], Path(r["path"]))
+            written.add((r["cluster"], r["date"]))
         shutil.rmtree(stage, ignore_errors=True)
         stale = set(replace or ()) - written
         if replace_clusters:
