@@ -37,6 +37,7 @@ class FileRef:
     broker_hint: int | None = None
     cluster_hint: str | None = None
     size: int = 0
+    mtime: int | None = None  # seconds; known without a stat for files a remote listing found
 
 
 @dataclass

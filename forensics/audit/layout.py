@@ -33,8 +33,16 @@ def file_day(display: str) -> str | None:
 
 
 def _relative_parts(display: str, root_display: str) -> tuple[str, ...]:
-    rel = display[len(root_display):].lstrip("/") if display.startswith(root_display) else display
-    return PurePosixPath(rel.replace("!/", "/")).parts
+    if display.startswith(root_display):
+        rel = display[len(root_display):]
+    else:
+        # a remote listing names files with the filesystem's own spelling of the root (hdfs://nn:8020/...)
+        from urllib.parse import urlparse
+
+        rp = urlparse(root_display).path.rstrip("/")
+        i = display.find(rp + "/") if rp else -1
+        rel = display[i + len(rp):] if i >= 0 else display
+    return PurePosixPath(rel.lstrip("/").replace("!/", "/")).parts
 
 
 def per_cluster_folders(files: list[FileRef], root_display: str) -> bool:
@@ -68,3 +76,31 @@ def in_days(day: str | None, since_day: str | None, until_day: str | None) -> bo
     if day is None:
         return True
     return (since_day is None or day >= since_day) and (until_day is None or day <= until_day)
+
+
+_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
+
+
+def is_remote(root: str) -> bool:
+    return bool(_SCHEME.match(root)) and not root.startswith("file://")
+
+
+def list_remote(spark, root: str) -> Inputs:
+    """Files under a URI Spark can read (hdfs://, s3a://, ...): listed by Spark itself, contents not read."""
+    from pyspark.sql import functions as F
+
+    try:
+        rows = (spark.read.format("binaryFile").option("recursiveFileLookup", "true").load(root)
+                .select("path", "length", F.unix_timestamp("modificationTime").alias("mtime")).collect())
+    except Exception as exc:  # noqa: BLE001 - Hadoop's errors: no such path, no credentials, unknown scheme
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        from forensics.errors import UserError
+
+        raise UserError(f"{root}: cannot list it with Spark: {first}") from None
+    files = []
+    for r in sorted(rows, key=lambda r: r["path"]):
+        if PurePosixPath(r["path"]).name.startswith("."):
+            continue
+        files.append(FileRef(r["path"], r["path"], broker_hint_from_path(r["path"]), cluster_hint_from_path(r["path"]),
+                             int(r["length"]), int(r["mtime"])))
+    return Inputs(files)

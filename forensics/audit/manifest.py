@@ -37,6 +37,10 @@ def mtime_of(path: str) -> int | None:
         return None
 
 
+def _mtime(f: FileRef) -> int | None:
+    return f.mtime if f.mtime is not None else mtime_of(f.read_path)
+
+
 @dataclass
 class Plan:
     process: list[FileRef] = field(default_factory=list)  # new or changed
@@ -77,7 +81,7 @@ class Manifest:
                 plan.process.append(f)
                 continue
             same = old.get("size") == f.size and (
-                old.get("mtime") == mtime_of(f.read_path) or old.get("head") == head_digest(f.read_path))
+                old.get("mtime") == _mtime(f) or old.get("head") == head_digest(f.read_path))
             if same and old.get("cluster") == f.cluster_hint:
                 plan.skip.append(f)
             else:
@@ -88,7 +92,7 @@ class Manifest:
 
     def record(self, f: FileRef, partitions: list[tuple[str, str]], summary: dict[str, Any]) -> None:
         self.files[f.display] = {
-            "size": f.size, "mtime": mtime_of(f.read_path), "head": head_digest(f.read_path),
+            "size": f.size, "mtime": _mtime(f), "head": head_digest(f.read_path),
             "cluster": f.cluster_hint, "partitions": [list(p) for p in sorted(partitions)],
             "kind": summary.get("kind"), "lines": summary.get("lines"), "events": summary.get("events"),
             "unrecognized": summary.get("unrecognized"), "quarantined": summary.get("quarantined"),

@@ -22,7 +22,7 @@ from forensics.errors import UserError
 from forensics.progress import Progress
 from forensics.sources import Inputs, collect_inputs
 
-from forensics.audit.layout import assign_clusters, file_day, in_days
+from forensics.audit.layout import assign_clusters, file_day, in_days, is_remote, list_remote
 from forensics.audit.manifest import Manifest
 from forensics.audit.store import UNKNOWN_DATE, Store
 
@@ -83,7 +83,12 @@ def run_audit(opts: AuditOptions, progress: Progress | None = None) -> dict[str,
     manifest = Manifest.load(out / "manifest.json")
     work = Path(tempfile.mkdtemp(prefix="kf-audit-"))
     try:
-        inputs = collect_inputs([opts.root], work / "extract")
+        spark = None
+        if is_remote(opts.root):
+            spark = start_spark(opts.master)
+            inputs = list_remote(spark, opts.root)
+        else:
+            inputs = collect_inputs([opts.root], work / "extract")
         root_display = opts.root.rstrip("/") or opts.root
         files = [f for f in assign_clusters(inputs, root_display, opts.cluster)
                  if in_days(file_day(f.display), opts.since, opts.until)]
@@ -98,7 +103,7 @@ def run_audit(opts: AuditOptions, progress: Progress | None = None) -> dict[str,
         if not files and not manifest.files:
             raise UserError(f"{opts.root}: no files to audit" +
                             (f" ({'; '.join(inputs.problems)})" if inputs.problems else ""))
-        spark = start_spark(opts.master)
+        spark = spark or start_spark(opts.master)
         shards = opts.shards or max(2, spark.sparkContext.defaultParallelism)
 
         affected: set[tuple[str, str]] = set()
