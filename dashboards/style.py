@@ -15,6 +15,7 @@ BROKER_STATES = {  # lane colour, legend label
     "shutting_down": ("#fdae6b", "shutting down (controlled shutdown)"),
     "down": ("#525252", "down"),
     "fenced": ("#9e9ac8", "fenced"),
+    "starting": ("#c7e9c0", "starting (registered, catching up)"),
 }
 # bgcolor must be given: with only fgcolor, Plotly draws the pattern on a transparent background
 HATCH = {"shape": "/", "fgcolor": "#ffffff", "bgcolor": NO_LEADER, "solidity": 0.3}

@@ -108,7 +108,8 @@ class KraftReplay:
             self.live.discard(b)
             self._period(b, ts, ref, "down", cause)
         elif not up and b not in self.periods:
-            self._period(b, ts, ref, "down", cause)
+            # registered fenced, as every broker starts: catching up with the metadata log, not a failure
+            self._period(b, ts, ref, "starting" if cause == "registered" else "down", cause)
         for tp in sorted(self.parts):
             p = self.parts[tp]
             if p.leader == b:

@@ -44,6 +44,8 @@ def test_leaderless_partitions_and_causes_match_expected(outcome):
     assert (incident["topic"], sorted(incident["partitions"]), incident["count"], incident["cause_kind"]) == \
         (g["topic"], g["partitions"], g["count"], g["cause"])
     assert report["summary"]["by_cause"] == {g["cause"]: exp["leaderless_total"]}
+    # clients lost the partitions at the kill, a session timeout before the fence
+    assert abs(ms(incident["unavailable_from"]["ts"]) - ms(g["unavailable_from"])) <= 1000
 
 
 def test_orders_has_no_outage_not_even_a_failover_window(outcome):

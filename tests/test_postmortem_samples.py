@@ -46,6 +46,9 @@ def check_leaderless(report, exp):
         tol = want["tolerance_ms"]
         assert abs(ms(got["start"]) - ms(want["start"])) <= tol
         assert abs(ms(got["end"]) - ms(want["end"])) <= tol
+        if "unavailable_from" in want:  # a kill -9: clients lost the partitions before the cluster noticed
+            assert got["unavailable_from"] is not None
+            assert abs(ms(got["unavailable_from"]["ts"]) - ms(want["unavailable_from"])) <= 1000
     assert sum(i["count"] for i in incidents.values()) == exp["leaderless_total"]
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from forensics import __version__
 from parsers.schema import Event, iso_utc
 from replay_engine.api import Leaderless, ReplayResult
-from replay_engine.config import ZK_SESSION_TIMEOUT
+from replay_engine.config import BROKER_SESSION_TIMEOUT, ZK_SESSION_TIMEOUT
 from replay_engine.crash import CRASH_CAUSES, LastLines, kill_time, session_timeouts
 from replay_engine.explain import LEADER_FAILOVER, fmt_duration
 
@@ -98,37 +98,62 @@ def _entry_headline(raw: str | None) -> str:
 
 
 class _CrashClock:
-    """Estimates when crashed brokers stopped serving (see replay_engine.crash)."""
+    """Estimates when crashed brokers stopped serving (see replay_engine.crash): a kill -9 is seen by
+    ZooKeeper a session timeout later (KRaft: fenced a broker session timeout after its last heartbeat)."""
 
-    def __init__(self, res: ReplayResult, events: list[Event]):
+    def __init__(self, res: ReplayResult, events: list[Event], ingest_summary: dict[str, Any] | None = None):
         mine = [e for e in events if e.cluster == res.cluster] if len(events) else []
         self.last = LastLines(mine)
-        self.timeouts = session_timeouts(mine)
+        self.kraft = res.mode == "kraft"
+        self.timeouts = {} if self.kraft else session_timeouts(mine)
         cfg = res.controller.config
-        self.default = cfg.int_value(ZK_SESSION_TIMEOUT) * 1_000 if cfg is not None else None
+        key = BROKER_SESSION_TIMEOUT if self.kraft else ZK_SESSION_TIMEOUT
+        self.default = cfg.int_value(key) * 1_000 if cfg is not None else None
+        self.causes = ("fenced",) if self.kraft else CRASH_CAUSES
+        # the last line of each broker's files (routine lines too: they are not events but prove it ran)
+        self.file_ends: dict[int, list[int]] = {}
+        for f in (ingest_summary or {}).get("files", []):
+            if f.get("broker_id") is not None and f.get("last_ts") and (f.get("cluster") in (None, res.cluster)):
+                self.file_ends.setdefault(int(f["broker_id"]), []).append(_iso_us(f["last_ts"]))
+
+    def _last_line(self, broker: int, before: int) -> int | None:
+        cands = [t for t in self.file_ends.get(broker, []) if t <= before]
+        ev = self.last.before(broker, before)
+        if ev is not None:
+            cands.append(ev)
+        return max(cands) if cands else None
 
     def unavailable_from(self, first: Leaderless) -> tuple[int, dict[str, Any]] | None:
-        """For an outage caused by crashes: when clients lost the partitions, before ZooKeeper noticed."""
+        """For an outage caused by crashes: when clients lost the partitions, before the cluster noticed."""
         downs = first.cause.details.get("cause_broker_downs") or []
-        if not downs or any(d["how"] not in CRASH_CAUSES for d in downs):
+        if not downs or any(d["how"] not in self.causes for d in downs):
             return None
         best = None
         for d in downs:
             timeout = self.timeouts.get(d["broker"], self.default)
             if timeout is None:
                 continue
-            last = self.last.before(d["broker"], d["ts"])
+            last = self._last_line(d["broker"], d["ts"])
             t = kill_time(d["ts"], timeout, last)
             if t < d["ts"] and (best is None or t > best[0]):  # the outage needs every replica gone: the last crash
                 best = (t, d, timeout, last)
         if best is None:
             return None
         t, d, timeout, last = best
+        what = "expiry" if not self.kraft else "fencing"
         basis = (f"broker {d['broker']}'s last log line" if last is not None and last >= d["ts"] - timeout
-                 else f"its session expiry minus the {timeout / 1e6:g} s session timeout")
+                 else f"its session {what} minus the {timeout / 1e6:g} s session timeout")
+        noticed = "ZooKeeper noticed" if not self.kraft else "the controller fenced"
         return t, {"ts": iso_utc(t), "broker": d["broker"], "lead_s": round((d["ts"] - t) / 1e6, 3),
                    "text": f"clients lost these partitions from about {iso_utc(t)} (estimated from {basis}), "
-                           f"{(d['ts'] - t) / 1e6:g} s before ZooKeeper noticed broker {d['broker']} was gone"}
+                           f"{(d['ts'] - t) / 1e6:g} s before {noticed} broker {d['broker']}"
+                           f"{' was gone' if not self.kraft else ''}"}
+
+
+def _iso_us(iso: str) -> int:
+    import datetime as dt
+
+    return int(dt.datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1_000_000)
 
 
 def _failover(g: list[Leaderless], cluster: str) -> dict[str, Any]:
@@ -272,7 +297,7 @@ def build_report(
     failovers: list[dict[str, Any]] = []
     for res in results:
         chosen = [lp for lp in res.leaderless if _topic_ok(lp.episode.topic, topics)]
-        crash = _CrashClock(res, events)
+        crash = _CrashClock(res, events, ingest_summary)
         for g in _group(chosen):
             if g[0].cause.kind == LEADER_FAILOVER:
                 # the controller re-elected from the ISR within seconds: how Kafka is meant to work, not an outage
