@@ -119,9 +119,15 @@ def test_a_new_day_is_the_only_thing_read_and_rewritten(runs, tree):
     assert any((runs["out"] / "tables" / "events").glob(f"cluster=*/{last}/part-00000.parquet"))
 
 
-def test_incremental_equals_a_fresh_run_whatever_the_shards(runs, tmp_path_factory):
+def test_incremental_equals_a_fresh_run_whatever_the_shards(spark, runs, tmp_path_factory):
     fresh = tmp_path_factory.mktemp("audit-fresh") / "out"
-    s = run_audit(AuditOptions(str(runs["root"]), fresh, shards=1))
+    before = spark.conf.get("spark.sql.shuffle.partitions")
+    spark.conf.set("spark.sql.shuffle.partitions", "1")  # the incremental runs used the session's 8
+    try:
+        s = run_audit(AuditOptions(str(runs["root"]), fresh, shards=1))
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", before)
+    assert before != "1"
     assert table_files(fresh) == table_files(runs["out"])
     def findings(summary):  # how many shards ran is the run's setting, not a finding
         return {c: {k: v for k, v in st.items() if k != "shards"} for c, st in summary["by_cluster"].items()}
