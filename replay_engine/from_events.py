@@ -361,6 +361,15 @@ def _zk_facts(evs: list[Event]) -> list[F.Fact]:
 def _snapshot_facts(ev: Event) -> list[F.Fact]:
     """Snapshot nodes and znode dumps: the state as it stood (observations)."""
     t, ts, r, d, tp = ev.event_type, ev.ts or 0, ref_of(ev), ev.detail or {}, _tp(ev)
+    if d.get("deleted"):  # a capture's watch saw the znode go
+        if t == "broker_observed" and ev.subject_broker is not None:
+            # the ephemeral registration vanished: its session ended (expired or closed, the watch cannot tell)
+            return [F.BrokerDown(ts, r, broker=int(ev.subject_broker), cause="deleted")]
+        if t == "controller_observed":
+            return [F.ControllerGone(ts, r, controller=None, cause="deleted")]
+        if t == "topic_assignment_observed" and ev.topic:
+            return [F.TopicGone(ts, r, topic=ev.topic)]
+        return [F.Evidence(ts, r, kind=t, broker=ev.subject_broker, tp=tp)]
     if t in ("partition_state_written", "partition_state_observed") and tp is not None:
         return [F.ObservedState(ts, r, tp=tp, leader=ev.leader, isr=_t(ev.isr), leader_epoch=ev.leader_epoch,
                                 controller_epoch=ev.controller_epoch, zk_version=ev.zk_version, state=ev.to_state)]
