@@ -157,8 +157,10 @@ class ZkControllerReplay:
 
     def online_set(self, tp: F.TP | None = None) -> frozenset[int]:
         """Kafka's isReplicaOnline: live, not shutting down, and (for a partition) not on a failed log dir."""
-        return frozenset(b for b in self.live if b not in self.shutting
-                         and (tp is None or tp not in self.offline_replicas.get(b, ())))
+        if tp is None or not self.offline_replicas:  # the common case, in C (called for every record)
+            return frozenset(self.live.difference(self.shutting))
+        offline = self.offline_replicas
+        return frozenset(b for b in self.live if b not in self.shutting and tp not in offline.get(b, ()))
 
     def part(self, tp: F.TP) -> PState:
         p = self.parts.get(tp)
@@ -804,6 +806,11 @@ class ZkControllerReplay:
             elif kind not in ("new_state", "offline", "deleted") and not self._known(p) and f.isr is not None:
                 self._seed(p, f.leader, f.isr, f.leader_epoch, f.controller_epoch, f.zk_version, f.replicas,
                            None, f.ts, f.ref)
+            elif kind == "write" and f.isr is not None and self._known(p) and self._classify_write(p, f) == "alter_isr":
+                # 2.7+: the leader's own ISR change (AlterIsr), written by the controller: an input to the
+                # what-if as much as a leader's own write was before 2.7, while the leader is the same
+                self._leader_isr_change(F.LeaderIsrChange(f.ts, f.ref, f.order, tp=f.tp, leader=f.leader,
+                                                          isr=tuple(f.isr), zk_version=f.zk_version))
             return
         if kind == "new_state":
             # NonExistentPartition -> NewPartition: a partition (re)starts its history here.
