@@ -874,6 +874,10 @@ class ZkControllerReplay:
             p.init_failed = False
         elif kind == "isr_removal" and f.leader == -1:
             p.state = OFFLINE
+        elif kind == "isr_removal" and f.leader is not None and f.leader >= 0 and p.state == OFFLINE:
+            # the controller removes replicas of an offline partition with leader -1: a record naming a leader
+            # proves the partition had one, whatever the replay believed
+            p.state = ONLINE
         elif p.state == UNKNOWN and f.leader is not None:
             p.state = ONLINE if f.leader >= 0 else OFFLINE
         self._touch(p, f.ts, f.ref, "recorded")

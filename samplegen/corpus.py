@@ -367,7 +367,7 @@ class Generator:
                 line = f"{stamp}{left_l}{left(id=b, member=f'consumer-{g}-{1 + int(rnd() * 9)}-{bits(64):016x}', group=g)}{left_r}"
                 add((t, line))
                 written += len(line)
-            elif topo.rf(p) > 1:
+            elif topo.rf(p) > 1 and self.cl.leader[p] == b:  # only the current leader shrinks the ISR
                 written += self._transient_isr_shrink(hour, b, t, p, add, end)
             t += int(expo(1.0 / mean_gap)) + 1
         return [x for x in out if x[0] < end]
