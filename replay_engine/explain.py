@@ -210,10 +210,19 @@ def explain(ep: Episode, world: World, leaderless_refs: list[Ref] | None = None)
 
     members = list(ar) if ar else (isr or [])
     alive = {b: world.alive(b, ep.start) for b in members}
+    when = {b: ep.start for b in members}
+    if failed:
+        # A failed election proves the controller saw no live candidate: a replica whose own log says it went
+        # down moments later was already leaving (its session closed before its last line was written).
+        for b in members:
+            if alive[b]:
+                t = _down_soon_after(world, b, ep.start)
+                if t is not None:
+                    alive[b], when[b] = False, t
     down = [b for b in members if alive[b] is False]
     up = [b for b in members if alive[b]]
     for b in down:
-        _, r = _down_phrase(world, b, ep.start)
+        _, r = _down_phrase(world, b, when.get(b, ep.start))
         if r is not None:
             chain.append(r)
 
@@ -226,29 +235,32 @@ def explain(ep: Episode, world: World, leaderless_refs: list[Ref] | None = None)
         kind = ALL_REPLICAS_OFFLINE
         if len(ar) == 1:
             b = ar[0]
-            phrase, _ = _down_phrase(world, b, ep.start)
+            phrase, _ = _down_phrase(world, b, when.get(b, ep.start))
             summary = (f"{opener}: replication factor 1 and its only replica, broker {b}, {phrase}; "
                        "unclean election could not help: there was no other replica.")
         else:
             summary = (f"{opener}: all {len(ar)} replicas ({_names(ar)}) were down "
-                       f"({'; '.join(f'{b} ' + _down_phrase(world, b, ep.start)[0] for b in ar)}); no replica "
+                       f"({'; '.join(f'{b} ' + _down_phrase(world, b, when.get(b, ep.start))[0] for b in ar)}); no replica "
                        "could take over.")
         details["cause_brokers"] = list(ar)
     elif ar is None and isr and all(alive.get(b) is False for b in isr):
         kind = NO_LIVE_ISR_UNKNOWN_AR
         summary = (f"{opener}: every ISR member ({_names(isr)}) was down "
-                   f"({'; '.join(f'{b} ' + _down_phrase(world, b, ep.start)[0] for b in isr)}); "
+                   f"({'; '.join(f'{b} ' + _down_phrase(world, b, when.get(b, ep.start))[0] for b in isr)}); "
                    "the trace does not show the partition's other replicas, if it had any.")
         details["cause_brokers"] = list(isr)
-    elif ar is None and isr is None and failed and (gone := _recently_down(world, ep.start)):
-        # Logs that start mid-life show neither replicas nor ISR; a failed election right after brokers died
-        # still says it: the controller found no live in-sync replica (and, unclean off, would not go further).
+    elif ar is None and isr is None and failed:
+        # Logs that start mid-life show neither replicas nor ISR; a failed election still says it: the controller
+        # found no live in-sync replica (and, unclean off, would not go further).
         kind = NO_LIVE_ISR_UNKNOWN_AR
         strategy = _STRATEGY.search(failed[0].text or "")
         how = f" under {strategy.group(1)}" if strategy else ""
-        summary = (f"{opener}: right after {'; '.join(f'broker {b} ' + _down_phrase(world, b, ep.start)[0] for b in gone)}, "
-                   f"the controller's election failed{how}: no in-sync replica was alive. The partition's replicas "
-                   "and ISR are not in the evidence (it starts after the partition was created).")
+        gone = _recently_down(world, ep.start)
+        after = (f"right after {'; '.join(f'broker {b} ' + _down_phrase(world, b, ep.start)[0] for b in gone)}, "
+                 if gone else "")
+        summary = (f"{opener}: {after}the controller's election failed{how}: no in-sync replica was alive. The "
+                   "partition's replicas and ISR are not in the evidence (it starts after the partition was created)"
+                   + ("." if gone else ", nor which brokers were down."))
         details["cause_brokers"] = list(gone)
     elif ep.end is not None and (uc := _unclean_at(world, tp, ep.end)) is not None:
         kind = UNCLEAN_ELECTION
@@ -262,7 +274,7 @@ def explain(ep: Episode, world: World, leaderless_refs: list[Ref] | None = None)
     elif isr is not None and not any(alive.get(b) for b in isr) and up:
         off = unclean is not None and not as_bool(unclean.value)
         kind = NO_LIVE_ISR if off else UNKNOWN
-        isr_dead = ", ".join(f"{b} {_down_phrase(world, b, ep.start)[0]}" for b in isr)
+        isr_dead = ", ".join(f"{b} {_down_phrase(world, b, when.get(b, ep.start))[0]}" for b in isr)
         if off:
             if unclean is not None and unclean.evidence is not None:
                 chain.append(unclean.evidence)
@@ -293,6 +305,15 @@ def explain(ep: Episode, world: World, leaderless_refs: list[Ref] | None = None)
                 lost = "the controller wrote leader -1 for it"
             summary = (f"{opener}: {lost}, and controller {tenure.controller} "
                        f"elected a new leader from the ISR {fmt_duration(ep.duration_us)} later.")
+        elif ep.end is not None and isr and (back := _rejoined(world, isr, ep.end)) \
+                and not any(alive.get(b) and b not in back for b in isr):
+            # The partition got its leader back the moment an in-sync replica rejoined: that replica was what
+            # it lacked, whatever the replay knew of it before (logs that start mid-life, a start-up view).
+            kind = NO_LIVE_ISR_UNKNOWN_AR
+            summary = (f"{opener}: its in-sync replica{'s' if len(isr) > 1 else ''} ({_names(isr)}) "
+                       f"{'were' if len(isr) > 1 else 'was'} not live for controller {tenure.controller}; it got a "
+                       f"leader again when {_names(back)} rejoined at {fmt_ts(ep.end)}.")
+            details["cause_brokers"] = list(back)
         elif eligible and _watched(world, tenure.controller, ep):
             kind = CONTROLLER_DID_NOT_ACT
             summary = (f"{opener}: {_names(eligible)} {'was' if len(eligible) == 1 else 'were'} alive and in the "
@@ -329,6 +350,29 @@ def _downs(world: World, brokers: list[int], ts: int) -> list[dict[str, Any]]:
 _STRATEGY = re.compile(r"under strategy (\w+(?:\((?:true|false)\))?)")
 # A failed election this soon after a broker went down is the controller reacting to it.
 RECENT_DOWN_US = 60 * 1_000_000
+
+
+LEAVING_US = 10 * 1_000_000
+REJOIN_US = 1_000_000
+
+
+def _rejoined(world: World, brokers, ts: int) -> list[int]:
+    """Brokers (of ``brokers``) whose up-period began just before ``ts``."""
+    out = []
+    for b in brokers:
+        for p in world.periods.get(b, []):
+            if p.state == "up" and p.start is not None and ts - REJOIN_US <= p.start <= ts:
+                out.append(b)
+                break
+    return out
+
+
+def _down_soon_after(world: World, b: int, ts: int) -> int | None:
+    """When broker ``b`` went down within LEAVING_US after ``ts`` (the start of that down period), if it did."""
+    for p in world.periods.get(b, []):
+        if p.state == "down" and p.start is not None and ts < p.start <= ts + LEAVING_US:
+            return p.start
+    return None
 
 
 def _recently_down(world: World, ts: int) -> list[int]:

@@ -51,3 +51,27 @@ def test_a_leader_never_seen_joining_is_not_dead_and_the_controller_is_not_the_l
     assert not any(iv.view.leaderless for iv in ivs)
     assert ivs[0].view.leader_alive is None  # before the controller's broker list names broker 3 alive
     assert ivs[-1].view.leader_alive is True
+
+
+def real(name):
+    from conftest import REAL_LOGS
+    from test_shard import load
+
+    return replay_cluster(load(REAL_LOGS / name), name)
+
+
+def test_a_failed_election_moments_before_the_only_replica_logs_its_shutdown():
+    # choopong (Kafka 1.1): controller 2 failed to elect __consumer_offsets-0 at 17:54:28.513, broker 0 (its only
+    # replica) wrote "shut down completed" at 17:54:31.151: its session was already gone when the election ran.
+    res = real("choopong__kafka")
+    (lp,) = [x for x in res.leaderless if (x.episode.topic, x.episode.partition) == ("__consumer_offsets", 0)
+             and x.episode.start == 1531936468513000]
+    assert lp.cause.kind == "all_replicas_offline"
+    assert "broker 0, shut down at 2018-07-18T17:54:31.151Z" in lp.cause.summary
+
+
+def test_a_failed_election_without_replicas_or_downs_in_the_evidence_still_says_no_live_isr():
+    res = real("vishnu1368__kafka_2.12-2.5.1")
+    (lp,) = [x for x in res.leaderless if (x.episode.topic, x.episode.partition) == ("__consumer_offsets", 0)]
+    assert lp.cause.kind == "no_live_isr"
+    assert "the controller's election failed" in lp.cause.summary and "no in-sync replica was alive" in lp.cause.summary
