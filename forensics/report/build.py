@@ -140,9 +140,9 @@ class _CrashClock:
         if best is None:
             return None
         t, d, timeout, last = best
-        what = "expiry" if not self.kraft else "fencing"
+        what = "session expiry" if not self.kraft else "fencing"
         basis = (f"broker {d['broker']}'s last log line" if last is not None and last >= d["ts"] - timeout
-                 else f"its session {what} minus the {timeout / 1e6:g} s session timeout")
+                 else f"its {what} minus the {timeout / 1e6:g} s {'broker ' if self.kraft else ''}session timeout")
         noticed = "ZooKeeper noticed" if not self.kraft else "the controller fenced"
         return t, {"ts": iso_utc(t), "broker": d["broker"], "lead_s": round((d["ts"] - t) / 1e6, 3),
                    "text": f"clients lost these partitions from about {iso_utc(t)} (estimated from {basis}), "

@@ -34,6 +34,15 @@ def _cite(e: dict[str, Any]) -> str:
     return where
 
 
+def _evidence_kind(rep: dict[str, Any]) -> str:
+    if rep["mode"] == "zk":
+        return "ZooKeeper transaction log + logs"
+    if rep["mode"] == "kraft":
+        no_log = any("no __cluster_metadata log" in n for n in rep.get("notes") or [])
+        return "broker and controller logs (KRaft)" if no_log else "KRaft metadata log + logs"
+    return "broker logs"
+
+
 def _brokers_line(replay: dict[str, Any], tz: str) -> list[str]:
     out = []
     for b in replay.get("brokers", []):
@@ -48,10 +57,11 @@ def _brokers_line(replay: dict[str, Any], tz: str) -> list[str]:
 
 def _controllers_line(replay: dict[str, Any], tz: str) -> list[str]:
     out = []
+    who = "node" if replay.get("mode") == "kraft" else "broker"  # a KRaft controller need not be a broker
     for c in replay.get("controllers", []):
         end = f" until {show_ts(c['end'], tz)} ({c['end_cause']})" if c.get("end") else ""
         epoch = f" epoch {c['epoch']}" if c.get("epoch") is not None else ""
-        out.append(f"  broker {c['controller']}{epoch} from {show_ts(c['start'], tz)}{end}")
+        out.append(f"  {who} {c['controller']}{epoch} from {show_ts(c['start'], tz)}{end}")
     return out
 
 
@@ -67,7 +77,7 @@ def render_text(report: dict[str, Any], tz: str = "UTC", max_evidence: int = 8) 
     lines.append(f"kafka-forensics postmortem: cluster {', '.join(map(str, s['clusters']))}")
     lines.append(f"Window: {show_ts(s['window']['start'], tz)} -> {show_ts(s['window']['end'], tz)} ({zl})")
     for rep in _replays(report):
-        src = "ZooKeeper transaction log + logs" if rep["mode"] == "zk" else "broker logs"
+        src = _evidence_kind(rep)
         ver = rep.get("kafka_version") or "unknown"
         lines.append(f"Evidence: {src}; Kafka version {ver} ({rep.get('kafka_version_source')})")
         lines.append("Brokers:")
