@@ -1,0 +1,226 @@
+"""Shared by the ingest, replay, scaling and postmortem benchmarks: corpus generation, CPU and
+memory accounting, the machine's load, and RESULTS.md sections.
+
+Measurements on a shared machine: wall times move with the other jobs' load, so every benchmark
+also reports CPU seconds (of the whole process tree: the driver, the JVM, Spark's Python workers,
+or grep's pipeline), which do not.
+"""
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+RESULTS = REPO / "benchmarks" / "RESULTS.md"
+HEADER = "# Benchmark results\n\nMeasured numbers, newest last in each section, with the command that produced them.\n"
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+# ---------------------------------------------------------------- machine
+
+def load_avg() -> float:
+    return os.getloadavg()[0]
+
+
+def machine() -> str:
+    return f"{os.cpu_count()} cores, load average {load_avg():.1f}"
+
+
+def now_utc() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _children() -> dict[int, list[int]]:
+    kids: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as fh:
+                ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        kids.setdefault(ppid, []).append(int(name))
+    return kids
+
+
+def tree_cpu(root: int | None = None) -> float:
+    """CPU seconds (user + system) of a process and all its descendants, the reaped ones included
+    (through their parents' cutime/cstime). Deltas of this around a step give its CPU cost, whoever did
+    the work: the driver, the JVM, Spark's Python workers."""
+    root = os.getpid() if root is None else root
+    kids = _children()
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                f = fh.read().rsplit(")", 1)[1].split()
+            total += int(f[11]) + int(f[12]) + int(f[13]) + int(f[14])
+        except (OSError, IndexError, ValueError):
+            pass
+        todo.extend(kids.get(pid, ()))
+    return total / _TICK
+
+
+def become_subreaper() -> None:
+    """Orphaned descendants (the JVM a finished ``kafka-forensics`` process leaves to exit on its own) are
+    re-parented to this process instead of init, so ``reap()`` can collect them and their CPU time counts."""
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+
+
+def reap(timeout: float = 20.0) -> None:
+    """Wait for re-parented orphans to exit (see ``become_subreaper``)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            time.sleep(0.05)
+
+
+def vm_hwm_mb() -> float:
+    """Peak resident memory of this (driver) Python process, MB (VmHWM: over its whole life)."""
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+class JvmHeapPeak:
+    """Samples the JVM's used heap (Runtime totalMemory - freeMemory) every ``interval`` seconds.
+    In local mode the driver's JVM is also the executors': its heap holds Spark's cached blocks too."""
+
+    def __init__(self, spark, interval: float = 0.5):
+        self.rt = spark.sparkContext._jvm.java.lang.Runtime.getRuntime()
+        self.max_mb = self.rt.maxMemory() / 2**20
+        self.peak_mb = 0.0
+        self._stop = threading.Event()
+        self._t = threading.Thread(target=self._run, daemon=True)
+
+    def _sample(self) -> None:
+        try:
+            used = (self.rt.totalMemory() - self.rt.freeMemory()) / 2**20
+        except Exception:  # noqa: BLE001 - the gateway is closing
+            return
+        self.peak_mb = max(self.peak_mb, used)
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.5):
+            self._sample()
+
+    def __enter__(self):
+        self._sample()
+        self._t.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._t.join(timeout=2)
+        self._sample()
+
+
+@dataclass
+class Timed:
+    wall: float
+    cpu: float
+    load: float
+    extra: dict = field(default_factory=dict)
+
+
+def timed(fn, *, root: int | None = None) -> tuple[object, Timed]:
+    c0, t0 = tree_cpu(root), time.perf_counter()
+    out = fn()
+    return out, Timed(time.perf_counter() - t0, tree_cpu(root) - c0, load_avg())
+
+
+def med(xs) -> float:
+    return statistics.median(xs)
+
+
+def runs_text(xs, fmt: str = "{:.1f}") -> str:
+    return ", ".join(fmt.format(x) for x in xs)
+
+
+# ---------------------------------------------------------------- corpora
+
+def corpus_args(size_gb: float, days: float, brokers: int = 30, partitions: int = 100_000, seed: int = 1,
+                gzip_fraction: float = 0.5) -> list[str]:
+    return ["--brokers", str(brokers), "--partitions", str(partitions), "--days", f"{days:g}",
+            "--size-gb", f"{size_gb:g}", "--gzip-fraction", f"{gzip_fraction:g}", "--seed", str(seed)]
+
+
+def make_corpus(out: Path, size_gb: float, days: float, **kw) -> dict:
+    """``python -m samplegen corpus`` into ``out`` (reused when its stamp says it holds the same corpus)."""
+    args = corpus_args(size_gb, days, **kw)
+    stamp = out / ".bench-corpus.json"
+    if stamp.exists():
+        info = json.loads(stamp.read_text())
+        if info.get("args") == args:
+            return info
+    cmd = [sys.executable, "-m", "samplegen", "corpus", "--out", str(out), *args]
+    t = time.perf_counter()
+    res = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, check=True)
+    files = [p for p in out.rglob("*") if p.is_file() and p.name != stamp.name]
+    info = {"args": args, "command": "python -m samplegen corpus --out DIR " + " ".join(args),
+            "output": res.stdout.strip(), "seconds": round(time.perf_counter() - t, 1), "files": len(files),
+            "disk_bytes": sum(p.stat().st_size for p in files),
+            "gz_files": sum(1 for p in files if p.name.endswith(".gz"))}
+    stamp.write_text(json.dumps(info, indent=1))
+    return info
+
+
+def text_bytes_and_lines(root: Path) -> tuple[int, int]:
+    """Uncompressed bytes and lines of every log file under root (what the parsers read)."""
+    import gzip
+
+    nbytes = lines = 0
+    for p in sorted(root.rglob("*")):
+        if not p.is_file() or p.name.startswith("."):
+            continue
+        opener = gzip.open if p.name.endswith(".gz") else open
+        with opener(p, "rb") as fh:
+            while True:
+                chunk = fh.read(1 << 22)
+                if not chunk:
+                    break
+                nbytes += len(chunk)
+                lines += chunk.count(b"\n")
+    return nbytes, lines
+
+
+def work_dir(arg: str | None, prefix: str) -> Path:
+    return Path(arg) if arg else Path(tempfile.mkdtemp(prefix=prefix))
+
+
+# ---------------------------------------------------------------- RESULTS.md
+
+def record(section: str, bullet: str) -> None:
+    """Adds ``bullet`` at the end of ``section`` (made if missing); other sections are left as they are."""
+    text = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else HEADER
+    start = text.find("\n" + section + "\n")
+    if start < 0:
+        text = text.rstrip("\n") + "\n\n" + section + "\n\n" + bullet
+    else:
+        start += 1
+        nxt = text.find("\n## ", start + len(section))
+        end = len(text) if nxt < 0 else nxt + 1
+        body = text[:end].rstrip("\n") + "\n" + bullet
+        text = body + ("\n" + text[end:] if nxt >= 0 else "")
+    RESULTS.write_text(text, encoding="utf-8")
