@@ -177,3 +177,16 @@ def test_audit_of_the_real_logs_matches_postmortem_per_cluster(spark, tmp_path):
         assert comparable(got) == comparable(want[name]), name
     assert sum(len(v) for v in want.values()) == s["incidents"] > 0
     json.dumps(s)  # the summary is plain JSON
+
+
+def test_audit_page_draws_in_chromium(runs, tmp_path):
+    from browser import load, page_blob
+
+    page = runs["out"] / "audit.html"
+    blob = page_blob(page.read_text())
+    days = next(f for f in blob["figures"] if f["div"] == "audit-days")
+    per_day = sum(sum(tr["y"]) for tr in days["data"])
+    assert per_day == runs["third"]["incidents"]  # every outage counted once, on its day
+    loaded = load(page, tmp_path, screenshot=False)
+    assert loaded.console == []
+    assert f'data-drawn="{len(blob["figures"])}"' in loaded.dom and len(blob["figures"]) == 5
