@@ -14,6 +14,7 @@
 """
 from __future__ import annotations
 
+import dataclasses
 import pickle
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,7 +22,7 @@ from typing import Any
 import pyarrow as pa
 
 from forensics.progress import Progress
-from parsers.schema import FIELD_NAMES
+from parsers.schema import FIELD_NAMES, Event, load_detail
 from replay_engine.from_events import ClusterContext
 from replay_engine.kraft import is_kraft_counts
 from replay_engine.shard import RECORD_EVENT_TYPES, MergedReplay, ShardsDisagree, merge
@@ -126,6 +127,28 @@ def _rows_table(rows: dict[str, list], n: int) -> pa.Table:
     return pa.Table.from_arrays(arrays, schema=OUT_ARROW)
 
 
+_EVENT_FIELDS = tuple(f.name for f in dataclasses.fields(Event))
+
+
+def _events_of(table: pa.Table) -> list[Event]:
+    """``[event_from_row(r) for r in table.to_pylist()]`` column by column (``ts`` already epoch
+    microseconds), without a dict per row."""
+    cols = {n: table.column(n).to_pylist() for n in _EVENT_FIELDS}
+    for k in ("isr", "replicas"):
+        cols[k] = [None if v is None else [int(x) for x in v] for v in cols[k]]
+    cols["detail"] = [load_detail(d) if isinstance(d, str) else (d or None) for d in cols["detail"]]
+    cols["source_sub"] = [0 if v is None else v for v in cols["source_sub"]]
+    return [Event(*vals) for vals in zip(*(cols[n] for n in _EVENT_FIELDS))]
+
+
+def _timeline_columns(intervals, cluster: str) -> dict[str, list]:
+    """``Interval.to_row`` of every interval, as columns of the timeline schema."""
+    rows = [iv.to_row() for iv in intervals]
+    cols = {f.name: [r.get(f.name) for r in rows] for f in _TIMELINE if f.name != "cluster"}
+    cols["cluster"] = [cluster] * len(rows)
+    return cols
+
+
 def make_shard_fn(plans_bc):
     """What each executor task runs on one (cluster, shard) group of events."""
 
@@ -144,7 +167,6 @@ def make_shard_fn(plans_bc):
 
     def replay_group(table: pa.Table) -> pa.Table:
         from forensics.pipeline import drop_log_copies
-        from parsers.schema import event_from_row
         from replay_engine.shard import replay_shard, replay_whole
 
         if table.num_rows == 0:
@@ -155,7 +177,7 @@ def make_shard_fn(plans_bc):
         # epoch microseconds, not datetimes: converting millions of timestamps to objects costs more than the replay
         table = table.set_column(table.schema.get_field_index("ts"), "ts",
                                  table.column("ts").cast(pa.int64()))
-        events = [event_from_row(r) for r in table.select(FIELD_NAMES).to_pylist()]
+        events = _events_of(table)
         events.sort(key=lambda e: (e.ts or 0, e.source_file or "", e.source_pos or 0, e.source_sub))
         # as postmortem does: an entry held twice (a rotation beside its copy) counts once; copies share
         # their partition, so they meet in the same shard
@@ -164,16 +186,10 @@ def make_shard_fn(plans_bc):
             out = replay_whole(events, cluster)
         else:
             out = replay_shard(events, cluster, bucket, plan.buckets, plan.context)
-        rows: dict[str, list] = {f.name: [] for f in OUT_ARROW}
-        for iv in out.intervals:
-            r = iv.to_row()
-            r["cluster"] = cluster
-            for f in _TIMELINE:
-                rows[f.name].append(r.get(f.name))
-            rows["row_kind"].append("timeline")
-            rows["_bucket"].append(bucket)
-            rows["payload"].append(None)
-        out.intervals = []  # streamed above as rows; the rest is small
+        rows = _timeline_columns(out.intervals, cluster)
+        n = len(out.intervals)
+        rows.update({"row_kind": ["timeline"] * n, "_bucket": [bucket] * n, "payload": [None] * n})
+        out.intervals = []  # sent as rows; the rest is small
         for f in _TIMELINE:
             rows[f.name].append(cluster if f.name == "cluster" else None)
         rows["row_kind"].append("shard")
