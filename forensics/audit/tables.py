@@ -51,18 +51,9 @@ def _us(iso: str | None) -> int | None:
 
 def incident_docs(m: MergedReplay) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(outages, brief failovers) as the postmortem report builds them."""
-    from forensics.report.build import _failover, _group, _incident
-    from replay_engine.explain import LEADER_FAILOVER
+    from forensics.report.build import group_outages
 
-    outages, failovers = [], []
-    for g in _group(m.leaderless):
-        if g[0].cause.kind == LEADER_FAILOVER:
-            failovers.append(_failover(g, m.cluster))
-        else:
-            inc = _incident(g, m.trace_end, [])
-            inc["cluster"] = m.cluster
-            outages.append(inc)
-    return outages, failovers
+    return group_outages(m.leaderless, m.cluster, m.trace_end)
 
 
 def incident_rows(m: MergedReplay) -> list[dict[str, Any]]:

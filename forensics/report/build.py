@@ -156,6 +156,23 @@ def _iso_us(iso: str) -> int:
     return int(dt.datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1_000_000)
 
 
+def group_outages(leaderless: list[Leaderless], cluster: str | None, trace_end: int | None,
+                  clients: list[Event] | None = None, crash: "_CrashClock | None" = None
+                  ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Leaderless episodes -> (outages as incidents, brief failovers): what the report and the audit's
+    incident table both say."""
+    outages, failovers = [], []
+    for g in _group(leaderless):
+        if g[0].cause.kind == LEADER_FAILOVER:
+            # the controller re-elected from the ISR within seconds: how Kafka is meant to work, not an outage
+            failovers.append(_failover(g, cluster))
+            continue
+        inc = _incident(g, trace_end, clients or [], crash)
+        inc["cluster"] = cluster
+        outages.append(inc)
+    return outages, failovers
+
+
 def _failover(g: list[Leaderless], cluster: str) -> dict[str, Any]:
     start = min(x.episode.start for x in g)
     end = max(x.episode.end or x.episode.start for x in g)
@@ -298,14 +315,9 @@ def build_report(
     for res in results:
         chosen = [lp for lp in res.leaderless if _topic_ok(lp.episode.topic, topics)]
         crash = _CrashClock(res, events, ingest_summary)
-        for g in _group(chosen):
-            if g[0].cause.kind == LEADER_FAILOVER:
-                # the controller re-elected from the ISR within seconds: how Kafka is meant to work, not an outage
-                failovers.append(_failover(g, res.cluster))
-                continue
-            inc = _incident(g, res.stream.trace_end, clients, crash)
-            inc["cluster"] = res.cluster
-            all_incidents.append(inc)
+        outages, brief = group_outages(chosen, res.cluster, res.stream.trace_end, clients, crash)
+        all_incidents.extend(outages)
+        failovers.extend(brief)
         replay_doc = res.to_json()
         if topics:
             replay_doc["leaderless"] = [x for x in replay_doc["leaderless"] if _topic_ok(x["topic"], topics)]
