@@ -99,3 +99,32 @@ class FileSummary:
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), sort_keys=True)
+
+
+class Chronology:
+    """A log file's time line as its entries arrive: earliest and latest stamp, and entries
+    dated more than ``backwards_us`` before the latest one above them (a clock stepped back,
+    files joined out of order)."""
+
+    __slots__ = ("backwards_us", "first", "last", "backwards")
+
+    def __init__(self, backwards_us: int):
+        self.backwards_us = backwards_us
+        self.first: int | None = None
+        self.last: int | None = None  # the latest stamp so far: what "before" is measured from
+        self.backwards: list | None = None  # [count, first line, seconds back]
+
+    def see(self, ts: int, line_no: int) -> None:
+        last = self.last
+        if last is None:
+            self.first = self.last = ts
+            return
+        if ts >= last:
+            self.last = ts  # the usual case; first cannot move
+            return
+        if ts < self.first:
+            self.first = ts
+        if ts < last - self.backwards_us:
+            if self.backwards is None:
+                self.backwards = [0, line_no, (last - ts) / 1e6]
+            self.backwards[0] += 1

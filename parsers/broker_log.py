@@ -10,11 +10,12 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from parsers.accounting import FileSummary, Quarantined
+from parsers.accounting import Chronology, FileSummary, Quarantined
 from parsers.context import SourceContext
 from parsers.log4j_layout import LocalClock, LogEntry, Orphan, choose_layout, iter_entries
 from parsers.schema import Event
-from parsers.textio import ReadProblems, decode_line, iter_raw_lines, looks_binary
+from parsers.default_layout_scan import scan
+from parsers.textio import ReadProblems, decode_line, iter_raw_lines, looks_binary, whole_lines
 
 # Control characters other than tab. A line without any (nearly all of them) cannot be
 # binary junk; only the rest pays for the full check.
@@ -87,12 +88,20 @@ _JAVA_NAME = re.compile(r"[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*")
 _PARTIAL_HEADER = re.compile(r"^\[?\d{1,4}([-/]\d{0,2}([-/]\d{0,2}([ T][\d:,.]*(\S*\]?( [A-Z]*)?)?)?)?)?$|^\[$")
 
 
-def parse_broker_log(data: bytes, ctx: SourceContext, summary: FileSummary) -> list[Event]:
+def parse_broker_log(data: bytes, ctx: SourceContext, summary: FileSummary, fast: bool = True) -> list[Event]:
+    """``fast=False`` forces the reference path (line by line, entry objects for every entry):
+    the equivalence test compares the two."""
     from parsers import templates  # the grammar; imported here so the rules load once per worker
 
     problems = ReadProblems()
     clock = LocalClock(ctx.tz)
-    numbered = _numbered(data, problems, summary)
+    got = whole_lines(data, problems, MAX_LINE_CHARS) if fast else None
+    whole, has_ctrl = got if got is not None else (None, True)
+    if whole is not None:
+        summary.lines = len(whole)
+        numbered: Iterator[tuple[int, str]] = enumerate(whole, 1)
+    else:
+        numbered = _numbered(data, problems, summary)
 
     head: list[tuple[int, str]] = []
     for item in numbered:
@@ -101,13 +110,19 @@ def parse_broker_log(data: bytes, ctx: SourceContext, summary: FileSummary) -> l
             break
     layout = choose_layout([t for _, t in head], clock)
 
+    def cut_short(line_no: int, text: str) -> bool:
+        return line_no == problems.unterminated_line and layout is not None and \
+            _cut_short(layout, text, [t for n, t in head if n != line_no])
+
     def lines() -> Iterator[tuple[int, str]]:
         for line_no, text in _chain(head, numbered):
-            if line_no == problems.unterminated_line and layout is not None and \
-                    _cut_short(layout, text, [t for n, t in head if n != line_no]):
-                orphan(Orphan(line_no, text, "quarantined", "the file ends inside this line (cut mid-line)"))
+            if cut_short(line_no, text):
+                orphan_cut(line_no, text)
                 continue
             yield line_no, text
+
+    def orphan_cut(line_no: int, text: str) -> None:
+        orphan(Orphan(line_no, text, "quarantined", "the file ends inside this line (cut mid-line)"))
 
     damaged: dict[str, list] = {}  # kind of damage -> [count, first line, first reason]
 
@@ -119,33 +134,46 @@ def parse_broker_log(data: bytes, ctx: SourceContext, summary: FileSummary) -> l
             d[0] += 1
 
     events: list[Event] = []
+    chron = Chronology(BACKWARDS_US)
+    writer_of = templates.writer_id
+
+    def entry_found(entry: LogEntry) -> None:
+        chron.see(entry.ts, entry.line_no)
+        writer = writer_of(entry.message)
+        if writer is not None:
+            summary.writer_ids[writer] += 1
+        category, evs, why = templates.RULES.classify(entry)
+        summary.count(category, entry.n_lines)
+        if category == "unrecognized":
+            summary.sample(Quarantined(ctx.path, entry.line_no, "unrecognized", why or "", _raw(entry)[:2000]))
+            return
+        for sub, ev in enumerate(evs):
+            _stamp(ev, entry, ctx, writer, sub)
+            if ev.event_type == "kafka_version" and ev.detail and summary.kafka_version is None:
+                summary.kafka_version = ev.detail.get("version")
+            events.append(ev)
+
     if layout is None:
         for line_no, text in lines():
             orphan(Orphan(line_no, text, "unrecognized", "not a log4j log: no line has a recognisable header"))
         summary.errors.append("no line has a log header this tool recognises (not a Kafka broker log?)")
-    else:
-        prev_ts, backwards = None, None  # backwards: [count, first line, seconds back]
-        for entry in iter_entries(lines(), layout, orphan, _is_binary):
-            summary.see_ts(entry.ts)
-            if prev_ts is not None and entry.ts < prev_ts - BACKWARDS_US:
-                if backwards is None:
-                    backwards = [0, entry.line_no, (prev_ts - entry.ts) / 1e6]
-                backwards[0] += 1
-            prev_ts = entry.ts if prev_ts is None else max(prev_ts, entry.ts)
-            writer = templates.writer_id(entry.message)
-            if writer is not None:
-                summary.writer_ids[writer] += 1
-            category, evs, why = templates.RULES.classify(entry)
-            summary.count(category, entry.n_lines)
-            if category == "unrecognized":
-                summary.sample(Quarantined(ctx.path, entry.line_no, "unrecognized", why or "", _raw(entry)[:2000]))
-                continue
-            for sub, ev in enumerate(evs):
-                _stamp(ev, entry, ctx, writer, sub)
-                if ev.event_type == "kafka_version" and ev.detail and summary.kafka_version is None:
-                    summary.kafka_version = ev.detail.get("version")
-                events.append(ev)
+    elif whole is not None and layout.name == "kafka-default":
+        stop = len(whole)
+        last_cut = stop > 0 and cut_short(stop, whole[-1])
 
+        def before_last_entry() -> None:
+            if last_cut:
+                orphan_cut(stop, whole[-1])
+
+        # No control character anywhere (the usual case): no line can be binary junk.
+        scan(whole, stop - 1 if last_cut else stop, layout, clock, templates.RULES, summary, chron, orphan, entry_found,
+             _is_binary if has_ctrl else None, before_last_entry)
+    else:
+        for entry in iter_entries(lines(), layout, orphan, _is_binary):
+            entry_found(entry)
+
+    summary.see_ts(chron.first)
+    summary.see_ts(chron.last)
     _attribute_writer(events, ctx, summary)
     templates.finish(events)
     for ev in events:
@@ -154,8 +182,8 @@ def parse_broker_log(data: bytes, ctx: SourceContext, summary: FileSummary) -> l
     summary.errors.extend(problems.errors)
     for count, first, why in damaged.values():
         summary.errors.append(f"line {first}: {why}" + (f" ({count} lines quarantined)" if count > 1 else "; quarantined"))
-    if layout is not None and backwards is not None:
-        count, first, back = backwards
+    if layout is not None and chron.backwards is not None:
+        count, first, back = chron.backwards
         summary.notes.append(
             f"line {first}: entry dated {back:.1f} s before an entry above it ({count} such entr"
             f"{'y' if count == 1 else 'ies'}: clock stepped back, or files joined out of order); "

@@ -52,13 +52,16 @@ def head_bytes(data: bytes, n: int = 65536) -> tuple[bytes, list[str]]:
     return bytes(out[:n]), problems.errors
 
 
+_CTRL_BYTES = bytes([*range(0, 9), *range(14, 32)])
+
+
 def _is_text(head: bytes) -> bool:
     if not head:
         return True
     sample = head[:8192]
     if b"\x00" in sample:
         return False
-    ctrl = sum(1 for b in sample if b < 9 or 13 < b < 32)
+    ctrl = len(sample) - len(sample.translate(None, _CTRL_BYTES))
     return ctrl <= len(sample) // 100
 
 

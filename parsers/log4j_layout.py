@@ -162,6 +162,13 @@ class Layout:
     def parse(self, line: str) -> Header | None:  # pragma: no cover - interface
         raise NotImplementedError
 
+    def recognises(self, line: str) -> bool:
+        """Is this line a header of this layout (an impossible date included)?"""
+        try:
+            return self.parse(line) is not None
+        except BadTimestamp:
+            return True
+
 
 class KafkaDefaultLayout(Layout):
     """``[yyyy-MM-dd HH:mm:ss,SSS] LEVEL message (logger)``; '.' before millis and 'T' accepted."""
@@ -171,7 +178,27 @@ class KafkaDefaultLayout(Layout):
     def __init__(self, clock: LocalClock):
         self.clock = clock
 
+    # The form nearly every line has, in one regex: a plain stamp, a level, a logger (what the
+    # general code below makes of such a line, field for field). The greedy message stops at the
+    # last " (", where _split_logger looks; a thread name after the logger, WARNING, second 60
+    # and zoned stamps are left to the general code.
+    STRICT = re.compile(
+        r"\[(\d{4}-\d\d-\d\d \d\d):([0-5]\d):([0-5]\d),(\d{3})\] (TRACE|DEBUG|INFO|WARN|ERROR|FATAL) (.*) \(([^ (]+)\)$"
+    )
+
+    def recognises(self, line: str) -> bool:
+        return self.STRICT.match(line) is not None or super().recognises(line)
+
     def parse(self, line: str) -> Header | None:
+        m = self.STRICT.match(line)
+        if m is not None:
+            ymdh, mm, ss, ms, level, message, logger = m.groups()
+            try:
+                ts = self.clock.hour_base(ymdh) + int(mm) * 60_000_000 + int(ss) * 1_000_000 + int(ms) * 1000
+            except BadTimestamp:
+                pass  # month 13: the general code raises it with its message
+            else:
+                return Header(ts, line[1:24], level, message, logger)
         # Cheap structural test first: this runs on every line of months of logs.
         if len(line) < 27 or line[0] != "[" or line[5] != "-" or line[11] not in " T":
             return None
@@ -315,15 +342,11 @@ def choose_layout(sample_lines: list[str], clock: LocalClock) -> Layout | None:
     best, best_hits = None, 0
     for cls in LAYOUT_CLASSES:
         layout = cls(clock)
-        hits = 0
-        for line in sample_lines:
-            try:
-                if layout.parse(line) is not None:
-                    hits += 1
-            except BadTimestamp:
-                hits += 1
+        hits = sum(map(layout.recognises, sample_lines))
         if hits > best_hits:
             best, best_hits = layout, hits
+        if best_hits == len(sample_lines):
+            break  # a later layout could at most tie, and a tie goes to the earlier one
     return best
 
 

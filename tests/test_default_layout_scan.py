@@ -1,0 +1,104 @@
+"""The fast path for Kafka's default layout (whole-text lines, parsers.default_layout_scan) gives
+exactly what the reference path (line by line, parsers.log4j_layout.iter_entries) gives: the same
+events, field for field, and the same per-file accounting, on every real log we have and on
+files made to hit each corner the fast path hands back to the general code."""
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from parsers.accounting import FileSummary
+from parsers.broker_log import parse_broker_log
+from parsers.context import SourceContext
+from parsers.dispatch import sniff_kind
+from tests.conftest import REAL_LOGS, SAMPLES
+
+
+def _both(data: bytes, path: str = "x/server.log", tz: str = "UTC"):
+    out = []
+    for fast in (True, False):
+        s = FileSummary(path=path, kind="broker_log")
+        evs = parse_broker_log(data, SourceContext(path, "c", None, tz), s, fast=fast)
+        doc = s.to_json()
+        doc["samples"] = [vars(q) for q in s.samples]
+        out.append(([e.as_row() for e in evs], doc))
+    return out
+
+
+def _broker_logs(root: Path) -> list[Path]:
+    found = []
+    for p in sorted(root.rglob("*")):
+        if p.is_file() and p.suffix not in (".tsv", ".md") and sniff_kind(str(p), p.read_bytes()) == "broker_log":
+            found.append(p)
+    return found
+
+
+def test_every_real_and_sample_log_parses_the_same_on_both_paths():
+    files = _broker_logs(REAL_LOGS) + _broker_logs(SAMPLES)
+    assert len(files) > 1000  # the real corpus is here, not an empty folder
+    fast_taken = 0
+    for p in files:
+        (fast_ev, fast_doc), (ref_ev, ref_doc) = _both(p.read_bytes(), str(p))
+        assert fast_doc == ref_doc, p
+        assert fast_ev == ref_ev, p
+        fast_taken += fast_doc["lines"] > 0
+    assert fast_taken > 1000
+
+
+HEAD = "[2024-03-10 01:59:58,100] INFO [KafkaServer id=2] started (kafka.server.KafkaServer)"
+# Each corner the strict header regex leaves to the general code, plus what must not change the fast path.
+LINES = [
+    "[2024-03-10 02:00:01,200] INFO [Controller id=2] Newly added brokers: 3, deleted brokers: , all live brokers: 2,3 "
+    "(kafka.controller.KafkaController)",
+    "[2024-03-10 02:00:02,000] WARNING [ReplicaManager broker=2] something odd (kafka.server.ReplicaManager)",
+    "[2024-03-10 02:00:03,000] INFO [GroupCoordinator 2]: Preparing to rebalance group g (kafka.coordinator.group."
+    "GroupCoordinator) [group-metadata-manager-0]",
+    "[2024-13-10 02:00:04,000] INFO bad month (kafka.log.Log)",
+    "[2024-03-10 02:00:60,000] INFO leap second (kafka.log.Log)",
+    "[2024-03-10T02:00:05.000+01:00] INFO zoned stamp (kafka.log.Log)",
+    "[2024-03-10 02:00:06,000] INFO no logger at all",
+    "[2024-03-10 02:00:07,000] INFO  (kafka.log.Log)",
+    "[2024-03-10 02:00:08,000] INFO a (b c) (d e)",
+    "[2024-03-10 02:00:09,000] ERROR [Controller id=2 epoch=7] Controller 2 epoch 7 failed to change state for partition "
+    "t-0 from OfflinePartition to OnlinePartition (state.change.logger)",
+    "kafka.common.NoReplicaOnlineException: No replica in ISR for partition t-0 is alive. Live brokers are: [Set()], "
+    "ISR brokers are: [1]",
+    "\tat kafka.controller.OfflinePartitionLeaderElectionStrategy.leaderForOffline(PartitionLeaderSelector.scala:64)",
+    "[2024-03-10 01:00:00,000] INFO an hour back (kafka.log.LogCleaner)",
+    "[2024-03-10 02:00:10,000] INFO [Partition t-0 broker=2] Shrinking ISR from 2,1 to 2. Leader: (highWatermark: 5, "
+    "endOffset: 9). Out of sync replicas: (brokerId: 1, endOffset: 5). (kafka.cluster.Partition)",
+    "junk \x00\x01\x02\x03\x04\x05\x06\x07\x08\x0b\x0c binary",
+    "[2024-03-10 02:00:11,000] INFO Rolled new log segment at offset 9 in 1 ms. (kafka.log.Log)",
+    "   continuation with spaces",
+    "[2024-03-10 02:00:12,000] INFO [SocketServer listenerType=ZK_BROKER, nodeId=2] Started (kafka.network.SocketServer)",
+    "[2024-03-1",
+]
+
+
+@pytest.mark.parametrize("tz", ["UTC", "Europe/Berlin", "America/New_York"])
+def test_each_corner_case_line_parses_the_same_on_both_paths(tz):
+    for i, line in enumerate(LINES):
+        for text in (f"{HEAD}\n{line}\n{HEAD}\n", f"{line}\n{HEAD}\n", f"{HEAD}\n{line}"):
+            fast, ref = _both(text.encode(), tz=tz)
+            assert fast == ref, (i, text)
+
+
+def test_whole_file_of_corners_plain_and_gzip_parses_the_same():
+    text = "\n".join([HEAD] + LINES * 3 + [HEAD]) + "\n"
+    for data in (text.encode(), gzip.compress(text.encode()), text.encode()[:-7]):
+        fast, ref = _both(data, tz="America/New_York")
+        assert fast == ref
+        assert fast[1]["lines"] == 2 + 3 * len(LINES)  # the cut copy loses 7 bytes of its last line, not the line
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from([HEAD] + LINES), min_size=1, max_size=40), st.booleans(),
+       st.sampled_from(["UTC", "Europe/Berlin"]))
+def test_any_mix_of_lines_parses_the_same_on_both_paths(lines, terminated, tz):
+    text = "\n".join(lines) + ("\n" if terminated else "")
+    fast, ref = _both(text.encode(), tz=tz)
+    assert fast == ref
