@@ -13,6 +13,7 @@ impossible date) goes through the layout's own parser exactly as
 """
 from __future__ import annotations
 
+import datetime as dt
 from typing import Callable
 
 from parsers.accounting import Chronology, FileSummary
@@ -50,37 +51,64 @@ def scan(
     writer_ids = summary.writer_ids
     see = chron.see
     screens: dict[str | None, tuple] = {}
+    good_hours: set[str] = set()
     routine_lines = 0
-    # open entry: [line_no, text, ts, stamp, level, logger, message, n_lines, continuation, fast]
+    # In UTC the strict stamps sort as text in time order: a routine entry later than the latest
+    # one only moves the latest stamp (chron.last is brought up to date before anything reads it).
+    # A header of another form (another stamp text) ends that shortcut for the file.
+    by_text = clock.zone is dt.timezone.utc
+    last_stamp: str | None = None
+    stale = False
+    # open entry: [line_no, text, strict match or None, Header or None, n_lines, continuation]
     cur: list | None = None
     quarantining = False
 
+    def micros(stamp: str) -> int:
+        return hour_base(stamp[:13]) + int(stamp[14:16]) * 60_000_000 + int(stamp[17:19]) * 1_000_000 + \
+            int(stamp[20:23]) * 1000
+
+    def sync() -> None:
+        nonlocal stale
+        if stale:
+            chron.last = micros(last_stamp)
+            stale = False
+
     def close(e: list) -> None:
-        nonlocal routine_lines
-        if e[9]:
-            # RuleSet.classify's needle screen: no rule's needles in it, no rule would try its regex
-            message, cont = e[6], e[8]
-            screen = screens.get(e[5])
-            if screen is None:
-                screen = screens[e[5]] = rules._screen(e[5])
-            for first, rest, rule in screen:
-                if first in message and (not rest or all(n in message for n in rest)):
-                    break
-                if rule.thrown and cont and first in cont[0] and all(n in cont[0] for n in rest):
-                    break
+        nonlocal routine_lines, last_stamp, stale, by_text
+        m = e[2]
+        if m is None:
+            sync()
+            by_text = False
+            h = e[3]
+            on_entry(LogEntry(e[0], e[4], h.ts, h.ts_raw, h.level, h.logger, h.message, e[5], e[1]))
+            return
+        message, cont, stamp = m[6], e[5], e[1][1:24]
+        # RuleSet.classify's needle screen: no rule's needles in it, no rule would try its regex
+        screen = screens.get(m[7])
+        if screen is None:
+            screen = screens[m[7]] = rules._screen(m[7])
+        for first, rest, rule in screen:
+            if first in message and (not rest or all(n in message for n in rest)):
+                break
+            if rule.thrown and cont and first in cont[0] and all(n in cont[0] for n in rest):
+                break
+        else:
+            if by_text and last_stamp is not None and stamp >= last_stamp:
+                last_stamp, stale = stamp, True
             else:
-                ts = e[2]
-                last = chron.last
-                if last is not None and ts >= last:
-                    chron.last = ts
-                else:
-                    see(ts, e[0])
-                w = writer_of(message)
-                if w is not None:
-                    writer_ids[w] += 1
-                routine_lines += e[7]
-                return
-        on_entry(LogEntry(e[0], e[7], e[2], e[3], e[4], e[5], e[6], e[8], e[1]))
+                sync()
+                see(micros(stamp), e[0])
+                if by_text and (last_stamp is None or stamp > last_stamp):
+                    last_stamp = stamp
+            w = writer_of(message)
+            if w is not None:
+                writer_ids[w] += 1
+            routine_lines += e[4]
+            return
+        sync()
+        on_entry(LogEntry(e[0], e[4], micros(stamp), stamp, m[5], m[7], message, cont, e[1]))
+        if by_text and (last_stamp is None or stamp > last_stamp):
+            last_stamp = stamp
 
     for i in range(stop):
         text = lines[i]
@@ -89,16 +117,18 @@ def scan(
             continue
         m = match(text)
         if m is not None:
-            ymdh, mm, ss, ms, level, message, logger = m.groups()
-            try:
-                ts = hour_base(ymdh) + int(mm) * 60_000_000 + int(ss) * 1_000_000 + int(ms) * 1000
-            except BadTimestamp:
-                m = None  # month 13: the layout's parser says so, below
-            else:
+            hour = text[1:14]
+            if hour not in good_hours:
+                try:
+                    hour_base(hour)
+                    good_hours.add(hour)
+                except BadTimestamp:
+                    m = None  # month 13: the layout's parser says so, below
+            if m is not None:
                 if cur is not None:
                     close(cur)
                 quarantining = False
-                cur = [i + 1, text, ts, text[1:24], level, logger, message, 1, [], True]
+                cur = [i + 1, text, m, None, 1, []]
                 continue
         try:
             h = parse(text)
@@ -118,12 +148,12 @@ def scan(
             if cur is not None:
                 close(cur)
             quarantining = False
-            cur = [i + 1, text, h.ts, h.ts_raw, h.level, h.logger, h.message, 1, [], False]
+            cur = [i + 1, text, None, h, 1, []]
             continue
         if cur is not None:
-            cur[7] += 1
-            if len(cur[8]) < MAX_KEPT_CONTINUATION:
-                cur[8].append(text)
+            cur[4] += 1
+            if len(cur[5]) < MAX_KEPT_CONTINUATION:
+                cur[5].append(text)
         elif quarantining:
             on_orphan(Orphan(i + 1, text, "quarantined", "continuation of a quarantined entry"))
         else:
@@ -132,4 +162,5 @@ def scan(
         before_last_entry()
     if cur is not None:
         close(cur)
+    sync()
     summary.other += routine_lines
