@@ -156,7 +156,7 @@ def looks_binary(line: str) -> bool:
 
 # Payloads up to this size may be held whole (decoded text, list of lines): an hourly
 # rotation is far below it; beyond it the streaming reader keeps memory bounded.
-WHOLE_MAX_BYTES = 256 << 20
+WHOLE_MAX_BYTES = 128 << 20
 
 
 # Control characters other than tab and LF (CR never gets this far).
