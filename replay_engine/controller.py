@@ -67,6 +67,9 @@ class ZkControllerReplay:
         self.registered: set[int] = set()  # registration truth: what the timeline and broker lanes show
         self.self_reporting: set[int] = set()  # brokers whose own logs are in the evidence
         self.shutting: set[int] = set()
+        # brokers whose controlled shutdown the controller took up, until they are seen down or back
+        # (unlike ``shutting``, a controller failover does not forget them: the broker is still leaving)
+        self.leaving: set[int] = set()
         self.stopped: set[int] = set()  # process dead, session not yet expired (what-if only)
         self.offline_replicas: dict[int, set[F.TP]] = {}  # broker -> replicas on a failed log dir
         self.known_brokers: set[int] = set()
@@ -360,6 +363,7 @@ class ZkControllerReplay:
             self._liveness_changed(b, f.ts, f.ref)
 
     def _deregister(self, b: int, f: F.Fact, cause: str) -> None:
+        self.leaving.discard(b)
         if b in self.registered:
             self.registered.discard(b)
             self._period_open(b, f.ts, f.ref, "down")
@@ -384,6 +388,7 @@ class ZkControllerReplay:
             self.offline_replicas.pop(b, None)  # a restarted broker brings its log dirs back
         if f.view == "self":
             self.self_reporting.add(b)
+        self.leaving.discard(b)
         bounced = (b in self.registered and f.epoch is not None and self.broker_epochs.get(b) is not None
                    and self.broker_epochs[b] != f.epoch)
         if bounced:
@@ -442,7 +447,11 @@ class ZkControllerReplay:
         for b in sorted(f.brokers):
             self._register(b, f)
         for b in sorted(self.registered - f.brokers):
-            if b not in self.self_reporting:
+            if b in self.leaving:
+                # It asked to shut down and is now gone from the controller's view: stopped, even if its
+                # own "shut down completed" line is not in the evidence (rotated away, overwritten).
+                self._deregister(b, f, "shutdown")
+            elif b not in self.self_reporting:
                 self._deregister(b, f, "controller_detected")
 
     def _controller_elected(self, f: F.ControllerElected) -> None:
@@ -663,6 +672,7 @@ class ZkControllerReplay:
         if self.controller is None or b not in self.live:
             return
         self.shutting.add(b)
+        self.leaving.add(b)
         live_or_sd = frozenset(self.live)
         for tp in sorted(self.parts):
             p = self.parts[tp]
