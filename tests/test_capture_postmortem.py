@@ -11,7 +11,6 @@ import json
 
 import pytest
 
-from forensics import capture as cap
 from forensics.ingest import release, run_ingest
 from forensics.pipeline import collect_events
 from forensics.report.build import build_report

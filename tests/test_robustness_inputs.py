@@ -10,7 +10,7 @@ import re
 import struct
 import time
 import zlib
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 
 import pytest
 
@@ -24,7 +24,7 @@ from parsers.broker_log import MAX_LINE_CHARS
 from parsers.context import SourceContext
 from parsers.dispatch import parse_source
 from parsers.zk_snapshot import read_snapshot
-from parsers.zk_txnlog import HEADER_BYTES, read_txnlog
+from parsers.zk_txnlog import read_txnlog
 from replay_engine.api import replay
 
 # A Kafka 3.0 controller log: 542 lines, 361 events of 11 types, one continuation line.

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from parsers.accounting import FileSummary
 from parsers.context import SourceContext
 from parsers.zk_events import parse_snapshot_file, parse_txnlog_file
-from parsers.zk_snapshot import nodes_json, read_snapshot
+from parsers.zk_snapshot import read_snapshot
 from parsers.zk_txnlog import Txn, read_txnlog, txn_json
 from zk_oracle import LOG_FILES, SNAPSHOT_FILES
 

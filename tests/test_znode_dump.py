@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 
 from conftest import ZK_REAL
-from parsers.accounting import FileSummary
 from parsers.context import SourceContext
 from parsers.dispatch import parse_source, sniff_kind
 from parsers.zk_snapshot import java_date
