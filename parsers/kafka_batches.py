@@ -109,6 +109,16 @@ def read_uvarint(buf: bytes, pos: int, end: int | None = None) -> tuple[int, int
             raise FormatError("varint longer than 10 bytes", pos)
 
 
+def _nullable_bytes(buf: bytes, pos: int, end: int, what: str) -> tuple[bytes | None, int]:
+    """A varint length (-1 = null) and that many bytes, which must end by ``end``."""
+    n, pos = read_varint(buf, pos, end)
+    if n < 0:
+        return None, pos
+    if pos + n > end:
+        raise FormatError(f"{what} runs past the record", pos)
+    return bytes(buf[pos : pos + n]), pos + n
+
+
 def read_varint(buf: bytes, pos: int, end: int | None = None) -> tuple[int, int]:
     """Zigzag-encoded signed varint/varlong (record fields) -> (value, next position)."""
     raw, pos = read_uvarint(buf, pos, end)
@@ -324,20 +334,8 @@ def decode_records(buf: bytes, start: int, end: int, h: BatchHeader, file_pos: i
         pos += 1  # attributes: unused
         ts_delta, pos = read_varint(buf, pos, body_end)
         off_delta, pos = read_varint(buf, pos, body_end)
-        key_len, pos = read_varint(buf, pos, body_end)
-        key = None
-        if key_len >= 0:
-            if pos + key_len > body_end:
-                raise FormatError(f"record {i}: key runs past the record", pos)
-            key = bytes(buf[pos : pos + key_len])
-            pos += key_len
-        val_len, pos = read_varint(buf, pos, body_end)
-        value = None
-        if val_len >= 0:
-            if pos + val_len > body_end:
-                raise FormatError(f"record {i}: value runs past the record", pos)
-            value = bytes(buf[pos : pos + val_len])
-            pos += val_len
+        key, pos = _nullable_bytes(buf, pos, body_end, f"record {i}: key")
+        value, pos = _nullable_bytes(buf, pos, body_end, f"record {i}: value")
         n_headers, pos = read_varint(buf, pos, body_end)
         if n_headers < 0 or n_headers > length:
             raise FormatError(f"record {i}: impossible header count {n_headers}", pos)
@@ -348,13 +346,7 @@ def decode_records(buf: bytes, start: int, end: int, h: BatchHeader, file_pos: i
                 raise FormatError(f"record {i}: header key runs past the record", pos)
             hkey = bytes(buf[pos : pos + klen]).decode("utf-8", "replace")
             pos += klen
-            vlen, pos = read_varint(buf, pos, body_end)
-            hval = None
-            if vlen >= 0:
-                if pos + vlen > body_end:
-                    raise FormatError(f"record {i}: header value runs past the record", pos)
-                hval = bytes(buf[pos : pos + vlen])
-                pos += vlen
+            hval, pos = _nullable_bytes(buf, pos, body_end, f"record {i}: header value")
             headers.append(Header(hkey, hval))
         if pos != body_end:
             raise FormatError(f"record {i}: {body_end - pos} unread bytes at its end", pos)
