@@ -50,7 +50,7 @@ def scan(
     writer_of = writer_id
     writer_ids = summary.writer_ids
     see = chron.see
-    screens: dict[str | None, tuple] = {}
+    screen = rules.screen  # memoised per logger
     good_hours: set[str] = set()
     routine_lines = 0
     # In UTC the strict stamps sort as text in time order: a routine entry later than the latest
@@ -84,10 +84,7 @@ def scan(
             return
         message, cont, stamp = m[6], e[5], e[1][1:24]
         # RuleSet.classify's needle screen: no rule's needles in it, no rule would try its regex
-        screen = screens.get(m[7])
-        if screen is None:
-            screen = screens[m[7]] = rules._screen(m[7])
-        for first, rest, rule in screen:
+        for first, rest, rule in screen(m[7]):
             if first in message and (not rest or all(n in message for n in rest)):
                 break
             if rule.thrown and cont and first in cont[0] and all(n in cont[0] for n in rest):

@@ -63,9 +63,9 @@ class RuleSet:
         self._by_logger: dict[str | None, tuple[tuple[str, tuple[str, ...], Rule], ...]] = {}
 
     def for_logger(self, logger: str | None) -> tuple[Rule, ...]:
-        return tuple(r for _, _, r in self._screen(logger))
+        return tuple(r for _, _, r in self.screen(logger))
 
-    def _screen(self, logger: str | None) -> tuple[tuple[str, tuple[str, ...], Rule], ...]:
+    def screen(self, logger: str | None) -> tuple[tuple[str, tuple[str, ...], Rule], ...]:
         got = self._by_logger.get(logger)
         if got is None:
             got = tuple((r.needles[0] if r.needles else "", r.needles[1:], r)
@@ -78,7 +78,7 @@ class RuleSet:
         """('parsed', events, None) | ('other', [], None) | ('unrecognized', [], why)."""
         tried: list[str] | None = None
         thrown = entry.continuation[0] if entry.continuation else None
-        for first, rest, rule in self._screen(entry.logger):
+        for first, rest, rule in self.screen(entry.logger):
             msg = entry.message
             if first not in msg or (rest and not all(n in msg for n in rest)):
                 if not (rule.thrown and thrown is not None and first in thrown
