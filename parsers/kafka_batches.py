@@ -441,12 +441,17 @@ def read_batches(data: bytes) -> Iterator[Batch | Damage]:
             bad = f"impossible batch length {h.length}", "length"
         elif pos + h.size > n:
             nxt = find_next_batch(data, pos + 1)
-            if nxt is None:
+            if nxt is None and h.magic == 2 and crc32c(data[pos + CRC_START : n]) == h.crc:
+                # the bytes that remain are the whole batch, checksum and all: its length field is what broke
+                bad = (f"batch length {h.length} is damaged: the {rest} bytes that remain are the whole batch "
+                       "(its CRC-32C matches)"), "length"
+            elif nxt is None:
                 reason = (f"last batch (base offset {h.base_offset}) claims {h.size} bytes but only {rest} remain:"
                           " the file was cut short (a segment being written?)")
                 yield Damage(pos, n, reason, _lost(h) if h.magic == 2 else 1, "truncated", h.base_offset)
                 return
-            bad = f"batch length {h.length} runs past the next valid batch", "length"
+            else:
+                bad = f"batch length {h.length} runs past the next valid batch", "length"
         if bad is not None:
             if nxt == -1:
                 nxt = find_next_batch(data, pos + 1)

@@ -221,3 +221,21 @@ def test_one_damaged_byte_costs_only_its_batch_200_cases(pos, flip):
     # only partitionLeaderEpoch (bytes 12-15) is neither under the CRC nor checkable against its neighbours
     if not 12 <= pos - hit.pos < 16:
         assert s.errors, (pos - hit.pos, s.notes)
+
+
+def test_a_damaged_length_in_the_last_batch_is_damage_not_a_cut_file():
+    # hypothesis found it: one flipped bit in the last batch's length field makes it claim 16 MB with 72 bytes
+    # left. Those 72 bytes are the whole batch (its CRC-32C still matches), so the file was not cut short.
+    last = SMALL_HEADERS[-1]
+    bad = bytearray(SMALL)
+    bad[last.pos + 8] ^= 1
+    events, s = parse(bytes(bad))
+    assert any("is damaged" in e and "CRC-32C matches" in e for e in s.errors), (s.errors, s.notes)
+    assert not any("cut short" in note for note in s.notes)
+    got = _by_byte(events)
+    for at, ev in CLEAN_SMALL.items():
+        if at < last.pos:
+            assert got.get(at) == ev
+    cut = bytes(SMALL[: last.pos + last.size - 5])  # a real cut still reads as one
+    _, s2 = parse(cut)
+    assert any("cut short" in note for note in s2.notes) and not s2.errors
