@@ -99,9 +99,7 @@ def render_whatif(d: dict) -> str:
             ("possible data loss (partitions)", "possible_data_loss"),
             ("under min.insync.replicas (partition-s)", "under_min_isr_partition_seconds"),
             ("leadership skew at end (max-min)", "leadership_skew_at_end")]
-    lines.append(f"  {'':42}{'baseline':>14}{'variant':>14}")
-    for label, key in rows:
-        lines.append(f"  {label:42}{b[key]:>14,}{v[key]:>14,}")
+    lines += figure_table([(label, b[key], v[key]) for label, key in rows], ("baseline", "variant"))
     for p in d["changed_partitions"][:15]:
         vb, vv = p["baseline"], p["variant"]
         why = vv["episodes"][0]["summary"] if vv["episodes"] else "no leaderless interval in the variant"
@@ -111,3 +109,21 @@ def render_whatif(d: dict) -> str:
         lines.append(f"  ... {len(d['changed_partitions']) - 15} more partitions changed (whatif.json)")
     lines += [f"  note: {n}" for n in d["notes"]]
     return "\n".join(lines)
+
+
+def _figure(x) -> str:
+    if isinstance(x, float):
+        return f"{x:,.3f}"
+    return f"{x:,}" if isinstance(x, int) else str(x)
+
+
+def figure_table(rows: list[tuple], headers: tuple[str, ...], indent: str = "  ", gap: int = 2) -> list[str]:
+    """Label column, then one right-aligned column per header, each as wide as its widest figure plus a gap,
+    so large figures never run into their neighbours."""
+    cells = [[_figure(x) for x in r[1:]] for r in rows]
+    label_w = max([len(str(r[0])) for r in rows] + [0])
+    widths = [max([len(h)] + [len(c[i]) for c in cells]) + gap for i, h in enumerate(headers)]
+    out = [indent + " " * label_w + "".join(f"{h:>{w}}" for h, w in zip(headers, widths))]
+    for r, c in zip(rows, cells):
+        out.append(indent + f"{str(r[0]):{label_w}}" + "".join(f"{x:>{w}}" for x, w in zip(c, widths)))
+    return out
