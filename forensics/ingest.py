@@ -24,7 +24,7 @@ import pyarrow as pa
 from forensics.errors import UserError
 from forensics.progress import Progress
 from forensics.sources import FileRef, Inputs
-from parsers.accounting import FileSummary
+from parsers.common.accounting import FileSummary
 from parsers.schema import ARROW_SCHEMA, FIELD_NAMES, SPARK_DDL, Event, iso_utc
 
 OUT_ARROW = ARROW_SCHEMA.append(pa.field("row_kind", pa.string()))
@@ -59,7 +59,7 @@ def make_parse_fn(meta_bc, tz: str, default_cluster: str | None):
     """The function Spark runs on executors: (path, content) batches -> output batches."""
 
     def parse(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        from parsers.context import SourceContext
+        from parsers.common.context import SourceContext
         from parsers.dispatch import parse_source
 
         meta = meta_bc.value

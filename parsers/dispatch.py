@@ -9,16 +9,16 @@ import importlib
 import re
 from typing import Callable
 
-from parsers.accounting import FileSummary
-from parsers.context import SourceContext
+from parsers.common.accounting import FileSummary
+from parsers.common.context import SourceContext
 from parsers.schema import Event
-from parsers.textio import GZIP_MAGIC, ReadProblems, decompressed_chunks
+from parsers.common.textio import GZIP_MAGIC, ReadProblems, decompressed_chunks
 
 # kind -> (module, function); every function has the signature
 #   f(data: bytes, ctx: SourceContext, summary: FileSummary) -> list[Event]
 # and keeps summary balanced (lines == parsed + other + unrecognized + quarantined).
 PARSERS: dict[str, tuple[str, str]] = {
-    "broker_log": ("parsers.broker_log", "parse_broker_log"),
+    "broker_log": ("parsers.broker_logs.broker_log", "parse_broker_log"),
     "zk_txnlog": ("parsers.zk_events", "parse_txnlog_file"),
     "zk_snapshot": ("parsers.zk_events", "parse_snapshot_file"),
     "znode_dump": ("parsers.znode_dump", "parse_znode_dump"),
@@ -65,7 +65,8 @@ def _is_text(head: bytes) -> bool:
     return ctrl <= len(sample) // 100
 
 
-# Line starts of the layouts parsers.log4j_layout reads: [yyyy-MM-dd HH:mm:ss, yyyy-MM-dd HH:mm:ss, yyyy/MM/dd HH:mm:ss.
+# Line starts of the layouts parsers.broker_logs.log4j_layout reads:
+# [yyyy-MM-dd HH:mm:ss, yyyy-MM-dd HH:mm:ss, yyyy/MM/dd HH:mm:ss.
 _HEADER_START = re.compile(rb"^\[?\d{4}[-/]\d\d[-/]\d\d[ T]\d\d:\d\d:\d\d", re.MULTILINE)
 MIN_HEADERS = 3
 

@@ -20,14 +20,14 @@ import json
 import re
 from typing import Any, Iterator
 
-from parsers.accounting import FileSummary, Quarantined
-from parsers.context import SourceContext
+from parsers.common.accounting import FileSummary, Quarantined
+from parsers.common.context import SourceContext
 from parsers.kafka_batches import BatchHeader, Record
 from parsers.kraft_events import Where, finish, record_event, snapshot_id, stamp
 from parsers.kraft_records import MetadataRecord, jsonable, payload_json
 from parsers.kraft_schema import BY_TYPE_NAME, CONTROL
 from parsers.schema import Event
-from parsers.textio import ReadProblems, decode_line, iter_raw_lines
+from parsers.common.textio import ReadProblems, decode_line, iter_raw_lines
 
 _PAIR = re.compile(r"(\w+): (\S+)")
 _RECORD = re.compile(

@@ -16,13 +16,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from parsers.accounting import FileSummary, Quarantined
-from parsers.context import SourceContext
+from parsers.common.accounting import FileSummary, Quarantined
+from parsers.common.context import SourceContext
 from parsers.kafka_batches import Damage
 from parsers.kraft_records import LogRecord, MetadataRecord, jsonable, payload_json, read_metadata_log
 from parsers.kraft_schema import CONFIG_RESOURCE_TYPES
 from parsers.schema import Event
-from parsers.textio import ReadProblems, decompressed_chunks
+from parsers.common.textio import ReadProblems, decompressed_chunks
 
 SOURCE_KIND = "kraft_metadata"
 # How many damage messages go into summary.errors per file (all are counted and sampled).

@@ -23,10 +23,10 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
-from parsers.accounting import FileSummary, Quarantined
-from parsers.context import SourceContext
+from parsers.common.accounting import FileSummary, Quarantined
+from parsers.common.context import SourceContext
 from parsers.schema import Event, iso_utc
-from parsers.textio import GZIP_MAGIC, ReadProblems, decompressed_chunks
+from parsers.common.textio import GZIP_MAGIC, ReadProblems, decompressed_chunks
 from parsers.zk_jute import hex_id
 from parsers.zk_snapshot import SnapNode, Snapshot, decompress, name_zxid, read_snapshot
 from parsers.zk_txnlog import (CREATE_TYPES, DELETE_TYPES, ERROR_NAMES, SETDATA_TYPES, Damage, Txn, data_text,

@@ -25,7 +25,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from parsers.textio import GZIP_MAGIC, ReadProblems, decompressed_chunks
+from parsers.common.textio import GZIP_MAGIC, ReadProblems, decompressed_chunks
 from parsers.zk_jute import JuteError, Reader, hex_id, read_acl_list
 
 SNAP_MAGIC = 0x5A4B534E  # "ZKSN"

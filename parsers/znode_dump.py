@@ -21,10 +21,10 @@ import re
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from parsers.accounting import FileSummary, Quarantined
-from parsers.context import SourceContext
+from parsers.common.accounting import FileSummary, Quarantined
+from parsers.common.context import SourceContext
 from parsers.schema import Event, iso_utc
-from parsers.textio import ReadProblems, decode_line, iter_raw_lines
+from parsers.common.textio import ReadProblems, decode_line, iter_raw_lines
 from parsers.zk_events import PayloadError, _assignment, _int, _ints, _json, _obj, kafka_path, micros
 
 STAT_KEYS = ("cZxid", "ctime", "mZxid", "mtime", "pZxid", "cversion", "dataVersion", "aclVersion",

@@ -21,7 +21,7 @@ from conftest import REPO, ZK_REAL
 from dashboards.page import results_page
 from dashboards.series import step_counts
 from dashboards.timefmt import from_axis_time
-from parsers.context import SourceContext
+from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
 from parsers.schema import Event
 from replay_engine.api import replay_cluster

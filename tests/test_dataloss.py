@@ -1,5 +1,5 @@
 """Data lost by an unclean election, counted from the offsets the brokers logged (hand-derived expectations)."""
-from parsers.context import SourceContext
+from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
 from replay_engine.dataloss import estimate
 from replay_engine.facts import Ref

@@ -1,5 +1,5 @@
-"""The fast path for Kafka's default layout (whole-text lines, parsers.default_layout_scan) gives
-exactly what the reference path (line by line, parsers.log4j_layout.iter_entries) gives: the same
+"""The fast path for Kafka's default layout (whole-text lines, parsers.broker_logs.default_layout_scan) gives
+exactly what the reference path (line by line, parsers.broker_logs.log4j_layout.iter_entries) gives: the same
 events, field for field, and the same per-file accounting, on every real log we have and on
 files made to hit each corner the fast path hands back to the general code."""
 from __future__ import annotations
@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from parsers.accounting import FileSummary
-from parsers.broker_log import parse_broker_log
-from parsers.context import SourceContext
+from parsers.common.accounting import FileSummary
+from parsers.broker_logs.broker_log import parse_broker_log
+from parsers.common.context import SourceContext
 from parsers.dispatch import sniff_kind
 from tests.conftest import REAL_LOGS, SAMPLES
 

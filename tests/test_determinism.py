@@ -15,7 +15,7 @@ from forensics.ingest import release, run_ingest
 from forensics.pipeline import collect_events
 from forensics.report.build import build_report
 from forensics.sources import collect_inputs
-from parsers.context import SourceContext
+from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
 from parsers.zk_txnlog import HEADER_BYTES, read_txnlog
 from replay_engine.api import replay, replay_cluster

@@ -1,7 +1,7 @@
 """Logs that start mid-life: no topic creation, no registration, yet the answer must not be 'unknown' or 'dead'.
 
 Hand-derived expectations from Kafka 2.8 lines (wording as the controller writes them)."""
-from parsers.context import SourceContext
+from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
 from replay_engine.api import replay_cluster
 

@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import REAL_LOGS
-from parsers.context import SourceContext
+from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
-from parsers.textio import ReadProblems, iter_raw_lines
+from parsers.common.textio import ReadProblems, iter_raw_lines
 
 CASES = 500
 WHOLE_CASES = 300

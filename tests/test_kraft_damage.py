@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import REAL_LOGS
-from parsers.context import SourceContext
+from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
 from parsers.kafka_batches import HEADER_SIZE, read_batches
 from parsers.kraft_encode import RecordSpec, encode_batch

@@ -7,7 +7,7 @@ import pytest
 
 from conftest import REAL_LOGS
 from forensics.cli import main
-from parsers.context import SourceContext
+from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
 from parsers.kafka_batches import read_batches
 from parsers.kraft_records import read_metadata_log

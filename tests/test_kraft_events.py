@@ -6,7 +6,7 @@ import json
 import pytest
 
 from conftest import REAL_LOGS
-from parsers.context import SourceContext
+from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source, sniff_kind
 from parsers.kraft_encode import MetadataBatch, RecordSpec, encode_batch, encode_log, encode_snapshot, leader_change
 from parsers.kraft_records import uuid_text

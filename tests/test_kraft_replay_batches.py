@@ -5,7 +5,7 @@ batch); the periodic ``maybeBalancePartitionLeaders`` moves leadership off a lea
 still valid (PREFERRED election). Both used to be judged as divergences: the RF=1 partition's
 ``leader -1`` against "keep broker 2", the rebalance against "keep the current leader".
 """
-from parsers.context import SourceContext
+from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
 from parsers.kraft_encode import MetadataBatch, encode_log, leader_change
 from replay_engine.api import replay_cluster

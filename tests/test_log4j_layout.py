@@ -1,5 +1,5 @@
-from parsers.log4j_layout import (BadTimestamp, JsonLayout, KafkaDefaultLayout, LocalClock, PlainStampLayout,
-                                  choose_layout, iter_entries)
+from parsers.broker_logs.log4j_layout import (BadTimestamp, JsonLayout, KafkaDefaultLayout, LocalClock,
+                                              PlainStampLayout, choose_layout, iter_entries)
 
 import pytest
 

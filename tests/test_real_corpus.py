@@ -18,7 +18,7 @@ import re
 import pytest
 
 from conftest import REAL_LOGS
-from parsers.context import SourceContext
+from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
 from parsers.schema import EVENT_TYPES, load_detail
 

@@ -2,7 +2,7 @@
 import pytest
 
 from conftest import REAL_LOGS
-from parsers.context import SourceContext
+from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
 from replay_engine.api import replay_cluster
 from replay_engine.kraft_rules import elect, isr_without

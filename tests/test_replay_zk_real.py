@@ -10,7 +10,7 @@ from collections import Counter
 import pytest
 
 from conftest import ZK_REAL
-from parsers.context import SourceContext
+from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
 from replay_engine.api import replay_cluster
 

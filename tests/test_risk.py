@@ -2,7 +2,7 @@
 import json
 
 from conftest import ZK_REAL
-from parsers.context import SourceContext
+from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
 from replay_engine.api import replay_cluster
 from replay_engine.risk import PartitionState, pair_failures, partition_outcome, single_failures, states_from_replay

@@ -20,8 +20,8 @@ from forensics.ingest import IngestResult, build_summary_json, require_evidence
 from forensics.pipeline import drop_log_copies
 from forensics.report.build import build_report
 from forensics.sources import Inputs, broker_hint_from_path, collect_inputs
-from parsers.broker_log import MAX_LINE_CHARS
-from parsers.context import SourceContext
+from parsers.broker_logs.broker_log import MAX_LINE_CHARS
+from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
 from parsers.zk_snapshot import read_snapshot
 from parsers.zk_txnlog import read_txnlog

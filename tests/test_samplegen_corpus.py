@@ -5,7 +5,7 @@ import gzip
 import re
 from pathlib import Path
 
-from parsers.context import SourceContext
+from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
 from samplegen.corpus import AuditSpec, CorpusSpec, write_audit_tree, write_corpus
 

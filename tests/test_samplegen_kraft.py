@@ -12,7 +12,7 @@ import struct
 
 import pytest
 
-from parsers.context import SourceContext
+from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
 from parsers.kraft_records import read_metadata_log
 from samplegen.__main__ import main as samplegen_main

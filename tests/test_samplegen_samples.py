@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from parsers.context import SourceContext
+from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
 from samplegen.samples import write_sample
 from samplegen.scenarios import SCENARIOS

@@ -17,7 +17,7 @@ from dashboards.page import report_page
 from forensics.report.build import build_report
 from forensics.report.render import render_html, render_markdown, render_text
 from forensics.sources import collect_inputs
-from parsers.context import SourceContext
+from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
 from forensics.sources import broker_hint_from_path
 from replay_engine.api import replay

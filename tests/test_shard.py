@@ -10,7 +10,7 @@ import pytest
 
 from conftest import REAL_LOGS, SAMPLES, ZK_REAL
 from forensics.sources import collect_inputs
-from parsers.context import SourceContext
+from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
 from replay_engine.api import replay_cluster
 from replay_engine.from_events import cluster_context

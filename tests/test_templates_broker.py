@@ -1,5 +1,5 @@
 """Templates about the broker itself (server.log), per version."""
-from parsers.context import SourceContext
+from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
 
 

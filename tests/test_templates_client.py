@@ -1,5 +1,5 @@
 """Client-side templates: Java client, sarama, confluent-kafka-go, in their usual layouts."""
-from parsers.context import SourceContext
+from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
 
 

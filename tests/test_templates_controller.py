@@ -1,5 +1,5 @@
 """ZooKeeper-mode controller templates (controller.log / server.log), per version."""
-from parsers.context import SourceContext
+from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
 
 

@@ -1,5 +1,5 @@
 """KRaft-mode log templates (quorum controller, Raft client, broker lifecycle), 3.3 to 4.x."""
-from parsers.context import SourceContext
+from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
 
 QC = "(org.apache.kafka.controller.QuorumController)"

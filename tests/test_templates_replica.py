@@ -1,6 +1,6 @@
 """Broker-side partition templates (ISR changes, become leader/follower, LeaderAndIsr
 requests, stale controllers), per version."""
-from parsers.context import SourceContext
+from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
 
 

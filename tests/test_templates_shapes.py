@@ -1,7 +1,7 @@
 """The structures Kafka prints inside messages (expectations derived by hand from the text)."""
 import pytest
 
-from parsers.templates.shapes import (
+from parsers.broker_logs.templates.shapes import (
     assignment_map,
     ident_id,
     int_map,

@@ -2,7 +2,7 @@
 from the line text and kafka-log-formats.md sections 3-5)."""
 import time
 
-from parsers.context import SourceContext
+from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
 
 

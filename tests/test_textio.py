@@ -2,7 +2,7 @@ import gzip
 
 import pytest
 
-from parsers.textio import ReadProblems, iter_raw_lines
+from parsers.common.textio import ReadProblems, iter_raw_lines
 
 
 def lines(data):
@@ -42,7 +42,7 @@ def test_crlf_split_across_decompression_chunks():
 
 
 def _reference(data: bytes, max_line: int):
-    from parsers.textio import decode_line
+    from parsers.common.textio import decode_line
 
     p = ReadProblems()
     lines = [decode_line(r, i, p) for i, r in enumerate(iter_raw_lines(data, p, max_line=max_line), 1)]
@@ -54,7 +54,7 @@ def _reference(data: bytes, max_line: int):
     gzip.compress(b"x\ny\nz"), gzip.compress(b"x\n") + gzip.compress(b"y\n"), gzip.compress(b"x\n") + b"\x00" * 8,
 ])
 def test_whole_lines_are_the_streaming_lines(data):
-    from parsers.textio import whole_lines
+    from parsers.common.textio import whole_lines
 
     p = ReadProblems()
     got = whole_lines(data, p, 100)
@@ -74,7 +74,7 @@ def test_whole_lines_are_the_streaming_lines(data):
     gzip.compress(b"x\n") + b"junk",  # trailing garbage
 ])
 def test_whole_lines_leaves_the_uncommon_to_the_streaming_reader(data):
-    from parsers.textio import whole_lines
+    from parsers.common.textio import whole_lines
 
     p = ReadProblems()
     assert whole_lines(data, p, 100) is None
@@ -82,7 +82,7 @@ def test_whole_lines_leaves_the_uncommon_to_the_streaming_reader(data):
 
 
 def test_whole_lines_holds_no_payload_over_its_cap(monkeypatch):
-    import parsers.textio as textio
+    import parsers.common.textio as textio
 
     monkeypatch.setattr(textio, "WHOLE_MAX_BYTES", 10)
     assert textio.whole_lines(b"0123456789\n", ReadProblems(), 100) is None

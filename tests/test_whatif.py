@@ -4,7 +4,7 @@ import json
 import pytest
 
 from conftest import ZK_REAL
-from parsers.context import SourceContext
+from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
 from replay_engine.whatif import ChangeError, parse_changes, whatif
 

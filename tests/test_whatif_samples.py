@@ -7,7 +7,7 @@ import pytest
 
 from conftest import SAMPLES
 from forensics.sources import collect_inputs
-from parsers.context import SourceContext
+from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
 from replay_engine.api import replay_cluster
 from replay_engine.risk import single_failures, states_from_replay

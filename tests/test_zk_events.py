@@ -7,8 +7,8 @@ from functools import lru_cache
 import pytest
 
 from conftest import ZK_REAL
-from parsers.accounting import FileSummary
-from parsers.context import SourceContext
+from parsers.common.accounting import FileSummary
+from parsers.common.context import SourceContext
 from parsers.schema import Event
 from parsers.zk_events import kafka_path, link_sessions, parse_snapshot_file, parse_txnlog_file
 from zk_oracle import SCENARIOS

@@ -9,8 +9,8 @@ from functools import lru_cache
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from parsers.accounting import FileSummary
-from parsers.context import SourceContext
+from parsers.common.accounting import FileSummary
+from parsers.common.context import SourceContext
 from parsers.zk_events import parse_snapshot_file, parse_txnlog_file
 from parsers.zk_snapshot import read_snapshot
 from parsers.zk_txnlog import Txn, read_txnlog, txn_json

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 
 from conftest import ZK_REAL
-from parsers.context import SourceContext
+from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source, sniff_kind
 from parsers.zk_snapshot import java_date
 from parsers.znode_dump import java_date_ms

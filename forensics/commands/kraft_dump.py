@@ -20,7 +20,7 @@ def kraft_dump_cmd(
 
     Example: kafka-forensics kraft-dump meta/__cluster_metadata-0/00000000000000000000.log --json
     """
-    from parsers.textio import ReadProblems, decompressed_chunks
+    from parsers.common.textio import ReadProblems, decompressed_chunks
 
     if not file.exists():
         raise UserError(f"{file}: no such file")

@@ -54,7 +54,7 @@ def zk_dump_cmd(
 
 def _dump(file: Path, data: bytes, as_json: bool) -> list[str]:
     from parsers.dispatch import ZK_LOG_MAGIC, ZK_SNAP_MAGIC
-    from parsers.textio import GZIP_MAGIC, ReadProblems, decompressed_chunks
+    from parsers.common.textio import GZIP_MAGIC, ReadProblems, decompressed_chunks
     from parsers.zk_snapshot import SNAPPY_MAGIC
 
     if data.startswith(SNAPPY_MAGIC) or file.name.endswith(".snappy"):

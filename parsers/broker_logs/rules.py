@@ -1,7 +1,7 @@
 """Machinery for message templates: a rule = logger filter + cheap substring test + regex + builder.
 
 The templates themselves (the grammar of Kafka's messages, per version) live in
-``parsers/templates_*.py``; this module only knows how to pick candidate rules
+``parsers/broker_logs/templates/``; this module only knows how to pick candidate rules
 fast. Classification is two-stage, as months of logs demand: the logger name
 selects a handful of rules (memoised per logger), substring tests discard most
 lines, and only then a regex runs. Regexes are anchored and avoid nested
@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
-from parsers.log4j_layout import LogEntry
+from parsers.broker_logs.log4j_layout import LogEntry
 from parsers.schema import Event
 
 Builder = Callable[[LogEntry, "re.Match[str]"], "Event | Sequence[Event] | None"]

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import re
 
-from parsers.rules import Rule, int_list
+from parsers.broker_logs.rules import Rule, int_list
 from parsers.schema import Event
-from parsers.templates.shapes import request_partition_state, split_topic_partition
+from parsers.broker_logs.templates.shapes import request_partition_state, split_topic_partition
 
 PARTITION = ("kafka.cluster.Partition",)
 BROKER_SC = ("state.change.logger", "kafka.server.ReplicaManager")

@@ -2,7 +2,7 @@
 
 Reads bytes (plain or gzip, possibly damaged), groups lines into entries, lets
 the template rules classify each entry and keeps the per-file accounting. The
-grammar of the messages is in ``parsers.templates``; this module never looks
+grammar of the messages is in ``parsers.broker_logs.templates``; this module never looks
 inside a message.
 """
 from __future__ import annotations
@@ -10,12 +10,12 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from parsers.accounting import Chronology, FileSummary, Quarantined
-from parsers.context import SourceContext
-from parsers.log4j_layout import LocalClock, LogEntry, Orphan, choose_layout, iter_entries
+from parsers.common.accounting import Chronology, FileSummary, Quarantined
+from parsers.common.context import SourceContext
+from parsers.broker_logs.log4j_layout import LocalClock, LogEntry, Orphan, choose_layout, iter_entries
 from parsers.schema import Event
-from parsers.default_layout_scan import scan
-from parsers.textio import ReadProblems, decode_line, iter_raw_lines, looks_binary, whole_lines
+from parsers.broker_logs.default_layout_scan import scan
+from parsers.common.textio import ReadProblems, decode_line, iter_raw_lines, looks_binary, whole_lines
 
 # Control characters other than tab. A line without any (nearly all of them) cannot be
 # binary junk; only the rest pays for the full check.
@@ -91,7 +91,7 @@ _PARTIAL_HEADER = re.compile(r"^\[?\d{1,4}([-/]\d{0,2}([-/]\d{0,2}([ T][\d:,.]*(
 def parse_broker_log(data: bytes, ctx: SourceContext, summary: FileSummary, fast: bool = True) -> list[Event]:
     """``fast=False`` forces the reference path (line by line, entry objects for every entry):
     the equivalence test compares the two."""
-    from parsers import templates  # the grammar; imported here so the rules load once per worker
+    from parsers.broker_logs import templates  # the grammar; imported here so the rules load once per worker
 
     problems = ReadProblems()
     clock = LocalClock(ctx.tz)

@@ -16,11 +16,11 @@ from __future__ import annotations
 import datetime as dt
 from typing import Callable
 
-from parsers.accounting import Chronology, FileSummary
-from parsers.log4j_layout import (MAX_KEPT_CONTINUATION, BadTimestamp, KafkaDefaultLayout, Layout, LocalClock,
-                                  LogEntry, Orphan)
-from parsers.rules import RuleSet
-from parsers.templates.writer import writer_id
+from parsers.common.accounting import Chronology, FileSummary
+from parsers.broker_logs.log4j_layout import (MAX_KEPT_CONTINUATION, BadTimestamp, KafkaDefaultLayout, Layout,
+                                              LocalClock, LogEntry, Orphan)
+from parsers.broker_logs.rules import RuleSet
+from parsers.broker_logs.templates.writer import writer_id
 
 
 def scan(

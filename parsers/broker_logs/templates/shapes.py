@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-from parsers.rules import int_list, split_topic_partition
+from parsers.broker_logs.rules import int_list, split_topic_partition
 
 __all__ = [
     "int_list",

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 
-from parsers.rules import Rule, int_list
+from parsers.broker_logs.rules import Rule, int_list
 from parsers.schema import Event
-from parsers.templates.shapes import (
+from parsers.broker_logs.templates.shapes import (
     ident_id,
     leader_and_isr,
     leader_isr_epoch,

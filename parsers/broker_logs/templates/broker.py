@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import re
 
-from parsers.rules import Rule
+from parsers.broker_logs.rules import Rule
 from parsers.schema import Event
-from parsers.templates.shapes import tp_list
+from parsers.broker_logs.templates.shapes import tp_list
 
 SERVER = ("kafka.server.KafkaServer", "kafka.server.BrokerServer")
 ZK_CLIENT = ("org.apache.zookeeper.ClientCnxn*",)

@@ -1,7 +1,7 @@
 """The grammar of Kafka's log messages, every version, in one package.
 
 Each module holds the templates of one area and exports ``RULES`` (a list of
-:class:`parsers.rules.Rule`):
+:class:`parsers.broker_logs.rules.Rule`):
 
 - ``state_change``: controller-side partition/replica state machines, failed elections
 - ``controller``: ZooKeeper-mode controller (election, brokers, start-up view, topics)
@@ -16,10 +16,10 @@ Nothing here reads files.
 """
 from __future__ import annotations
 
-from parsers.rules import RuleSet
-from parsers.templates import broker, client, controller, kraft, replica, state_change
-from parsers.templates.finish import finish
-from parsers.templates.writer import writer_id
+from parsers.broker_logs.rules import RuleSet
+from parsers.broker_logs.templates import broker, client, controller, kraft, replica, state_change
+from parsers.broker_logs.templates.finish import finish
+from parsers.broker_logs.templates.writer import writer_id
 
 RULES = RuleSet([*state_change.RULES, *controller.RULES, *replica.RULES, *broker.RULES, *kraft.RULES, *client.RULES])
 

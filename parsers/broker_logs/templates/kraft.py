@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 
-from parsers.rules import Rule, int_list
+from parsers.broker_logs.rules import Rule, int_list
 from parsers.schema import Event
-from parsers.templates.shapes import split_topic_partition
+from parsers.broker_logs.templates.shapes import split_topic_partition
 
 QC = ("org.apache.kafka.controller.*",)
 RAFT = ("org.apache.kafka.raft.*",)

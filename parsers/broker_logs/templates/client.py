@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import re
 
-from parsers.rules import Rule
+from parsers.broker_logs.rules import Rule
 from parsers.schema import Event
-from parsers.templates.shapes import split_topic_partition
+from parsers.broker_logs.templates.shapes import split_topic_partition
 
 # Broker-internal loggers: a broker's own inter-broker clients are not "the client".
 NOT_BROKER = (
