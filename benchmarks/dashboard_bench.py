@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/dashboard_bench.py [--partitions 50000] [--out /tmp/kf-bench-dashboard.html]
 
 The incident is a day of a ZooKeeper-mode cluster, as ZooKeeper transaction events (the shape
-``parsers.zk_events`` emits, built like ``tests/test_replay_loop.py`` does): 6 brokers, 100
+``parsers.zookeeper.events`` emits, built like ``tests/test_replay_loop.py`` does): 6 brokers, 100
 partitions per topic, every tenth topic RF=1 and the rest RF=3; hourly ISR shrinks and expansions
 by the leaders; broker 2 loses its session at 10:00 (RF=3 partitions fail over, its RF=1 partitions
 stay leaderless until it returns at 12:00); the controller's broker 1 loses its session at 14:00 and

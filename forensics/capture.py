@@ -2,7 +2,7 @@
 Kafka znodes, and optionally a trace of every change seen through watches.
 
 The output layout is fixed in ``docs/capture-layout.md`` (read back by
-``parsers/znode_dump.py``).
+``parsers/zookeeper/znode_dump.py``).
 
 Read-only by construction: everything below talks to ZooKeeper through
 :class:`ReadOnlyZk`, which has no write method, and which also refuses, before

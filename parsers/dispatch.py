@@ -19,9 +19,9 @@ from parsers.common.textio import GZIP_MAGIC, ReadProblems, decompressed_chunks
 # and keeps summary balanced (lines == parsed + other + unrecognized + quarantined).
 PARSERS: dict[str, tuple[str, str]] = {
     "broker_log": ("parsers.broker_logs.broker_log", "parse_broker_log"),
-    "zk_txnlog": ("parsers.zk_events", "parse_txnlog_file"),
-    "zk_snapshot": ("parsers.zk_events", "parse_snapshot_file"),
-    "znode_dump": ("parsers.znode_dump", "parse_znode_dump"),
+    "zk_txnlog": ("parsers.zookeeper.events", "parse_txnlog_file"),
+    "zk_snapshot": ("parsers.zookeeper.events", "parse_snapshot_file"),
+    "znode_dump": ("parsers.zookeeper.znode_dump", "parse_znode_dump"),
     "kraft_metadata": ("parsers.kraft_events", "parse_metadata_file"),
     "kraft_dump_text": ("parsers.kraft_events", "parse_dump_text_file"),
 }

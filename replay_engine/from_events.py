@@ -392,7 +392,7 @@ def _log_key(f: F.Fact) -> tuple:
 
 def build_facts(events: Iterable[Event], context: ClusterContext | None = None) -> FactStream:
     """Events of ONE cluster -> facts in replay order (``context``: the whole cluster's, for a shard)."""
-    from parsers.zk_events import link_sessions
+    from parsers.zookeeper.events import link_sessions
 
     events = list(events)
     ctx = context if context is not None else cluster_context(events)

@@ -309,7 +309,7 @@ def test_watch_outlives_its_own_session_expiring(zk_server, tmp_path):
 
 
 def test_the_znode_dump_parser_reads_a_capture_folder(zk_server, tmp_path):
-    """Interop with parsers/znode_dump.py through the dispatcher, as ingest would see the folder."""
+    """Interop with parsers/zookeeper/znode_dump.py through the dispatcher, as ingest would see the folder."""
     from parsers.common.context import SourceContext
     from parsers.dispatch import parse_source
 

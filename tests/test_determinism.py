@@ -17,7 +17,7 @@ from forensics.report.build import build_report
 from forensics.sources import collect_inputs
 from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
-from parsers.zk_txnlog import HEADER_BYTES, read_txnlog
+from parsers.zookeeper.txnlog import HEADER_BYTES, read_txnlog
 from replay_engine.api import replay, replay_cluster
 from replay_engine.whatif import parse_changes, whatif
 

@@ -7,7 +7,7 @@ T0 = 1_700_000_000 * S
 
 
 class Trace:
-    """Builds ZooKeeper-style events (as parsers.zk_events emits them) in zxid order."""
+    """Builds ZooKeeper-style events (as parsers.zookeeper.events emits them) in zxid order."""
 
     def __init__(self):
         self.events = []

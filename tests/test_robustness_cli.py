@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, SAMPLES, ZK_REAL
-from parsers.zk_snapshot import read_snapshot
-from parsers.zk_txnlog import read_txnlog
+from parsers.zookeeper.snapshot import read_snapshot
+from parsers.zookeeper.txnlog import read_txnlog
 from test_robustness_inputs import _with_bad_json
 
 pytestmark = pytest.mark.spark

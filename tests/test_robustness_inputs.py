@@ -23,8 +23,8 @@ from forensics.sources import Inputs, broker_hint_from_path, collect_inputs
 from parsers.broker_logs.broker_log import MAX_LINE_CHARS
 from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
-from parsers.zk_snapshot import read_snapshot
-from parsers.zk_txnlog import read_txnlog
+from parsers.zookeeper.snapshot import read_snapshot
+from parsers.zookeeper.txnlog import read_txnlog
 from replay_engine.api import replay
 
 # A Kafka 3.0 controller log: 542 lines, 361 events of 11 types, one continuation line.

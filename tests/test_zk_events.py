@@ -10,7 +10,7 @@ from conftest import ZK_REAL
 from parsers.common.accounting import FileSummary
 from parsers.common.context import SourceContext
 from parsers.schema import Event
-from parsers.zk_events import kafka_path, link_sessions, parse_snapshot_file, parse_txnlog_file
+from parsers.zookeeper.events import kafka_path, link_sessions, parse_snapshot_file, parse_txnlog_file
 from zk_oracle import SCENARIOS
 
 STATE = "/brokers/topics/{}/partitions/{}/state"

@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 from parsers.common.accounting import FileSummary
 from parsers.common.context import SourceContext
-from parsers.zk_events import parse_snapshot_file, parse_txnlog_file
-from parsers.zk_snapshot import read_snapshot
-from parsers.zk_txnlog import Txn, read_txnlog, txn_json
+from parsers.zookeeper.events import parse_snapshot_file, parse_txnlog_file
+from parsers.zookeeper.snapshot import read_snapshot
+from parsers.zookeeper.txnlog import Txn, read_txnlog, txn_json
 from zk_oracle import LOG_FILES, SNAPSHOT_FILES
 
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -7,7 +7,7 @@ from conftest import REAL_LOGS, ZK_REAL
 from forensics.ingest import run_ingest
 from forensics.sources import collect_inputs
 from parsers.schema import event_from_row
-from parsers.zk_events import link_sessions
+from parsers.zookeeper.events import link_sessions
 
 pytestmark = pytest.mark.spark
 

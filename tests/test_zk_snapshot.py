@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from parsers.zk_snapshot import decompress, dump_lines, java_hash_order, name_zxid, nodes_json, read_snapshot
-from parsers.zk_snapshot import _java_string_hash
+from parsers.zookeeper.snapshot import decompress, dump_lines, java_hash_order, name_zxid, nodes_json, read_snapshot
+from parsers.zookeeper.snapshot import _java_string_hash
 from zk_oracle import REAL_LOG_SNAPSHOTS, SNAPSHOT_FILES, oracle
 
 IDS = [f"{p.parent.parent.name}/{p.name}" for p in SNAPSHOT_FILES]

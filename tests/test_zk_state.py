@@ -6,9 +6,9 @@ import json
 import pytest
 
 from conftest import ZK_REAL
-from parsers.zk_snapshot import name_zxid, read_snapshot
-from parsers.zk_state import ZTree, state_at
-from parsers.zk_txnlog import read_txnlog
+from parsers.zookeeper.snapshot import name_zxid, read_snapshot
+from parsers.zookeeper.state import ZTree, state_at
+from parsers.zookeeper.txnlog import read_txnlog
 from zk_oracle import SCENARIOS
 
 
@@ -47,7 +47,7 @@ def test_state_at_an_earlier_zxid_matches_that_snapshot_where_it_is_not_fuzzy():
     # s1 snapshot.36's content is exactly the state after 0x37 (its digest zxid).
     snaps, logs = _load("s1_single_replica_kill")
     snap36 = dict(snaps)[0x36]
-    from parsers.zk_snapshot import nodes_json
+    from parsers.zookeeper.snapshot import nodes_json
     tree = state_at([s for s in snaps if s[0] == 0], logs, zxid=snap36.digest["zxid"])
     assert tree.to_json()["nodes"] == nodes_json(snap36)
 

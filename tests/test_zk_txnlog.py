@@ -6,7 +6,7 @@ import zlib
 
 import pytest
 
-from parsers.zk_txnlog import dump_line, header_line, read_txnlog, txn_json
+from parsers.zookeeper.txnlog import dump_line, header_line, read_txnlog, txn_json
 from zk_oracle import LOG_FILES, oracle_dump_txn_lines, oracle_txns
 
 IDS = [f"{p.parent.parent.name}/{p.name}" for p in LOG_FILES]

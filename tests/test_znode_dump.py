@@ -6,8 +6,8 @@ import json
 from conftest import ZK_REAL
 from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source, sniff_kind
-from parsers.zk_snapshot import java_date
-from parsers.znode_dump import java_date_ms
+from parsers.zookeeper.snapshot import java_date
+from parsers.zookeeper.znode_dump import java_date_ms
 
 # What the operator in the seed incident saw (3.5+ zkCli, chroot /kafka_cluster_01), plus a
 # broker, the controller, an `ls` and a topic in the same session.

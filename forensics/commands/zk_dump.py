@@ -55,7 +55,7 @@ def zk_dump_cmd(
 def _dump(file: Path, data: bytes, as_json: bool) -> list[str]:
     from parsers.dispatch import ZK_LOG_MAGIC, ZK_SNAP_MAGIC
     from parsers.common.textio import GZIP_MAGIC, ReadProblems, decompressed_chunks
-    from parsers.zk_snapshot import SNAPPY_MAGIC
+    from parsers.zookeeper.snapshot import SNAPPY_MAGIC
 
     if data.startswith(SNAPPY_MAGIC) or file.name.endswith(".snappy"):
         raise UserError(f"{file}: unsupported compression (snappy-compressed snapshot); "
@@ -72,7 +72,7 @@ def _dump(file: Path, data: bytes, as_json: bool) -> list[str]:
 
 
 def _dump_log(payload: bytes, as_json: bool) -> list[str]:
-    from parsers.zk_txnlog import Damage, damage_json, dump_line, dumps_json, header_line, read_txnlog, txn_json
+    from parsers.zookeeper.txnlog import Damage, damage_json, dump_line, dumps_json, header_line, read_txnlog, txn_json
 
     log = read_txnlog(payload)
     out = sys.stdout
@@ -93,7 +93,7 @@ def _dump_log(payload: bytes, as_json: bool) -> list[str]:
 
 
 def _dump_snapshot(payload: bytes, name: str, as_json: bool) -> list[str]:
-    from parsers.zk_snapshot import dump_lines, name_zxid, nodes_json, read_snapshot
+    from parsers.zookeeper.snapshot import dump_lines, name_zxid, nodes_json, read_snapshot
 
     snap = read_snapshot(payload)
     if snap.magic is not None and not snap.nodes and snap.errors:

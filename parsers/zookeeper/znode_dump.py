@@ -25,7 +25,7 @@ from parsers.common.accounting import FileSummary, Quarantined
 from parsers.common.context import SourceContext
 from parsers.schema import Event, iso_utc
 from parsers.common.textio import ReadProblems, decode_line, iter_raw_lines
-from parsers.zk_events import PayloadError, _assignment, _int, _ints, _json, _obj, kafka_path, micros
+from parsers.zookeeper.events import PayloadError, _assignment, _int, _ints, _json, _obj, kafka_path, micros
 
 STAT_KEYS = ("cZxid", "ctime", "mZxid", "mtime", "pZxid", "cversion", "dataVersion", "aclVersion",
              "ephemeralOwner", "dataLength", "numChildren")

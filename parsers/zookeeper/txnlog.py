@@ -30,7 +30,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from parsers.zk_jute import JuteError, Reader, hex_id, read_acl_list
+from parsers.zookeeper.jute import JuteError, Reader, hex_id, read_acl_list
 
 LOG_MAGIC = 0x5A4B4C47  # "ZKLG"
 HEADER_BYTES = 16

@@ -27,9 +27,9 @@ from parsers.common.accounting import FileSummary, Quarantined
 from parsers.common.context import SourceContext
 from parsers.schema import Event, iso_utc
 from parsers.common.textio import GZIP_MAGIC, ReadProblems, decompressed_chunks
-from parsers.zk_jute import hex_id
-from parsers.zk_snapshot import SnapNode, Snapshot, decompress, name_zxid, read_snapshot
-from parsers.zk_txnlog import (CREATE_TYPES, DELETE_TYPES, ERROR_NAMES, SETDATA_TYPES, Damage, Txn, data_text,
+from parsers.zookeeper.jute import hex_id
+from parsers.zookeeper.snapshot import SnapNode, Snapshot, decompress, name_zxid, read_snapshot
+from parsers.zookeeper.txnlog import (CREATE_TYPES, DELETE_TYPES, ERROR_NAMES, SETDATA_TYPES, Damage, Txn, data_text,
                                dump_line, op_name, read_txnlog)
 
 MAX_LOG_BYTES = 8 << 30

@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from parsers.zk_jute import hex_id
-from parsers.zk_snapshot import OPEN_ACL_UNSAFE, Snapshot
-from parsers.zk_txnlog import Txn, TxnLogFile
+from parsers.zookeeper.jute import hex_id
+from parsers.zookeeper.snapshot import OPEN_ACL_UNSAFE, Snapshot
+from parsers.zookeeper.txnlog import Txn, TxnLogFile
 
 CONTAINER_OWNER = -0x8000000000000000  # EphemeralType.CONTAINER_EPHEMERAL_OWNER (Long.MIN_VALUE)
 _TTL_BASE = 0xFF << 56

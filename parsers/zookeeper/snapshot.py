@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 from parsers.common.textio import GZIP_MAGIC, ReadProblems, decompressed_chunks
-from parsers.zk_jute import JuteError, Reader, hex_id, read_acl_list
+from parsers.zookeeper.jute import JuteError, Reader, hex_id, read_acl_list
 
 SNAP_MAGIC = 0x5A4B534E  # "ZKSN"
 SNAPPY_MAGIC = b"\x82SNAPPY\x00"
