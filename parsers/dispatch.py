@@ -22,8 +22,8 @@ PARSERS: dict[str, tuple[str, str]] = {
     "zk_txnlog": ("parsers.zookeeper.events", "parse_txnlog_file"),
     "zk_snapshot": ("parsers.zookeeper.events", "parse_snapshot_file"),
     "znode_dump": ("parsers.zookeeper.znode_dump", "parse_znode_dump"),
-    "kraft_metadata": ("parsers.kraft_events", "parse_metadata_file"),
-    "kraft_dump_text": ("parsers.kraft_events", "parse_dump_text_file"),
+    "kraft_metadata": ("parsers.kraft.events", "parse_metadata_file"),
+    "kraft_dump_text": ("parsers.kraft.events", "parse_dump_text_file"),
 }
 
 # Files that sit next to evidence but carry none we use (counted, not parsed).
@@ -90,7 +90,7 @@ def sniff_kind(path: str, data: bytes) -> str:
     if head.startswith(ZK_SNAP_MAGIC):
         return "zk_snapshot"
     if _SEGMENT_NAME.search(p) and len(head) >= 61 and head[16] == 2:
-        from parsers.kraft_events import looks_like_metadata
+        from parsers.kraft.events import looks_like_metadata
 
         if looks_like_metadata(head):
             return "kraft_metadata"

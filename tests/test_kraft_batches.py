@@ -6,8 +6,8 @@ import struct
 import pytest
 
 from conftest import REAL_LOGS
-from parsers import kafka_batches as kb
-from parsers.kraft_encode import RecordSpec, encode_batch
+from parsers.kraft import kafka_batches as kb
+from samplegen.kafka.kraft_encode import RecordSpec, encode_batch
 
 NILOUFAR = REAL_LOGS / "Niloufar1171__LDI-POC" / "__cluster_metadata-0"
 RUPIA = REAL_LOGS / "ronem123__rupia-transaction-service" / "kafka-logs" / "__cluster_metadata-0"

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from conftest import REAL_LOGS
 from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
-from parsers.kafka_batches import HEADER_SIZE, read_batches
-from parsers.kraft_encode import RecordSpec, encode_batch
+from parsers.kraft.kafka_batches import HEADER_SIZE, read_batches
+from samplegen.kafka.kraft_encode import RecordSpec, encode_batch
 
 LDI_SEGMENT = REAL_LOGS / "Niloufar1171__LDI-POC" / "__cluster_metadata-0" / "00000000000000000000.log.gz"
 CHECKPOINT = (REAL_LOGS / "ronem123__rupia-transaction-service" / "kafka-logs" / "__cluster_metadata-0"

@@ -9,8 +9,8 @@ from conftest import REAL_LOGS
 from forensics.cli import main
 from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
-from parsers.kafka_batches import read_batches
-from parsers.kraft_records import read_metadata_log
+from parsers.kraft.kafka_batches import read_batches
+from parsers.kraft.records import read_metadata_log
 
 LDI = REAL_LOGS / "Niloufar1171__LDI-POC" / "__cluster_metadata-0" / "00000000000000000000.log.gz"
 SNAP = (REAL_LOGS / "ronem123__rupia-transaction-service" / "kafka-logs" / "__cluster_metadata-0"

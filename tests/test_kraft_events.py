@@ -8,9 +8,10 @@ import pytest
 from conftest import REAL_LOGS
 from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source, sniff_kind
-from parsers.kraft_encode import MetadataBatch, RecordSpec, encode_batch, encode_log, encode_snapshot, leader_change
-from parsers.kraft_records import uuid_text
+from parsers.kraft.records import uuid_text
 from parsers.schema import EVENT_TYPES
+from samplegen.kafka.kraft_encode import (MetadataBatch, RecordSpec, encode_batch, encode_log, encode_snapshot,
+                                          leader_change)
 
 LDI = REAL_LOGS / "Niloufar1171__LDI-POC" / "__cluster_metadata-0"
 RUPIA = REAL_LOGS / "ronem123__rupia-transaction-service" / "kafka-logs" / "__cluster_metadata-0"

@@ -8,9 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import REAL_LOGS
-from parsers.kafka_batches import CONTROL_TYPES, read_batches
-from parsers.kraft_encode import encode_batch, encode_body, encode_control, encode_metadata_value, RecordSpec
-from parsers.kraft_records import (
+from parsers.kraft.kafka_batches import CONTROL_TYPES, read_batches
+from parsers.kraft.records import (
     RecordDecodeError,
     decode_body,
     decode_control,
@@ -18,7 +17,8 @@ from parsers.kraft_records import (
     read_metadata_log,
     uuid_text,
 )
-from parsers.kraft_schema import BY_NAME, CONTROL, METADATA, upper_snake
+from parsers.kraft.record_schema import BY_NAME, CONTROL, METADATA, upper_snake
+from samplegen.kafka.kraft_encode import encode_batch, encode_body, encode_control, encode_metadata_value, RecordSpec
 
 META = REAL_LOGS / "ronem123__rupia-transaction-service" / "kafka-logs" / "__cluster_metadata-0"
 REAL_FILES = [

@@ -7,9 +7,9 @@ still valid (PREFERRED election). Both used to be judged as divergences: the RF=
 """
 from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
-from parsers.kraft_encode import MetadataBatch, encode_log, leader_change
 from replay_engine.api import replay_cluster
 from replay_engine.kraft_rules import elect_preferred
+from samplegen.kafka.kraft_encode import MetadataBatch, encode_log, leader_change
 
 T0 = 1_741_773_000_000
 PAY = "AAAAAAAAAAAAAAAAAAAAAQ"

@@ -14,7 +14,7 @@ import pytest
 
 from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
-from parsers.kraft_records import read_metadata_log
+from parsers.kraft.records import read_metadata_log
 from samplegen.__main__ import main as samplegen_main
 from samplegen.kafka.templates39 import REAL_39, TEMPLATES
 from samplegen.kraft_samples import write_kraft_sample

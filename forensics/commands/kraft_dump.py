@@ -49,10 +49,10 @@ def kraft_dump_cmd(
 
 def _dump(file: Path, payload: bytes, as_json: bool, warnings: list[str]) -> int:
     """Write the dump to stdout; returns how many batches were read."""
-    from parsers.kafka_batches import Damage, read_batches
-    from parsers.kraft_dump_text import batch_line, record_json, record_line
-    from parsers.kraft_events import snapshot_id
-    from parsers.kraft_records import batch_records
+    from parsers.kraft.kafka_batches import Damage, read_batches
+    from parsers.kraft.dump_text import batch_line, record_json, record_line
+    from parsers.kraft.events import snapshot_id
+    from parsers.kraft.records import batch_records
 
     out = sys.stdout
     name = file.name[:-3] if file.name.endswith(".gz") else file.name

@@ -3,13 +3,13 @@
 One controller write (a topic creation, a fencing with its partition changes) is one batch,
 appended atomically with the append time as its timestamp, as ``QuorumController`` does; the
 offsets are what broker epochs and "next write offset" lines refer to. Bytes come from
-:mod:`parsers.kraft_encode`, the writer that matches Kafka's format.
+:mod:`samplegen.kafka.kraft_encode`, the writer that matches Kafka's format.
 """
 from __future__ import annotations
 
 from typing import Any
 
-from parsers.kraft_encode import MetadataBatch, encode_log, leader_change
+from samplegen.kafka.kraft_encode import MetadataBatch, encode_log, leader_change
 
 Record = tuple[str, int, dict[str, Any]]  # (record name, version, fields)
 

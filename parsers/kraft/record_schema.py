@@ -1,7 +1,7 @@
 """The grammar of KRaft metadata records: field lists per record type and version.
 
-This is the one place that says what a record holds; :mod:`parsers.kraft_records` reads with
-it and :mod:`parsers.kraft_encode` writes with it. The lists follow Kafka's message schemas
+This is the one place that says what a record holds; :mod:`parsers.kraft.records` reads with
+it and :mod:`samplegen.kafka.kraft_encode` writes with it. The lists follow Kafka's message schemas
 (``metadata/src/main/resources/common/metadata/*.json`` and, for control records,
 ``clients/src/main/resources/common/message/*.json``) up to Kafka 4.1.
 

@@ -22,10 +22,10 @@ from typing import Any, Iterator
 
 from parsers.common.accounting import FileSummary, Quarantined
 from parsers.common.context import SourceContext
-from parsers.kafka_batches import BatchHeader, Record
-from parsers.kraft_events import Where, finish, record_event, snapshot_id, stamp
-from parsers.kraft_records import MetadataRecord, jsonable, payload_json
-from parsers.kraft_schema import BY_TYPE_NAME, CONTROL
+from parsers.kraft.kafka_batches import BatchHeader, Record
+from parsers.kraft.events import Where, finish, record_event, snapshot_id, stamp
+from parsers.kraft.records import MetadataRecord, jsonable, payload_json
+from parsers.kraft.record_schema import BY_TYPE_NAME, CONTROL
 from parsers.schema import Event
 from parsers.common.textio import ReadProblems, decode_line, iter_raw_lines
 

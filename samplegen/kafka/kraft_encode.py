@@ -2,7 +2,7 @@
 optional compression) and whole segments or snapshots.
 
 The sample generator and the tests use it to make KRaft traces; the reader in
-:mod:`parsers.kraft_records` must read back exactly what this writes. Field values are given
+:mod:`parsers.kraft.records` must read back exactly what this writes. Field values are given
 as decoded dicts (``{"partitionId": 0, "topicId": "<base64>", "leader": -1}``); a missing
 fixed field takes the schema default, and a tagged field is written only when present and
 different from its default, as Kafka does.
@@ -14,7 +14,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from parsers.kafka_batches import (
+from parsers.kraft.kafka_batches import (
     CRC_START,
     HEADER_SIZE,
     LOG_OVERHEAD,
@@ -24,8 +24,8 @@ from parsers.kafka_batches import (
     uvarint_bytes,
     varint_bytes,
 )
-from parsers.kraft_records import FRAME_VERSION, uuid_bytes
-from parsers.kraft_schema import BY_NAME, CONTROL, END_TXN_MARKER_FORMAT, Field, RecordSchema
+from parsers.kraft.records import FRAME_VERSION, uuid_bytes
+from parsers.kraft.record_schema import BY_NAME, CONTROL, END_TXN_MARKER_FORMAT, Field, RecordSchema
 
 CONTROL_TYPE_IDS = {"ABORT": 0, "COMMIT": 1, "LEADER_CHANGE": 2, "SNAPSHOT_HEADER": 3, "SNAPSHOT_FOOTER": 4,
                     "KRAFT_VERSION": 5, "KRAFT_VOTERS": 6}

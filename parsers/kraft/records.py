@@ -2,7 +2,7 @@
 control records (LeaderChangeMessage, snapshot header/footer, KRaft version, voters).
 
 A metadata record's value is ``uvarint frameVersion (1)``, ``uvarint apiKey``, ``uvarint
-version``, then the body laid out by :mod:`parsers.kraft_schema`. Decoded fields come back as
+version``, then the body laid out by :mod:`parsers.kraft.record_schema`. Decoded fields come back as
 a dict keyed like Kafka's own JSON (``partitionId``, ``isr``...), uuids as Kafka prints them
 (url-safe base64), so records read from binary and from ``kafka-dump-log.sh`` text are alike.
 """
@@ -14,8 +14,10 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from parsers.kafka_batches import CONTROL_TYPES, Batch, BatchHeader, Damage, FormatError, Record, read_batches, read_uvarint
-from parsers.kraft_schema import CONTROL, END_TXN_MARKER_FORMAT, METADATA, Field, RecordSchema, metadata_name, upper_snake
+from parsers.kraft.kafka_batches import (CONTROL_TYPES, Batch, BatchHeader, Damage, FormatError, Record, read_batches,
+                                        read_uvarint)
+from parsers.kraft.record_schema import (CONTROL, END_TXN_MARKER_FORMAT, METADATA, Field, RecordSchema, metadata_name,
+                                        upper_snake)
 
 FRAME_VERSION = 1
 

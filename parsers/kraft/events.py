@@ -18,9 +18,9 @@ from typing import Any
 
 from parsers.common.accounting import FileSummary, Quarantined
 from parsers.common.context import SourceContext
-from parsers.kafka_batches import Damage
-from parsers.kraft_records import LogRecord, MetadataRecord, jsonable, payload_json, read_metadata_log
-from parsers.kraft_schema import CONFIG_RESOURCE_TYPES
+from parsers.kraft.kafka_batches import Damage
+from parsers.kraft.records import LogRecord, MetadataRecord, jsonable, payload_json, read_metadata_log
+from parsers.kraft.record_schema import CONFIG_RESOURCE_TYPES
 from parsers.schema import Event
 from parsers.common.textio import ReadProblems, decompressed_chunks
 
@@ -51,8 +51,8 @@ def looks_like_metadata(head: bytes) -> bool:
     """Does a v2 segment start like a metadata log (so a renamed ``__cluster_metadata-0`` is still
     found) rather than an ordinary topic's segment? The first record tells: a Raft control record,
     or a value framed as a known metadata record."""
-    from parsers.kafka_batches import HEADER_SIZE, FormatError, parse_header, read_uvarint, read_varint
-    from parsers.kraft_schema import METADATA
+    from parsers.kraft.kafka_batches import HEADER_SIZE, FormatError, parse_header, read_uvarint, read_varint
+    from parsers.kraft.record_schema import METADATA
 
     if len(head) < HEADER_SIZE + 8 or head[16] != 2:
         return False
@@ -362,6 +362,6 @@ def parse_metadata_file(data: bytes, ctx: SourceContext, summary: FileSummary) -
 
 
 def parse_dump_text_file(data: bytes, ctx: SourceContext, summary: FileSummary) -> list[Event]:
-    from parsers.kraft_dump_text import parse_dump_text
+    from parsers.kraft.dump_text import parse_dump_text
 
     return parse_dump_text(data, ctx, summary)
