@@ -12,7 +12,7 @@ from typing import Callable
 from parsers.common.accounting import FileSummary
 from parsers.common.context import SourceContext
 from parsers.schema import Event
-from parsers.common.textio import GZIP_MAGIC, ReadProblems, decompressed_chunks
+from parsers.common.textio import head_bytes
 
 # kind -> (module, function); every function has the signature
 #   f(data: bytes, ctx: SourceContext, summary: FileSummary) -> list[Event]
@@ -23,7 +23,7 @@ PARSERS: dict[str, tuple[str, str]] = {
     "zk_snapshot": ("parsers.zookeeper.events", "parse_snapshot_file"),
     "znode_dump": ("parsers.zookeeper.znode_dump", "parse_znode_dump"),
     "kraft_metadata": ("parsers.kraft.events", "parse_metadata_file"),
-    "kraft_dump_text": ("parsers.kraft.events", "parse_dump_text_file"),
+    "kraft_dump_text": ("parsers.kraft.dump_text", "parse_dump_text"),
 }
 
 # Files that sit next to evidence but carry none we use (counted, not parsed).
@@ -39,17 +39,6 @@ _ZK_TXN_NAME = re.compile(r"(^|/)log\.[0-9a-f]+(\.gz)?$")
 _ZK_SNAP_NAME = re.compile(r"(^|/)snapshot\.[0-9a-f]+(\.gz|\.snappy)?$")
 _KRAFT_NAME = re.compile(r"(__cluster_metadata-\d+/\d{20}\.log|\d{20}-\d{10}\.checkpoint)(\.gz)?$")
 _SEGMENT_NAME = re.compile(r"(^|/)\d{20}\.log(\.gz)?$")  # any partition's segment: content decides
-
-
-def head_bytes(data: bytes, n: int = 65536) -> tuple[bytes, list[str]]:
-    """First ``n`` bytes of the payload (gunzipped when gzip)."""
-    problems = ReadProblems()
-    out = bytearray()
-    for chunk in decompressed_chunks(data[: max(n * 4, 1 << 20)] if data.startswith(GZIP_MAGIC) else data[:n], problems):
-        out += chunk
-        if len(out) >= n:
-            break
-    return bytes(out[:n]), problems.errors
 
 
 _CTRL_BYTES = bytes([*range(0, 9), *range(14, 32)])

@@ -77,6 +77,17 @@ def decompressed_chunks(data: bytes, problems: ReadProblems, limit: int | None =
             return
 
 
+def head_bytes(data: bytes, n: int = 65536) -> tuple[bytes, list[str]]:
+    """First ``n`` bytes of the payload (gunzipped when gzip)."""
+    problems = ReadProblems()
+    out = bytearray()
+    for chunk in decompressed_chunks(data[: max(n * 4, 1 << 20)] if data.startswith(GZIP_MAGIC) else data[:n], problems):
+        out += chunk
+        if len(out) >= n:
+            break
+    return bytes(out[:n]), problems.errors
+
+
 def iter_raw_lines(
     data: bytes, problems: ReadProblems, limit: int | None = None, max_line: int | None = None
 ) -> Iterator[bytes]:

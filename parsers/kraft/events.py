@@ -1,7 +1,7 @@
-"""KRaft metadata -> canonical events (the dispatch entry points for ``kraft_metadata`` files).
+"""KRaft metadata -> canonical events (the dispatch entry point for ``kraft_metadata`` files).
 
 ``parse_metadata_file`` reads ``__cluster_metadata-0`` segments (``*.log``) and snapshots
-(``*.checkpoint``); ``parse_dump_text_file`` reads what ``kafka-dump-log.sh
+(``*.checkpoint``); :mod:`parsers.kraft.dump_text` reads what ``kafka-dump-log.sh
 --cluster-metadata-decoder`` printed. Both turn :class:`MetadataRecord` values into the events
 of the KRaft table in ``docs/events.md`` through :func:`record_event`, so a record means the
 same whichever way it arrived.
@@ -359,9 +359,3 @@ def parse_metadata_file(data: bytes, ctx: SourceContext, summary: FileSummary) -
         accounts.parsed(item.decoded)
     accounts.close()
     return finish(events, summary)
-
-
-def parse_dump_text_file(data: bytes, ctx: SourceContext, summary: FileSummary) -> list[Event]:
-    from parsers.kraft.dump_text import parse_dump_text
-
-    return parse_dump_text(data, ctx, summary)

@@ -24,7 +24,7 @@ from typing import Any
 from parsers.common.accounting import FileSummary, Quarantined
 from parsers.common.context import SourceContext
 from parsers.schema import Event, iso_utc
-from parsers.common.textio import ReadProblems, decode_line, iter_raw_lines
+from parsers.common.textio import ReadProblems, decode_line, head_bytes, iter_raw_lines
 from parsers.zookeeper.events import PayloadError, _assignment, _int, _ints, _json, _obj, kafka_path, micros
 
 STAT_KEYS = ("cZxid", "ctime", "mZxid", "mtime", "pZxid", "cversion", "dataVersion", "aclVersion",
@@ -372,8 +372,6 @@ def _counted(path, data, stat, via, ts_ms, ctx, pos, raw, extra, summary) -> lis
 
 def parse_znode_dump(data: bytes, ctx: SourceContext, summary: FileSummary) -> list[Event]:
     """Dispatch entry point: zkCli/zookeeper-shell text, a capture znode JSON, manifest or watch.jsonl."""
-    from parsers.dispatch import head_bytes
-
     head, _ = head_bytes(data, 4096)
     stripped = head.lstrip()
     name = ctx.path.replace("\\", "/").rsplit("/", 1)[-1]
