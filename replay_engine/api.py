@@ -12,7 +12,7 @@ from replay_engine.controller import Comparison, ZkControllerReplay
 from replay_engine.explain import Cause, World, explain
 from replay_engine.from_events import ClusterContext, FactStream, build_facts
 from replay_engine.partition import Decision
-from replay_engine.shard import shard_facts
+from replay_engine.shard_cut import shard_facts
 from replay_engine.dataloss import estimate as estimate_loss
 from replay_engine.skew import SkewEstimate, estimate_skew
 from replay_engine.timeline import Episode, Interval, leaderless_episodes

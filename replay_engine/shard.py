@@ -5,7 +5,7 @@ controller decisions depend only on that partition's own facts: the controller's
 state machines are per partition. A shard therefore replays every cluster-wide
 fact plus the facts of its own partitions, and the union of the shards is the
 whole replay. Facts that name many partitions (a topic's assignment, a preferred
-election request) are cut down to the shard's partitions.
+election request) are cut down to the shard's partitions (``replay_engine.shard_cut``).
 
 Two things cross partitions. (1) How far the evidence reaches (log windows, trace
 bounds) is the whole cluster's: shards are handed it (``ClusterContext``). (2) From
@@ -28,10 +28,9 @@ import dataclasses
 import zlib
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 from parsers.schema import Event
-from replay_engine import facts as F
 
 TP = tuple[str, int]
 
@@ -50,42 +49,6 @@ def in_bucket(bucket: int, buckets: int) -> Callable[[TP], bool]:
         return got
 
     return keep
-
-
-def _cut(mapping: dict, topic: str, keep: Callable[[TP], bool]) -> dict:
-    return {p: v for p, v in mapping.items() if keep((topic, p))}
-
-
-def shard_facts(facts: Iterable[F.Fact], keep: Callable[[TP], bool]) -> list[F.Fact]:
-    out: list[F.Fact] = []
-    for f in facts:
-        tp = getattr(f, "tp", None)
-        if tp is not None:
-            if keep(tp):
-                out.append(f)
-            elif isinstance(f, (F.RecordedState, F.RecordedFailedElection)):
-                out.append(F.RecordHint(f.ts, f.ref, f.order, record=f))
-            continue
-        if isinstance(f, F.TopicAssignment):
-            assignment = _cut(f.assignment, f.topic, keep)
-            if assignment or not f.assignment:
-                out.append(dataclasses.replace(f, assignment=assignment, adding=_cut(f.adding, f.topic, keep),
-                                               removing=_cut(f.removing, f.topic, keep)))
-        elif isinstance(f, F.ReplicasOffline):
-            tps = tuple(t for t in f.tps if keep(t))
-            if tps or not f.tps:
-                out.append(dataclasses.replace(f, tps=tps))
-        elif isinstance(f, F.PreferredElectionRequest) and f.tps is not None:
-            tps = tuple(t for t in f.tps if keep(t))
-            if tps or not f.tps:
-                out.append(dataclasses.replace(f, tps=tps))
-        elif isinstance(f, F.ReassignmentRequest):
-            targets = {t: v for t, v in f.targets.items() if keep(t)}
-            if targets or not f.targets:
-                out.append(dataclasses.replace(f, targets=targets))
-        else:
-            out.append(f)
-    return out
 
 
 # Log lines that become controller records (RecordedState / RecordedFailedElection): from logs alone,
