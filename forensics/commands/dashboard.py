@@ -35,13 +35,16 @@ def dashboard_cmd(
 
     Example: kafka-forensics dashboard out/rf1_broker_kill --out incident.html
     """
-    from dashboards.load import is_report_dir, load_report_dir
+    from dashboards.load import ReportDirError, is_report_dir, load_report_dir
 
     if max_partitions < 1:
         raise UserError("--max-partitions must be at least 1")
     first = Path(sources[0])
     if len(sources) == 1 and is_report_dir(first):
-        docs, rows, report = load_report_dir(first)
+        try:
+            docs, rows, report = load_report_dir(first)
+        except ReportDirError as exc:
+            raise UserError(str(exc)) from None
         zone = check_tz(tz or ((report or {}).get("inputs") or {}).get("time_zone") or "UTC")
         from dashboards.page import dashboard_page
 
