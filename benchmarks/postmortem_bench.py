@@ -41,7 +41,8 @@ def phases(sample: str, repeats: int) -> list[dict]:
     import forensics.pipeline as pipeline
     import forensics.report.build as build
     import replay_engine.api as api
-    from forensics.cli import _load_commands, app
+    from forensics.app import app
+    from forensics.cli import _load_commands
 
     _load_commands()
     imports_s = time.perf_counter() - t_imports

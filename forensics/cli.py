@@ -1,9 +1,9 @@
 """The ``kafka-forensics`` command line: a thin shell over the library.
 
-Each command lives in ``forensics/commands/<name>.py`` and registers itself
-through :func:`register`. User errors end in one line on stderr and exit code
-2; nothing the user did wrong prints a traceback (``KAFKA_FORENSICS_DEBUG=1``
-shows them for bug reports).
+Each command lives in ``forensics/commands/<name>.py`` and registers itself on
+``forensics.app.app`` when imported (see ``COMMANDS``). User errors end in one line on
+stderr and exit code 2; nothing the user did wrong prints a traceback
+(``KAFKA_FORENSICS_DEBUG=1`` shows them for bug reports).
 """
 from __future__ import annotations
 
@@ -17,33 +17,8 @@ try:  # typer >= 0.20 vendors click; older typer uses the click package
 except ImportError:  # pragma: no cover
     from click import exceptions as click_exc
 
-from forensics import __version__
+from forensics.app import app
 from forensics.errors import UserError
-
-app = typer.Typer(
-    name="kafka-forensics",
-    help="Why did my Kafka partitions have no leader? Replay the controller over the logs and ZooKeeper/KRaft "
-    "traces a cluster left behind, and get the answer with its evidence.",
-    add_completion=False,
-    no_args_is_help=True,
-    rich_markup_mode=None,
-    pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-
-
-def _version(value: bool) -> None:
-    if value:
-        print(f"kafka-forensics {__version__}")
-        raise typer.Exit(0)
-
-
-@app.callback()
-def _root(
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
-) -> None:
-    pass
-
 
 # Commands register themselves on import; the order here is the order in --help.
 COMMANDS = (

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from forensics.cli import app
+from forensics.app import app
 from forensics.commands.common import MASTER, QUIET, TZ, check_tz
 from forensics.errors import UserError
 

@@ -6,7 +6,7 @@ from pathlib import Path
 import typer
 
 from forensics.capture import DEFAULT_TIMEOUT_S, DEFAULT_WINDOW
-from forensics.cli import app
+from forensics.app import app
 from forensics.commands.common import QUIET
 from forensics.errors import UserError
 

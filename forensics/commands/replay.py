@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from forensics.cli import app
+from forensics.app import app
 from forensics.commands.common import BROKER_MAP, CLUSTER, MASTER, QUIET, TZ, check_tz, default_cluster
 from forensics.errors import UserError
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from forensics.cli import app
+from forensics.app import app
 from forensics.errors import UserError
 
 
