@@ -11,8 +11,8 @@ from typing import Callable
 
 from parsers.common.accounting import FileSummary
 from parsers.common.context import SourceContext
-from parsers.schema import Event
 from parsers.common.textio import head_bytes
+from parsers.schema import Event
 
 # kind -> (module, function); every function has the signature
 #   f(data: bytes, ctx: SourceContext, summary: FileSummary) -> list[Event]

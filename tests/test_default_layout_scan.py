@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from parsers.common.accounting import FileSummary
 from parsers.broker_logs.broker_log import parse_broker_log
+from parsers.common.accounting import FileSummary
 from parsers.common.context import SourceContext
 from parsers.dispatch import sniff_kind
 from tests.conftest import REAL_LOGS, SAMPLES

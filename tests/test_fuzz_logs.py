@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from conftest import REAL_LOGS
 from parsers.common.context import SourceContext
-from parsers.dispatch import parse_source
 from parsers.common.textio import ReadProblems, iter_raw_lines
+from parsers.dispatch import parse_source
 
 CASES = 500
 WHOLE_CASES = 300

@@ -1,9 +1,9 @@
 """Writer attribution: the log ident of every version names the broker that wrote the line."""
 import pytest
 
+from parsers.broker_logs.templates.writer import writer_id
 from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
-from parsers.broker_logs.templates.writer import writer_id
 
 
 @pytest.mark.parametrize("message, writer", [

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import typer
 
-from forensics.capture import DEFAULT_TIMEOUT_S, DEFAULT_WINDOW
 from forensics.app import app
+from forensics.capture import DEFAULT_TIMEOUT_S, DEFAULT_WINDOW
 from forensics.commands.common import QUIET
 from forensics.errors import UserError
 

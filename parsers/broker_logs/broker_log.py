@@ -10,12 +10,12 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
+from parsers.broker_logs.default_layout_scan import scan
+from parsers.broker_logs.log4j_layout import LocalClock, LogEntry, Orphan, choose_layout, iter_entries
 from parsers.common.accounting import Chronology, FileSummary, Quarantined
 from parsers.common.context import SourceContext
-from parsers.broker_logs.log4j_layout import LocalClock, LogEntry, Orphan, choose_layout, iter_entries
-from parsers.schema import Event
-from parsers.broker_logs.default_layout_scan import scan
 from parsers.common.textio import ReadProblems, decode_line, iter_raw_lines, looks_binary, whole_lines
+from parsers.schema import Event
 
 # Control characters other than tab. A line without any (nearly all of them) cannot be
 # binary junk; only the rest pays for the full check.

@@ -22,12 +22,12 @@ from typing import Any, Iterator
 
 from parsers.common.accounting import FileSummary, Quarantined
 from parsers.common.context import SourceContext
-from parsers.kraft.kafka_batches import BatchHeader, Record
-from parsers.kraft.events import Where, finish, record_event, snapshot_id, stamp
-from parsers.kraft.records import MetadataRecord, jsonable, payload_json
-from parsers.kraft.record_schema import BY_TYPE_NAME, CONTROL
-from parsers.schema import Event
 from parsers.common.textio import ReadProblems, decode_line, iter_raw_lines
+from parsers.kraft.events import Where, finish, record_event, snapshot_id, stamp
+from parsers.kraft.kafka_batches import BatchHeader, Record
+from parsers.kraft.record_schema import BY_TYPE_NAME, CONTROL
+from parsers.kraft.records import MetadataRecord, jsonable, payload_json
+from parsers.schema import Event
 
 _PAIR = re.compile(r"(\w+): (\S+)")
 _RECORD = re.compile(

@@ -18,11 +18,11 @@ from typing import Any
 
 from parsers.common.accounting import FileSummary, Quarantined
 from parsers.common.context import SourceContext
-from parsers.kraft.kafka_batches import Damage
-from parsers.kraft.records import LogRecord, MetadataRecord, jsonable, payload_json, read_metadata_log
-from parsers.kraft.record_schema import CONFIG_RESOURCE_TYPES
-from parsers.schema import Event
 from parsers.common.textio import ReadProblems, decompressed_chunks
+from parsers.kraft.kafka_batches import Damage
+from parsers.kraft.record_schema import CONFIG_RESOURCE_TYPES
+from parsers.kraft.records import LogRecord, MetadataRecord, jsonable, payload_json, read_metadata_log
+from parsers.schema import Event
 
 SOURCE_KIND = "kraft_metadata"
 # How many damage messages go into summary.errors per file (all are counted and sampled).

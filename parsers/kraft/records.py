@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from parsers.kraft.kafka_batches import (CONTROL_TYPES, Batch, BatchHeader, Damage, FormatError, Record, read_batches,
-                                        read_uvarint)
+                                         read_uvarint)
 from parsers.kraft.record_schema import (CONTROL, END_TXN_MARKER_FORMAT, METADATA, Field, RecordSchema, metadata_name,
-                                        upper_snake)
+                                         upper_snake)
 
 FRAME_VERSION = 1
 

@@ -25,12 +25,12 @@ from typing import Any, Iterable
 
 from parsers.common.accounting import FileSummary, Quarantined
 from parsers.common.context import SourceContext
-from parsers.schema import Event, iso_utc
 from parsers.common.textio import GZIP_MAGIC, ReadProblems, decompressed_chunks
+from parsers.schema import Event, iso_utc
 from parsers.zookeeper.jute import hex_id
 from parsers.zookeeper.snapshot import SnapNode, Snapshot, decompress, name_zxid, read_snapshot
-from parsers.zookeeper.txnlog import (CREATE_TYPES, DELETE_TYPES, ERROR_NAMES, SETDATA_TYPES, Damage, Txn, data_text,
-                               dump_line, op_name, read_txnlog)
+from parsers.zookeeper.txnlog import (CREATE_TYPES, DELETE_TYPES, ERROR_NAMES, SETDATA_TYPES, Damage, Txn,
+                                      data_text, dump_line, op_name, read_txnlog)
 
 MAX_LOG_BYTES = 8 << 30
 MAX_ERRORS = 50  # messages kept per file; every problem is still counted and sampled

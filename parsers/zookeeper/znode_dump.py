@@ -23,8 +23,8 @@ from typing import Any
 
 from parsers.common.accounting import FileSummary, Quarantined
 from parsers.common.context import SourceContext
-from parsers.schema import Event, iso_utc
 from parsers.common.textio import ReadProblems, decode_line, head_bytes, iter_raw_lines
+from parsers.schema import Event, iso_utc
 from parsers.zookeeper.events import PayloadError, _assignment, _int, _ints, _json, _obj, kafka_path, micros
 
 STAT_KEYS = ("cZxid", "ctime", "mZxid", "mtime", "pZxid", "cversion", "dataVersion", "aclVersion",

@@ -24,8 +24,8 @@ from parsers.kraft.kafka_batches import (
     uvarint_bytes,
     varint_bytes,
 )
-from parsers.kraft.records import FRAME_VERSION, uuid_bytes
 from parsers.kraft.record_schema import BY_NAME, CONTROL, END_TXN_MARKER_FORMAT, Field, RecordSchema
+from parsers.kraft.records import FRAME_VERSION, uuid_bytes
 
 CONTROL_TYPE_IDS = {"ABORT": 0, "COMMIT": 1, "LEADER_CHANGE": 2, "SNAPSHOT_HEADER": 3, "SNAPSHOT_FOOTER": 4,
                     "KRAFT_VERSION": 5, "KRAFT_VOTERS": 6}

@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 
 from parsers.broker_logs.rules import Rule
-from parsers.schema import Event
 from parsers.broker_logs.templates.shapes import tp_list
+from parsers.schema import Event
 
 SERVER = ("kafka.server.KafkaServer", "kafka.server.BrokerServer")
 ZK_CLIENT = ("org.apache.zookeeper.ClientCnxn*",)

@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 
 from parsers.broker_logs.rules import Rule
-from parsers.schema import Event
 from parsers.broker_logs.templates.shapes import split_topic_partition
+from parsers.schema import Event
 
 # Broker-internal loggers: a broker's own inter-broker clients are not "the client".
 NOT_BROKER = (

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 
 from parsers.broker_logs.rules import Rule, int_list
-from parsers.schema import Event
 from parsers.broker_logs.templates.shapes import split_topic_partition
+from parsers.schema import Event
 
 QC = ("org.apache.kafka.controller.*",)
 RAFT = ("org.apache.kafka.raft.*",)

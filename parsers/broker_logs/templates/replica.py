@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 
 from parsers.broker_logs.rules import Rule, int_list
-from parsers.schema import Event
 from parsers.broker_logs.templates.shapes import request_partition_state, split_topic_partition
+from parsers.schema import Event
 
 PARTITION = ("kafka.cluster.Partition",)
 BROKER_SC = ("state.change.logger", "kafka.server.ReplicaManager")
