@@ -39,6 +39,21 @@ class Comparison:
     evidence: list[F.Ref] = field(default_factory=list)
 
 
+def _unknown_why(kind: str, isr, replicas, live, controller) -> str:
+    """Why a record could not be re-derived: the first thing the replay did not know."""
+    if controller is None:
+        return f"{kind}: acting controller unknown"
+    if live is None:
+        return f"{kind}: live brokers unknown"
+    if not live:
+        return f"{kind}: no broker known live to the replay"
+    if isr is None:
+        return f"{kind}: ISR before the record unknown"
+    if replicas is None:
+        return f"{kind}: assigned replicas unknown"
+    return f"{kind}: not re-derivable (no rule for this transition)"
+
+
 def _before(tp: F.TP, snap: dict[str, Any]) -> PState:
     """The partition as it was before a replayed decision (for judging the record against other strategies)."""
     return PState(tp, replicas=None if snap["replicas"] is None else tuple(snap["replicas"]), leader=snap["leader"],
@@ -87,6 +102,7 @@ class ZkControllerReplay:
         self.decisions: list[Decision] = []
         self.comparisons: list[Comparison] = []
         self.uncompared: int = 0
+        self.uncompared_records: list[tuple[F.Ref, str]] = []  # each record left uncompared, and why
         self.epoch_gaps: int = 0
         self.preferred_requested: dict[F.TP, int] = {}  # partition -> when a preferred election was asked
         self.periods: dict[int, list[BrokerPeriod]] = {}
@@ -235,6 +251,10 @@ class ZkControllerReplay:
 
     def _recorded_here(self, ts: int, kind: str) -> bool:
         return self.coverage.recorded(ts, self.controller, kind)
+
+    def _leave_uncompared(self, ref: F.Ref, why: str) -> None:
+        self.uncompared += 1
+        self.uncompared_records.append((ref, why))
 
     def _note_broker(self, b: int, ref: F.Ref) -> None:
         self.evidence_by_broker.setdefault(b, []).append(ref)
@@ -860,7 +880,7 @@ class ZkControllerReplay:
             p.replicas, p.isr, p.leader_epoch, p.recorded_zk_version = None, None, None, None
             self._set_leader(p, None)
             p.state = UNKNOWN
-            self.uncompared += 1
+            self._leave_uncompared(f.ref, "history restarted (leader epoch or znode version went back)")
         else:
             self._compare(p, kind, f, recorded)
         self._adopt(p, f, kind)
@@ -961,14 +981,15 @@ class ZkControllerReplay:
             # this one was taken on a state the replay never saw. Counted as a gap in the evidence, neither
             # agreed nor diverged.
             self.epoch_gaps += 1
-            self.uncompared += 1
+            self._leave_uncompared(f.ref, "evidence gap (decided on a state the evidence does not show)")
             return
         if replayed is None:
             alt = self._alternatives(p, f, recorded) if kind == "election" else None
             if alt:
                 self.comparisons.append(Comparison(p.tp, f.ts, f.ref, recorded, recorded, True, f"inferred: {alt}"))
             else:
-                self.uncompared += 1
+                self._leave_uncompared(f.ref, _unknown_why(kind, p.isr, p.replicas, self.online_set(p.tp),
+                                                           self.controller))
             return
         ok = self._same(replayed, recorded, pointwise=True)
         how = f"point: {strategy}"
@@ -1087,7 +1108,8 @@ class ZkControllerReplay:
                     live = frozenset(b for b in live if f.tp not in self.offline_replicas.get(b, ()))
                 cand = f.assigned if f.assigned is not None else p.candidates
                 if isr is None or live is None or cand is None:
-                    self.uncompared += 1
+                    missing = "ISR" if isr is None else "live brokers" if live is None else "assigned replicas"
+                    self._leave_uncompared(f.ref, f"election_failed: {missing} unknown")
                 else:
                     unclean = self._unclean_allowed(f.tp[0]) if not (f.strategy or "").endswith("(true)") else True
                     if not f.strategy and f.from_state == ONLINE:

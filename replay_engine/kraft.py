@@ -67,6 +67,7 @@ class KraftReplay:
         self.decisions: list[Decision] = []
         self.comparisons: list[Comparison] = []
         self.uncompared = 0
+        self.uncompared_records: list[tuple[F.Ref, str]] = []  # each record left uncompared, and why
         self.epoch_gaps = 0
         self.periods: dict[int, list[BrokerPeriod]] = {}
         self.tenures: list[Tenure] = []
@@ -333,7 +334,9 @@ class KraftReplay:
         r = ref_of(ev)
         changed = set(d.get("changed") or [])
         if p is None or p.isr is None:
-            self.uncompared += 1 if "leader" in changed else 0
+            if "leader" in changed:
+                self.uncompared += 1
+                self.uncompared_records.append((r, "leader change: partition unknown before the record"))
             p = self.parts.setdefault(tp, PState(tp))
         else:
             target = tuple(ev.isr) if ev.isr is not None and "isr" in changed else p.isr
