@@ -168,3 +168,20 @@ def test_stale_controller_requests():
     ev = one("[2018-01-01 00:00:00,000] WARN Received stop replica request from an old controller epoch 5. Latest "
              "known controller epoch is 6 (state.change.logger)", "state-change.log")
     assert (ev.controller_id, ev.controller_epoch, ev.detail["request"]) == (None, 5, "StopReplica")
+
+
+def test_follower_with_unavailable_leader_0102_28():
+    # ReplicaManager.makeFollowers (0.10.2.0 / 2.8.0 core/src/main/scala/kafka/server/ReplicaManager.scala): the
+    # controller sent a leader the broker does not hold alive; -1 is the controller saying there is no leader.
+    # AndreasTraut__kafka_2.13-2.8.0/logs/state-change.log.2021-04-28-16.gz line 802
+    ev = one("[2021-04-28 11:31:58,153] ERROR [Broker id=0] Received LeaderAndIsrRequest with correlation id 1 from "
+             "controller 0 epoch 7 for partition __consumer_offsets-18 (last update controller epoch 6) but cannot "
+             "become follower since the new leader -1 is unavailable. (state.change.logger)", "state-change.log")
+    assert (ev.event_type, ev.broker_id, ev.topic, ev.partition, ev.leader) == (
+        "leader_and_isr_received", 0, "__consumer_offsets", 18, -1)
+    assert (ev.controller_id, ev.controller_epoch, ev.detail["state_controller_epoch"]) == (0, 7, 6)
+    # andreinedelciu__kafka-brokers-public/logs/state-change.log.gz line 3022 (0.10.2)
+    ev = one("[2021-04-28 16:41:34,286] ERROR Broker 1 received LeaderAndIsrRequest with correlation id 1 from "
+             "controller 1 epoch 56 for partition dns_kafka_topic-2 but cannot become follower since the new leader "
+             "1010 is unavailable. (state.change.logger)", "state-change.log")
+    assert (ev.broker_id, ev.topic, ev.partition, ev.leader, ev.controller_epoch) == (1, "dns_kafka_topic", 2, 1010, 56)

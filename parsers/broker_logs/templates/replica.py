@@ -136,6 +136,18 @@ def _leader_and_isr_received(entry, m):
                  replicas=state.get("replicas"), detail=detail)
 
 
+def _follower_leader_unavailable(entry, m):
+    """The controller sent a leader this broker's metadata cache does not hold alive: -1 is 'no leader'."""
+    tp = split_topic_partition(m["tp"])
+    if tp is None:
+        return None
+    detail = {"correlation_id": int(m["corr"]), "leader_unavailable": True}
+    if m["sce"] is not None:
+        detail["state_controller_epoch"] = int(m["sce"])
+    return Event("leader_and_isr_received", broker_id=_broker(m), topic=tp[0], partition=tp[1],
+                 controller_id=int(m["c"]), controller_epoch=int(m["ce"]), leader=int(m["leader"]), detail=detail)
+
+
 _REQUEST_NAMES = {"LeaderAndIsr": "LeaderAndIsr", "StopReplica": "StopReplica", "stop replica": "StopReplica",
                   "update metadata": "UpdateMetadata", "UpdateMetadata": "UpdateMetadata"}
 
@@ -191,6 +203,13 @@ RULES = [
          re.compile(_BRK + r"[Rr]eceived LeaderAndIsr request (?P<state>.*) correlation id (?P<corr>\d+) from controller "
                     r"(?P<c>\d+) epoch (?P<ce>\d+)(?: for partition (?P<tp>\S+))?$"),
          _leader_and_isr_received),
+    # ReplicaManager.makeFollowers (0.9.0.0 .. 3.x): "... but cannot become follower since the new leader N is
+    # unavailable" (0.9-0.11 "Broker N received ...", 1.0+ "[Broker id=N] Received ... (last update controller epoch E)")
+    Rule("replica.follower_leader_unavailable", BROKER_SC, ("cannot become follower since the new leader",),
+         re.compile(_BRK + r"[Rr]eceived LeaderAndIsrRequest with correlation id (?P<corr>\d+) from controller (?P<c>\d+) "
+                    r"epoch (?P<ce>\d+) for partition (?P<tp>\S+) (?:\(last update controller epoch (?P<sce>\d+)\) )?"
+                    r"but cannot become follower since the new leader (?P<leader>-?\d+) is unavailable\.?$"),
+         _follower_leader_unavailable),
     Rule("replica.stale_controller", BROKER_SC, ("Latest known controller epoch is",),
          re.compile(r"(?P<kind>LeaderAndIsr|StopReplica|stop replica|update metadata|UpdateMetadata) request"
                     r"(?: \(delete=\w+\))? (?:from controller (?P<c1>\d+) with correlation id (?P<corr>\d+) since its "
