@@ -209,7 +209,7 @@ def _replay_cluster(events, cluster, overrides, topic_overrides, keep_tp, contex
         stream.facts = shard_facts(stream.facts, keep_tp)
     config = ConfigState(version=parse_version(stream.kafka_version))
     if config.version is not None:
-        config.version_source = f"logged 'Kafka version: {stream.kafka_version}'"
+        config.version_source = stream.kafka_version_source or f"logged 'Kafka version: {stream.kafka_version}'"
     config.override_cluster = dict(overrides or {})
     config.override_topic = {t: dict(v) for t, v in (topic_overrides or {}).items()}
     ctrl = ZkControllerReplay(config, stream.coverage)

@@ -98,6 +98,7 @@ class FactStream:
     trace_end: int | None
     zk_window: tuple[int, int] | None
     notes: list[str] = field(default_factory=list)
+    kafka_version_source: str | None = None  # where kafka_version was read, when not a 'Kafka version:' line
 
 
 @dataclass
@@ -142,6 +143,21 @@ def cluster_context(events: Iterable[Event]) -> ClusterContext:
     ctx.trace_start, ctx.trace_end = lo, hi
     ctx.zk_window = (zk_lo, zk_hi) if zk_lo is not None else None
     return ctx
+
+
+# A Kafka binary distribution unpacks to kafka_<scala version>-<kafka version>/ (kafka_2.11-0.9.0.0/logs/...).
+_DIST_DIR = re.compile(r"(?:^|[/_])kafka_2\.\d+-(\d+\.\d+\.\d+(?:\.\d+)?)$")
+
+
+def version_from_paths(paths: Iterable[str | None]) -> str | None:
+    """The Kafka release named by the distribution directory the log files sit in, when they name exactly one."""
+    found = set()
+    for path in paths:
+        for part in (path or "").split("/")[:-1]:
+            m = _DIST_DIR.search(part)
+            if m:
+                found.add(m.group(1))
+    return found.pop() if len(found) == 1 else None
 
 
 def _in_window(ts: int | None, window: tuple[int, int] | None) -> bool:
@@ -416,6 +432,11 @@ def build_facts(events: Iterable[Event], context: ClusterContext | None = None) 
             version = ev.detail.get("version")
 
     notes: list[str] = []
+    version_source = None
+    if not version:
+        version = version_from_paths(sorted({ev.source_file for ev in events if ev.source_file}))
+        if version:
+            version_source = f"file names (Kafka distribution directory kafka_*-{version})"
     coverage = Coverage()
     zk_window = ctx.zk_window
     if zk_window is not None:
@@ -476,4 +497,5 @@ def build_facts(events: Iterable[Event], context: ClusterContext | None = None) 
         trace_end=ctx.trace_end,
         zk_window=zk_window,
         notes=notes,
+        kafka_version_source=version_source,
     )
