@@ -22,6 +22,7 @@ from replay_engine.from_events import Coverage
 from replay_engine.partition import UNKNOWN, BrokerPeriod, Decision, PState, Tenure
 from replay_engine.states import NEW, NON_EXISTENT, OFFLINE, ONLINE
 from replay_engine.timeline import TimelineBuilder, View
+from replay_engine.version_gates import failover_takes_offline_replicas_out_of_isr
 
 # A recorded decision is matched with a replayed one made at most this long before it.
 MATCH_WINDOW_US = 10 * 60 * 1_000_000
@@ -498,8 +499,9 @@ class ZkControllerReplay:
         self.live.add(c)
         # onControllerFailover: ReplicaStateMachine.startup before PartitionStateMachine.startup.
         self.shutting.clear()
-        for b in sorted(self.known_brokers - self.live):
-            self._remove_replica_from_isr(b, f)
+        if failover_takes_offline_replicas_out_of_isr(self.config.version):
+            for b in sorted(self.known_brokers - self.live):
+                self._remove_replica_from_isr(b, f)
         for tp in sorted(self.parts):
             p = self.parts[tp]
             if p.deleting or p.state == NON_EXISTENT:

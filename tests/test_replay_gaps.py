@@ -3,7 +3,9 @@
 Each test takes its expectation from a recorded line of a real log (file and line named) or from Kafka's
 source at a release tag (file and function named).
 """
+from parsers.schema import iso_utc
 from replay_engine.from_events import version_from_paths
+from replay_engine.version_gates import failover_takes_offline_replicas_out_of_isr
 from test_replay_real_logs import load
 
 
@@ -16,3 +18,19 @@ def test_version_from_the_distribution_directory():
     assert version_from_paths(["logs/server.log", "kafka_2.11-0.9.0.0"]) is None  # a file, not a directory
     rep = load("agamsidhu__Kafka").to_json()
     assert rep["kafka_version"] == "0.9.0" and "file names" in rep["kafka_version_source"]
+
+
+def test_failover_moves_dead_replicas_out_of_isr_only_from_23():
+    # ReplicaStateMachine.startup: 2.2.0 hands only live replicas to OnlineReplica; 2.3.0 (KAFKA-3143) also hands
+    # the dead brokers' replicas to OfflineReplica ("Triggering offline replica state changes").
+    assert not failover_takes_offline_replicas_out_of_isr((2, 2, 1))
+    assert not failover_takes_offline_replicas_out_of_isr((0, 9, 0))
+    assert failover_takes_offline_replicas_out_of_isr((2, 3, 0))
+    assert failover_takes_offline_replicas_out_of_isr(None)
+    # agamsidhu (0.9.0.0): controller 2 took over at 20:58:53.384 with Hello-Kafka-0's only replica (broker 0) gone;
+    # its next election (controller.log.2017-10-06-20.gz line 241) wrote {"leader":0,"leader_epoch":1,"isr":[0]}:
+    # the epoch was still 0 in between, no OfflineReplica write at failover.
+    res = load("agamsidhu__Kafka")
+    between = [iv for iv in res.intervals if (iv.topic, iv.partition) == ("Hello-Kafka", 0)
+               and "2017-10-06T20:58:53.384" <= iso_utc(iv.start) < "2017-10-06T20:59:21.637"]
+    assert between and all(iv.view.leader_epoch == 0 for iv in between), [iv.describe() for iv in between]
