@@ -86,6 +86,7 @@ class ZkControllerReplay:
         # brokers whose controlled shutdown the controller took up, until they are seen down or back
         # (unlike ``shutting``, a controller failover does not forget them: the broker is still leaving)
         self.leaving: set[int] = set()
+        self.server_stopping: set[int] = set()  # brokers whose KafkaServer logged "shutting down", until seen down
         self.stopped: set[int] = set()  # process dead, session not yet expired (what-if only)
         self.offline_replicas: dict[int, set[F.TP]] = {}  # broker -> replicas on a failed log dir
         self.known_brokers: set[int] = set()
@@ -385,6 +386,7 @@ class ZkControllerReplay:
 
     def _deregister(self, b: int, f: F.Fact, cause: str) -> None:
         self.leaving.discard(b)
+        self.server_stopping.discard(b)
         if b in self.registered:
             self.registered.discard(b)
             self._period_open(b, f.ts, f.ref, "down")
@@ -410,6 +412,7 @@ class ZkControllerReplay:
         if f.view == "self":
             self.self_reporting.add(b)
         self.leaving.discard(b)
+        self.server_stopping.discard(b)
         bounced = (b in self.registered and f.epoch is not None and self.broker_epochs.get(b) is not None
                    and self.broker_epochs[b] != f.epoch)
         if bounced:
@@ -523,6 +526,13 @@ class ZkControllerReplay:
         self.pending.clear()
 
     def _controller_gone(self, f: F.ControllerGone) -> None:
+        if f.cause == "resigned" and f.controller is not None and (
+                f.controller in self.leaving or f.controller in self.server_stopping):
+            # KafkaServer.shutdown (0.9.0.0 .. 3.9, core/src/main/scala/kafka/server/KafkaServer.scala): after
+            # info("shutting down") and the controlled shutdown, kafkaController.shutdown() (which logs the
+            # resignation on every broker) is followed by the ZooKeeper client's close: the broker's registration
+            # goes with its session at that moment, before its own "shut down completed".
+            self._broker_down(F.BrokerDown(f.ts, f.ref, broker=f.controller, cause="shutdown"))
         if self.controller is None:
             return
         if f.controller is not None and f.controller != self.controller:
@@ -746,6 +756,8 @@ class ZkControllerReplay:
             self._note_broker(f.broker, f.ref)
         if f.tp is not None:
             self.evidence_by_tp.setdefault(f.tp, []).append(f.ref)
+        if f.kind == "broker_shutdown_started" and f.broker is not None:
+            self.server_stopping.add(f.broker)
         if f.kind == "zk_write_failed":
             self.findings.append({"kind": "zk_write_failed", "ts": f.ts, "evidence": [f.ref.to_json()]})
 

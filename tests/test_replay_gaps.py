@@ -9,6 +9,12 @@ from replay_engine.version_gates import failover_takes_offline_replicas_out_of_i
 from test_replay_real_logs import load
 
 
+def _comparison(res, source_suffix: str):
+    hits = [c for c in res.comparisons if (c.record.cite() or "").endswith(source_suffix)]
+    assert len(hits) == 1, (source_suffix, hits)
+    return hits[0]
+
+
 def test_version_from_the_distribution_directory():
     # A Kafka binary distribution unpacks to kafka_<scala>-<kafka>/; SUMMARY.tsv of real_logs reads the same
     # version off the same directory names.
@@ -34,3 +40,17 @@ def test_failover_moves_dead_replicas_out_of_isr_only_from_23():
     between = [iv for iv in res.intervals if (iv.topic, iv.partition) == ("Hello-Kafka", 0)
                and "2017-10-06T20:58:53.384" <= iso_utc(iv.start) < "2017-10-06T20:59:21.637"]
     assert between and all(iv.view.leader_epoch == 0 for iv in between), [iv.describe() for iv in between]
+
+
+def test_broker_leaves_zookeeper_when_it_resigns_during_its_shutdown():
+    # KafkaServer.shutdown (3.4.0 core/src/main/scala/kafka/server/KafkaServer.scala): info("shutting down"),
+    # controlled shutdown, ..., kafkaController.shutdown() ("Resigned"), zkClient.close(). gaparedes' broker 1 logged
+    # "Resigned" at 10:40:35.550 (controller.log.gz line 8) and "shut down completed" only at 10:40:35.680; controller 0
+    # failed to elect cars-0 and cars-3 (whose only ISR member was broker 1) at 10:40:35.583 (state-change.log.gz
+    # lines 27 and 50): broker 1 was gone by then.
+    res = load("gaparedes__kafka-demo")
+    for suffix in ("state-change.log.gz:27", "state-change.log.gz:50"):
+        c = _comparison(res, suffix)
+        assert c.agreed and c.recorded.get("failed"), (c.recorded, c.replayed)
+    periods = next(b["periods"] for b in res.to_json()["brokers"] if b["broker"] == 1)
+    assert any(p["state"] == "down" and p["start"] == "2023-06-12T10:40:35.550Z" for p in periods), periods

@@ -18,13 +18,7 @@ ZK_CLUSTERS = sorted(p.name for p in REAL_LOGS.iterdir() if p.is_dir() and p.nam
                      and p.name not in KRAFT)
 
 # Divergences explained by reading the logs (cluster -> {(topic, partition): why}).
-EXPLAINED = {
-    "gaparedes__kafka-demo": {
-        ("cars", 0): "broker 1 deregistered during its own shutdown between its 'Resigned' (10:40:35.550) and "
-                     "'shut down completed' (10:40:35.680) lines; the controller saw it go before any line says so",
-        ("cars", 3): "same as cars-0",
-    },
-}
+EXPLAINED: dict[str, dict[tuple[str, int], str]] = {}
 
 
 def load(name):
