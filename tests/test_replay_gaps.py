@@ -54,3 +54,15 @@ def test_broker_leaves_zookeeper_when_it_resigns_during_its_shutdown():
         assert c.agreed and c.recorded.get("failed"), (c.recorded, c.replayed)
     periods = next(b["periods"] for b in res.to_json()["brokers"] if b["broker"] == 1)
     assert any(p["state"] == "down" and p["start"] == "2023-06-12T10:40:35.550Z" for p in periods), periods
+
+
+def test_controllers_all_leaders_dump_gives_the_isr_a_failed_election_was_judged_on():
+    # vishnu1368 (2.5.1): controller 2's TRACE "All leaders = ... __consumer_offsets-8 -> (Leader:2,ISR:2,...)"
+    # (controller.log.2025-12-04-22.gz line 40) is the ISR controller 1 had when it failed to elect
+    # __consumer_offsets-8 out of OfflinePartition (state-change.log.2025-12-04-22.gz line 383) after broker 2 left.
+    # Before the dump was read these records were uncompared ("ISR unknown"); now each is judged, and agrees.
+    res = load("vishnu1368__kafka_2.12-2.5.1")
+    c = _comparison(res, "state-change.log.2025-12-04-22.gz:383")
+    assert c.agreed and c.recorded.get("failed")
+    failed = [c for c in res.comparisons if c.recorded.get("failed")]
+    assert len(failed) >= 33 and all(c.agreed for c in failed)

@@ -189,3 +189,24 @@ def test_08_controller_session_expiry_listener():
              "components and try to re-elect (kafka.controller.KafkaController$SessionExpirationListener)")
     assert (ev.event_type, ev.subject_broker, ev.broker_id, ev.detail["via"]) == (
         "zk_session_expired", 3, 3, "controller_listener")
+
+
+def test_all_leaders_dump_0102_22_39():
+    # KafkaController.doControlledShutdown (0.10.2.0 .. 3.4.0 core/src/main/scala/kafka/controller/KafkaController.scala)
+    # ends with trace("All leaders = " + partitionLeadershipInfo): one observation per partition.
+    # Eniyanilavan__Kafka/logs/controller.log.2019-07-05-09.gz line 76 (2.2.1; shortened to two items)
+    evs = parse("[2019-07-05 11:55:59,113] TRACE [Controller id=0] All leaders = __consumer_offsets-49 -> (Leader:1,"
+                "ISR:1,LeaderEpoch:0,ControllerEpoch:3),dcode_fileParse_XD-0 -> (Leader:-1,ISR:0,1,LeaderEpoch:1,"
+                "ControllerEpoch:3) (kafka.controller.KafkaController)")
+    assert [(e.event_type, e.controller_id, e.topic, e.partition, e.leader, e.isr, e.leader_epoch, e.controller_epoch)
+            for e in evs] == [("partition_state_observed", 0, "__consumer_offsets", 49, 1, [1], 0, 3),
+                              ("partition_state_observed", 0, "dcode_fileParse_XD", 0, -1, [0, 1], 1, 3)]
+    # andreinedelciu__kafka-brokers-public/logs/controller.log.2020-10-08-16.gz line 63 (0.10.2: "[topic,p]")
+    evs = parse("[2020-10-08 16:51:34,226] TRACE [Controller 0]: All leaders = [dns_kafka_topic,1] -> (Leader:0,ISR:0,"
+                "LeaderEpoch:0,ControllerEpoch:1),[netflow_kafka_topic,0] -> (Leader:0,ISR:0,LeaderEpoch:0,"
+                "ControllerEpoch:1) (kafka.controller.KafkaController)")
+    assert [(e.topic, e.partition, e.leader) for e in evs] == [("dns_kafka_topic", 1, 0), ("netflow_kafka_topic", 0, 0)]
+    # YehorYehorychev__Kafka/logs/controller.log.2024-11-27-10.gz line 21 (3.9: recovery state and zkVersion)
+    ev = one("[2024-11-27 10:24:53,988] TRACE [Controller id=0] All leaders = cities-0 -> (Leader:0,ISR:0,"
+             "LeaderRecoveryState:RECOVERED,LeaderEpoch:0,ZkVersion:0,ControllerEpoch:1) (kafka.controller.KafkaController)")
+    assert (ev.topic, ev.partition, ev.leader, ev.zk_version, ev.controller_epoch) == ("cities", 0, 0, 0, 1)

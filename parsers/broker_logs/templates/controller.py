@@ -16,6 +16,7 @@ from parsers.broker_logs.templates.shapes import (
     assignment_map,
     ident_id,
     int_map,
+    leader_isr_epoch,
     split_topic_partition,
     strip_collection,
     tp_list,
@@ -192,7 +193,34 @@ def _zk_expired_listener(entry, m):
     return Event("zk_session_expired", subject_broker=bid, detail={"via": "controller_listener"})
 
 
+# One "tp -> (Leader:..,ISR:..,LeaderEpoch:..,ControllerEpoch:..)" item; items are joined by "," and a 0.8-0.11
+# partition is "[topic,0]", so the split is on the item shape, not on commas.
+_LEADERS_ITEM = re.compile(r"(?P<tp>\[[^\]]+\]|[^,\s][^\s]*?) -> (?P<v>\(Leader:[^)]*\))")
+
+
+def _all_leaders(entry, m):
+    """KafkaController.doControlledShutdown (0.8 .. 3.x) ends with TRACE "All leaders = " and the controller
+    context's partitionLeadershipInfo: the leader, ISR and epochs it holds for every partition."""
+    text = m["dump"] + "".join(entry.continuation or ())
+    cid = _cid(m)
+    head = entry.line[: entry.line.find("All leaders = ") + 14]
+    evs = []
+    for item in _LEADERS_ITEM.finditer(text):
+        tp = split_topic_partition(item["tp"])
+        st = leader_isr_epoch(item["v"])
+        if tp is None or st is None:
+            continue
+        evs.append(Event("partition_state_observed", controller_id=cid, topic=tp[0], partition=tp[1],
+                         leader=st["leader"], isr=st["isr"], leader_epoch=st["leader_epoch"],
+                         controller_epoch=st["controller_epoch"], zk_version=st["zk_version"],
+                         detail={"via": "controller_leadership_dump"},
+                         raw=f"{head}... {item.group(0)} ..."))
+    return evs or None
+
+
 RULES = [
+    Rule("controller.all_leaders", CONTROLLER_LOGGERS, ("All leaders = ",),
+         re.compile(_C + r"All leaders = (?P<dump>.*)$"), _all_leaders),
     # --- election -------------------------------------------------------------------------------
     Rule("controller.elected.2x", CONTROLLER_LOGGERS, ("successfully elected as the controller. Epoch",),
          re.compile(_C + r"(?P<id>\d+) successfully elected as the controller\. Epoch incremented to (?P<epoch>\d+) "
