@@ -61,15 +61,17 @@ def real(name):
 
 
 def test_a_broker_that_asked_to_shut_down_is_down_once_the_controller_no_longer_lists_it():
-    # choopong (Kafka 1.1): broker 0 (the only replica) asked for a controlled shutdown at 17:54:27.777, closed its
-    # ZooKeeper session at 17:54:28.389; controller 2, elected next, listed the live brokers at 17:54:28.433
-    # ("Currently active brokers in the cluster: Set(2)") and failed to elect __consumer_offsets-0 at 28.513. Broker
-    # 0 itself wrote "shut down completed" only at 17:54:31.151: it was gone for the cluster from 28.433.
+    # choopong (Kafka 1.1): broker 0 (the only replica) asked for a controlled shutdown at 17:54:27.777, logged
+    # "Resigned" at 17:54:28.387 and closed its ZooKeeper session at 17:54:28.389 ("[ZooKeeperClient] Closing." at
+    # .388: KafkaServer.shutdown runs kafkaController.shutdown() then zkClient.close()); controller 2, elected next,
+    # listed the live brokers at 17:54:28.433 ("Currently active brokers in the cluster: Set(2)") and failed to elect
+    # __consumer_offsets-0 at 28.513. Broker 0 itself wrote "shut down completed" only at 17:54:31.151: it was gone
+    # for the cluster from its resignation, 2 ms before the session's close.
     res = real("choopong__kafka")
     (lp,) = [x for x in res.leaderless if (x.episode.topic, x.episode.partition) == ("__consumer_offsets", 0)
-             and x.episode.start == 1531936468433000]
+             and x.episode.start == 1531936468387000]
     assert lp.cause.kind == "all_replicas_offline"
-    assert "broker 0, shut down at 2018-07-18T17:54:28.433Z" in lp.cause.summary
+    assert "broker 0, shut down at 2018-07-18T17:54:28.387Z" in lp.cause.summary
 
 
 def test_a_failed_election_without_replicas_or_downs_in_the_evidence_still_says_no_live_isr():
@@ -81,12 +83,13 @@ def test_a_failed_election_without_replicas_or_downs_in_the_evidence_still_says_
 
 def test_a_controlled_shutdown_whose_own_last_lines_were_overwritten_is_still_a_shutdown():
     # CodingCookieRookie (2.8, three brokers logging into one folder, so rotations overwrote each other): controller 0
-    # took up broker 0's controlled shutdown at 22:57:55.848 and resigned at 22:58:08.294; controller 2 listed the live
-    # brokers as Set(1, 2) at 22:58:08.379; broker 0 came back at 22:59:23.635 ("Newly added brokers: 0"). Broker 0's
-    # own "shut down completed" line is not in any file. __consumer_offsets-0 had ISR [0] only.
+    # took up broker 0's controlled shutdown at 22:57:55.848 and resigned at 22:58:08.294 (its ZooKeeper session closes
+    # right after: KafkaServer.shutdown); controller 2 listed the live brokers as Set(1, 2) at 22:58:08.379; broker 0
+    # came back at 22:59:23.635 ("Newly added brokers: 0"). Broker 0's own "shut down completed" line is not in any
+    # file. __consumer_offsets-0 had ISR [0] only.
     res = real("CodingCookieRookie__CS3219_TASKD")
     (lp,) = [x for x in res.leaderless if (x.episode.topic, x.episode.partition) == ("__consumer_offsets", 0)
-             and x.episode.start == 1636757888379000]
+             and x.episode.start == 1636757888294000]
     assert lp.episode.end == 1636757963635000
     assert lp.cause.kind == "no_live_isr"
-    assert "every ISR member (broker 0) was down (0 shut down at 2021-11-12T22:58:08.379Z)" in lp.cause.summary
+    assert "every ISR member (broker 0) was down (0 shut down at 2021-11-12T22:58:08.294Z)" in lp.cause.summary
