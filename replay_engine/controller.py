@@ -86,7 +86,9 @@ class ZkControllerReplay:
         # brokers whose controlled shutdown the controller took up, until they are seen down or back
         # (unlike ``shutting``, a controller failover does not forget them: the broker is still leaving)
         self.leaving: set[int] = set()
-        self.server_stopping: set[int] = set()  # brokers whose KafkaServer logged "shutting down", until seen down
+        # brokers whose KafkaServer logged "shutting down", or whose controlled-shutdown request the controller
+        # logged (not one inferred from records: a partition shard infers only from its own), until seen down
+        self.server_stopping: set[int] = set()
         self.stopped: set[int] = set()  # process dead, session not yet expired (what-if only)
         self.offline_replicas: dict[int, set[F.TP]] = {}  # broker -> replicas on a failed log dir
         self.known_brokers: set[int] = set()
@@ -471,9 +473,10 @@ class ZkControllerReplay:
         for b in sorted(f.brokers):
             self._register(b, f)
         for b in sorted(self.registered - f.brokers):
-            if b in self.leaving:
+            if b in self.server_stopping:
                 # It asked to shut down and is now gone from the controller's view: stopped, even if its
-                # own "shut down completed" line is not in the evidence (rotated away, overwritten).
+                # own "shut down completed" line is not in the evidence (rotated away, overwritten). Only a
+                # shutdown the evidence states counts: one inferred from records differs between shards.
                 self._deregister(b, f, "shutdown")
             elif b not in self.self_reporting:
                 self._deregister(b, f, "controller_detected")
@@ -526,8 +529,7 @@ class ZkControllerReplay:
         self.pending.clear()
 
     def _controller_gone(self, f: F.ControllerGone) -> None:
-        if f.cause == "resigned" and f.controller is not None and (
-                f.controller in self.leaving or f.controller in self.server_stopping):
+        if f.cause == "resigned" and f.controller is not None and f.controller in self.server_stopping:
             # KafkaServer.shutdown (0.9.0.0 .. 3.9, core/src/main/scala/kafka/server/KafkaServer.scala): after
             # info("shutting down") and the controlled shutdown, kafkaController.shutdown() (which logs the
             # resignation on every broker) is followed by the ZooKeeper client's close: the broker's registration
@@ -705,6 +707,8 @@ class ZkControllerReplay:
             return
         self.shutting.add(b)
         self.leaving.add(b)
+        if not self._inferring:
+            self.server_stopping.add(b)
         live_or_sd = frozenset(self.live)
         for tp in sorted(self.parts):
             p = self.parts[tp]
