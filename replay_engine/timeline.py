@@ -41,7 +41,11 @@ class View:
     @property
     def leaderless(self) -> bool:
         """No live leader as the cluster saw it (leader -1, or its broker deregistered, or offline)."""
-        if self.state in ("OfflinePartition", "NonExistentPartition") and self.leader is not None:
+        if self.state == "OfflinePartition":
+            # Kafka's OfflinePartition (PartitionStateMachine, 0.8 .. 3.9): "the leader for the partition dies" or the
+            # topic is being deleted; no leader serves it even when the replay does not know which one it had.
+            return True
+        if self.state == "NonExistentPartition" and self.leader is not None:
             return True
         if self.leader == -1:
             return True

@@ -66,3 +66,14 @@ def test_controllers_all_leaders_dump_gives_the_isr_a_failed_election_was_judged
     assert c.agreed and c.recorded.get("failed")
     failed = [c for c in res.comparisons if c.recorded.get("failed")]
     assert len(failed) >= 33 and all(c.agreed for c in failed)
+
+
+def test_offline_partition_is_leaderless_even_when_its_leader_was_unknown():
+    # Artificial-Ridiculous (2.1.1) state-change.log.2019-06-05-18.gz line 1: "Changed partition my-replicated-topic-0
+    # state from OnlinePartition to OfflinePartition" at 19:52:13.711 (the log starts there, the leader before is not
+    # in the evidence); line 2 elects leader 0 at 19:52:13.723. OfflinePartition is Kafka's "no live leader"
+    # (PartitionStateMachine), so those 12 ms are a leaderless episode.
+    res = load("Artificial-Ridiculous__kafka")
+    eps = [(iso_utc(lp.episode.start), iso_utc(lp.episode.end)) for lp in res.leaderless
+           if (lp.episode.topic, lp.episode.partition) == ("my-replicated-topic", 0)]
+    assert ("2019-06-05T19:52:13.711Z", "2019-06-05T19:52:13.723Z") in eps, eps
