@@ -24,7 +24,9 @@ For every cluster in ``../shared/real_logs`` (ZooKeeper and KRaft mode) and ever
 - ``no-leader``: moments a log line states a partition had no leader (a controller write of leader -1,
   a partition moved to OfflinePartition, an OfflinePartition in a controller's initial state, a failed
   election out of OfflinePartition, a broker or client told ``leader -1`` / LEADER_NOT_AVAILABLE for a
-  partition); ``outside``: those that lie outside every leaderless interval the replay reports.
+  partition); ``outside``: those that lie outside every leaderless interval the replay reports, except
+  ``at deletion``: OfflinePartition lines of a topic deletion, whose NonExistentPartition follows at the same
+  instant (no partition is left to be leaderless).
 
 Only the replay's public surface is used (``replay_cluster``, ``ReplayResult`` and its intervals,
 leaderless episodes, comparisons, decisions and facts). ``--record`` appends the table to its section of
@@ -68,6 +70,7 @@ class Row:
     unaccounted: int = 0
     no_leader: int = 0
     outside: int = 0
+    at_deletion: int = 0
     replay_compared: int = 0
     replay_agreed: int = 0
     detail: list[str] = field(default_factory=list)
@@ -202,19 +205,25 @@ def measure(name: str, mode_label: str, events) -> Row:
     from replay_engine.api import replay_cluster
 
     res = replay_cluster(events, name)
-    cfg = res.controller.config
-    row = Row(name, res.mode if mode_label == "real" else "zk_real",
-              ".".join(map(str, cfg.version)) if cfg.version else None)
+    row = Row(name, res.mode if mode_label == "real" else "zk_real", res.to_json().get("kafka_version"))
     ag = res.agreement()
     row.replay_compared, row.replay_agreed = ag["compared"], ag["agreed"]
     row.gaps = ag["evidence_gaps"]
-    row.unrecorded = ag["compared"] - len(res.comparisons)
 
+    # A comparison is a verdict on one record; a record left unjudged is either a comparison whose verdict is
+    # 'unknown' (with its reason) or listed by the replay with its reason (older shape of the same information).
     judged: dict[tuple, bool] = {}
+    left: dict[tuple, str] = {}
     for c in res.comparisons:
         k = _key(c.record.source_file, c.record.source_pos, c.tp[1])
+        if getattr(c, "verdict", None) == "unknown":
+            left[(k[0], k[1], None)] = getattr(c, "reason", None) or "unknown"
+            continue
         judged[k] = judged.get(k, True) and c.agreed
-    left = {_key(r.source_file, r.source_pos, None): why for r, why in getattr(res.controller, "uncompared_records", [])}
+    replay_obj = getattr(res, "controller", None)
+    for r, why in getattr(replay_obj, "uncompared_records", []):
+        left.setdefault(_key(r.source_file, r.source_pos, None), why)
+    row.unrecorded = ag["compared"] - sum(1 for c in res.comparisons if getattr(c, "verdict", None) != "unknown")
     recorded = recorded_decisions(res, events)
     row.recorded = len(recorded)
     for label, keys in recorded:
@@ -236,13 +245,19 @@ def measure(name: str, mode_label: str, events) -> Row:
     for lp in res.leaderless:
         eps.setdefault((lp.episode.topic, lp.episode.partition), []).append((lp.episode.start, lp.episode.end))
     names = _topic_names(events)
+    # TopicDeletionManager moves a deleted topic's partitions OfflinePartition -> NonExistentPartition in one step:
+    # no leader at that instant, and no partition (so no outage) after it.
+    deleted = {(e.topic, e.partition, e.ts) for e in events
+               if e.event_type == "partition_state_change" and e.to_state == "NonExistentPartition"}
     for e in no_leader_moments(events):
         topic = e.topic or names.get((e.detail or {}).get("topic_id"))
         if topic is None:
             continue
         row.no_leader += 1
         spans = eps.get((topic, int(e.partition)), [])
-        if not any(a <= e.ts and (b is None or e.ts <= b) for a, b in spans):
+        if (topic, e.partition, e.ts) in deleted:
+            row.at_deletion += 1
+        elif not any(a <= e.ts and (b is None or e.ts <= b) for a, b in spans):
             row.outside += 1
             row.detail.append(f"  no leader outside intervals: {topic}-{e.partition} {iso_utc(e.ts)} "
                               f"{e.source_file}:{e.source_pos} {e.event_type}")
@@ -267,20 +282,20 @@ def _pct(x: float | None) -> str:
 
 def table(rows: list[Row]) -> str:
     head = ("| cluster | mode | version | recorded | gaps | compared | agreed | diverged | uncompared | unaccounted "
-            "| unrecorded | measure | replay | no-leader | outside |")
-    lines = [head, "|" + "|".join(["---"] * 15) + "|"]
+            "| unrecorded | measure | replay | no-leader | outside | at deletion |")
+    lines = [head, "|" + "|".join(["---"] * 16) + "|"]
     tot = Row("all", "", None)
     for r in rows:
         lines.append(f"| {r.name} | {r.mode} | {r.version or '?'} | {r.recorded} | {r.gaps} | {r.compared} | {r.agreed} "
                      f"| {r.diverged} | {sum(r.uncompared.values())} | {r.unaccounted} | {r.unrecorded} "
-                     f"| {_pct(r.measure)} | {_pct(r.replay_ratio)} | {r.no_leader} | {r.outside} |")
+                     f"| {_pct(r.measure)} | {_pct(r.replay_ratio)} | {r.no_leader} | {r.outside} | {r.at_deletion} |")
         for k in ("recorded", "gaps", "compared", "agreed", "unaccounted", "unrecorded", "no_leader", "outside",
-                  "replay_compared", "replay_agreed"):
+                  "at_deletion", "replay_compared", "replay_agreed"):
             setattr(tot, k, getattr(tot, k) + getattr(r, k))
         tot.uncompared.update(r.uncompared)
     lines.append(f"| **all** | | | {tot.recorded} | {tot.gaps} | {tot.compared} | {tot.agreed} | {tot.diverged} "
                  f"| {sum(tot.uncompared.values())} | {tot.unaccounted} | {tot.unrecorded} | {_pct(tot.measure)} "
-                 f"| {_pct(tot.replay_ratio)} | {tot.no_leader} | {tot.outside} |")
+                 f"| {_pct(tot.replay_ratio)} | {tot.no_leader} | {tot.outside} | {tot.at_deletion} |")
     lines.append("")
     lines.append("Uncompared, by reason:")
     lines.append("")
