@@ -111,8 +111,10 @@ def test_controlled_shutdown_controller_side():
         f"[2025-05-14 22:51:05,000] INFO [QuorumController id=10] The request from broker 10 to unfence has been granted "
         f"because it has caught up with the offset of its register broker record 123. {hb}\n")
     got = [(e.event_type, e.subject_broker, e.detail.get("outcome"), e.detail.get("immediate")) for e in events]
+    # the unfence grant is the controller's step that elects leaders with the broker acceptable
+    # (ReplicationControlManager.handleBrokerUnfenced, 3.9): an event, not routine
     assert got == [("controlled_shutdown_requested", 1, None, None), ("controlled_shutdown_requested", 10, None, True),
-                   ("controlled_shutdown_result", 10, "succeeded", None)]
+                   ("controlled_shutdown_result", 10, "succeeded", None), ("broker_unfenced", 10, None, None)]
 
 
 def test_unclean_partition_change_and_clean_debug_change():
@@ -170,3 +172,25 @@ def test_broker_lifecycle_manager_lines():
     got = [(e.event_type, e.subject_broker, e.detail.get("broker_epoch"), e.detail.get("side")) for e in events]
     assert got == [("broker_registered", 10, 123, None), ("broker_unfenced", 10, None, "broker"),
                    ("controlled_shutdown_requested", 10, None, "broker"), ("controlled_shutdown_result", 10, None, "broker")]
+
+
+def test_new_leader_states_the_registration_it_started_from():
+    # GraphLogistics__kafka/logs/controller.log.gz line 51 (4.1.1, PartitionChangeBuilder at INFO)
+    ev = one("[2026-02-24 10:33:33,968] INFO Setting new leader for topicId Si2sFI7LTKSxigLG22b0Ig, partition 0 to 1 "
+             "using ELR. Previous partition: PartitionRegistration(replicas=[1], directories=[AEIYNdxdco-wXF23huo6dw], "
+             "isr=[], removingReplicas=[], addingReplicas=[], elr=[1], lastKnownElr=[1], leader=-1, leaderRecoveryState="
+             "RECOVERED, leaderEpoch=49, partitionEpoch=49), change record: PartitionChangeRecord(partitionId=0, "
+             "topicId=Si2sFI7LTKSxigLG22b0Ig, isr=null, leader=-2, replicas=null, removingReplicas=null, addingReplicas="
+             "null, leaderRecoveryState=-1, directories=null, eligibleLeaderReplicas=null, lastKnownElr=null) "
+             "(org.apache.kafka.controller.PartitionChangeBuilder)")
+    d = ev.detail
+    assert (d["previous_replicas"], d["previous_isr"], d["previous_elr"], d["previous_last_known_elr"]) == ([1], [], [1], [1])
+    assert (d["previous_leader"], d["previous_leader_epoch"], d["previous_partition_epoch"]) == (-1, 49, 49)
+
+
+def test_unfence_granted_by_the_heartbeat_manager():
+    # GraphLogistics__kafka/logs/controller.log.gz line 50 (BrokerHeartbeatManager, 3.9 branch line 549)
+    ev = one("[2026-02-24 10:33:33,968] INFO [QuorumController id=1] The request from broker 1 to unfence has been "
+             "granted because it has caught up with the offset of its register broker record 10. "
+             "(org.apache.kafka.controller.BrokerHeartbeatManager)")
+    assert (ev.event_type, ev.controller_id, ev.subject_broker, ev.detail["broker_epoch"]) == ("broker_unfenced", 1, 1, 10)

@@ -59,6 +59,13 @@ def _heartbeat_timeout(entry, m):
     return ev
 
 
+def _unfence_granted(entry, m):
+    """BrokerHeartbeatManager (3.x, 4.x): the controller grants the unfence and, in the same step
+    (ReplicationControlManager.handleBrokerUnfenced), elects leaders with this broker acceptable."""
+    return Event("broker_unfenced", controller_id=int(m["cid"]), subject_broker=int(m["b"]),
+                 detail={"broker_epoch": int(m["be"]), "via": "log", "side": "controller_grant"})
+
+
 _REC_BROKER_ID = re.compile(r"\bbrokerId=(\d+)")
 _REC_ID = re.compile(r"\bid=(\d+)")
 _REC_EPOCH = re.compile(r"\b(?:brokerEpoch|epoch)=(-?\d+)")
@@ -193,9 +200,34 @@ def _partition_change(entry, m):
     return ev
 
 
+_PREVIOUS = "Previous partition: PartitionRegistration("
+_REG_LKE = re.compile(r"\blastKnownElr=\[([\d, ]*)\]")
+
+
+def _previous_registration(text: str) -> dict:
+    """4.x PartitionChangeBuilder states the registration it started from: "Previous partition:
+    PartitionRegistration(replicas=[1], isr=[], elr=[1], lastKnownElr=[1], leader=-1, leaderEpoch=49, ...)"."""
+    at = text.find(_PREVIOUS)
+    if at < 0:
+        return {}
+    reg = text[at + len(_PREVIOUS):].split("), change record:", 1)[0]
+    out: dict = {}
+    for key, rx in (("previous_replicas", _REG_REPLICAS), ("previous_isr", _REG_ISR), ("previous_elr", _REG_ELR),
+                    ("previous_last_known_elr", _REG_LKE)):
+        g = rx.search(reg)
+        if g:
+            out[key] = int_list(g.group(1))
+    for key, rx in (("previous_leader", _REG_LEADER), ("previous_leader_epoch", _REG_LE),
+                    ("previous_partition_epoch", _REG_PE)):
+        g = rx.search(reg)
+        if g:
+            out[key] = int(g.group(1))
+    return out
+
+
 def _new_leader(entry, m):
     how = m["how"]
-    detail = {"topic_id": m["tid"], "via": "log"}
+    detail = {"topic_id": m["tid"], "via": "log", **_previous_registration(entry.message)}
     if "unclean" in how:
         return Event("unclean_leader_election", partition=int(m["p"]), leader=int(m["l"]), detail=detail)
     detail["election"] = "elr" if how == "ELR" else how.replace(" election", "").replace("a ", "").replace("an ", "")
@@ -270,6 +302,10 @@ RULES = [
     Rule("kraft.heartbeat_timeout", QC, ("because its session has timed out",),
          re.compile(_Q + r"Fencing broker (?P<b>\d+)(?: at epoch (?P<be>\d+))? because its session has timed out\.$"),
          _heartbeat_timeout),
+    Rule("kraft.unfence_granted", QC, ("to unfence has been granted",),
+         re.compile(_Q + r"The request from broker (?P<b>\d+) to unfence has been granted because it has caught up "
+                    r"with the offset of its register broker record (?P<be>\d+)\.?$"),
+         _unfence_granted),
     Rule("kraft.registered", QC, ("RegisterBrokerRecord",),
          re.compile(_Q + r"(?:Replayed initial RegisterBrokerRecord for broker (?P<b>\d+)|Replayed RegisterBrokerRecord "
                     r"establishing a new incarnation of broker (?P<b2>\d+)|Registered new broker): "
