@@ -20,6 +20,7 @@ from replay_engine import facts as F
 from replay_engine.config import ConfigState, as_bool, parse_version
 from replay_engine.controller import Comparison
 from replay_engine.from_events import ref_of
+from replay_engine.kraft_evidence import previous_registration, topic_names_from_lines
 from replay_engine.kraft_rules import elect, elect_preferred, isr_without
 from replay_engine.partition import UNKNOWN, BrokerPeriod, Decision, PState, Tenure
 from replay_engine.states import NON_EXISTENT, OFFLINE, ONLINE
@@ -143,6 +144,8 @@ class KraftReplay:
 
     def run(self, events: list[Event]) -> None:
         history, echoes = history_and_echoes(events)
+        # Logs only: the controller's lines name topic ids, the brokers' name both (resolved before replaying)
+        self.topic_names.update(topic_names_from_lines(events))
         self.leaving = leaving_by_batch(events)
         self.history_lines, self.echo_lines = len(history), len(echoes)
         for i, ev in enumerate(events):
@@ -333,6 +336,14 @@ class KraftReplay:
         d = ev.detail or {}
         r = ref_of(ev)
         changed = set(d.get("changed") or [])
+        prev = previous_registration(d)
+        if prev is not None and (p is None or p.isr is None):
+            # The change's own line states the registration it started from (4.x PartitionChangeBuilder)
+            p = self.parts.setdefault(tp, PState(tp))
+            self._set_replicas(p, prev["replicas"], ev.ts or 0)
+            p.leader, p.isr, p.leader_epoch = prev["leader"], prev["isr"], prev["leader_epoch"]
+            p.zk_version = prev["partition_epoch"]
+            self.elr[tp] = (prev["elr"], prev["last_known_elr"])
         if p is None or p.isr is None:
             if "leader" in changed:
                 self.uncompared += 1
@@ -347,7 +358,8 @@ class KraftReplay:
                 elr = self.elr.get(tp, ((), ()))[0]
                 if d.get("elr") is not None:
                     elr = tuple(d.get("elr") or ())
-                elr_on = self.elr_enabled or d.get("elr") is not None
+                # ELR is in use when the feature is on, or a registration holds ELR members (only KIP-966 fills them)
+                elr_on = self.elr_enabled or d.get("elr") is not None or bool(prev and prev["elr"])
                 res = elect(p.replicas or p.isr, target, p.leader, ok, self._unclean(tp[0]), elr, elr_on)
                 if res.how == "kept" and ev.leader != res.leader and "isr" not in changed:
                     # Only a PREFERRED election (the periodic rebalance) moves leadership off a valid leader.
@@ -544,10 +556,18 @@ def history_and_echoes(events: list[Event]) -> tuple[set[int], set[int]]:
 
 
 def kraft_order(events: list[Event]) -> list[Event]:
-    """Metadata records in log order (offset), log lines by time; merged by time, records first on ties."""
+    """Metadata records in log order (offset), log lines by time; merged by time, records first on ties.
+
+    Lines of one file in the same millisecond keep the file's order: a line without the writer's id in it
+    (PartitionChangeBuilder's) is ordered as its file's writer, not before every broker's lines."""
+    writer: dict[str, int] = {}
+    for e in events:
+        if e.broker_id is not None and e.source_file:
+            writer[e.source_file] = min(writer.get(e.source_file, e.broker_id), e.broker_id)
+
     def key(e: Event):
         rank = 0 if e.source_kind == "kraft_metadata" else 1
         pos = e.source_pos or 0
-        return (e.ts or 0, rank, pos if rank == 0 else 0, e.broker_id if e.broker_id is not None else -1,
-                e.source_file or "", pos, e.source_sub)
+        b = e.broker_id if e.broker_id is not None else writer.get(e.source_file or "", -1)
+        return (e.ts or 0, rank, pos if rank == 0 else 0, b, e.source_file or "", pos, e.source_sub)
     return sorted(events, key=key)

@@ -77,3 +77,18 @@ def test_offline_partition_is_leaderless_even_when_its_leader_was_unknown():
     eps = [(iso_utc(lp.episode.start), iso_utc(lp.episode.end)) for lp in res.leaderless
            if (lp.episode.topic, lp.episode.partition) == ("my-replicated-topic", 0)]
     assert ("2019-06-05T19:52:13.711Z", "2019-06-05T19:52:13.723Z") in eps, eps
+
+
+def test_kraft_elr_elections_from_logs_only_are_compared():
+    # GraphLogistics (4.1.1, one broker, logs only): broker 1 was fenced at 10:33:33.966 (ISR -> [], ELR [1]), its
+    # unfence was granted at .968 (controller.log.gz line 50) and the controller logged 52 "Setting new leader for topicId
+    # Si2sFI7LTKSxigLG22b0Ig, partition N to 1 using ELR. Previous partition: PartitionRegistration(replicas=[1],
+    # isr=[], elr=[1], ... leader=-1 ...)" lines (from line 51). The broker names that topic id
+    # (state-change.log.gz line 2: "Leader __consumer_offsets-13 with topic id Some(Si2sFI7LTKSxigLG22b0Ig)").
+    # PartitionChangeBuilder (3.9 / trunk electAnyLeader, isValidNewLeader): with an empty ISR an acceptable ELR member
+    # leads; handleBrokerUnfenced makes the unfenced broker acceptable.
+    res = load("GraphLogistics__kafka")
+    c = _comparison(res, "controller.log.gz:51")
+    assert c.tp == ("__consumer_offsets", 0) and c.agreed and c.recorded == {"leader": 1}
+    elr = [c for c in res.comparisons if "(elr)" in c.how]
+    assert len(elr) == 52 and all(c.agreed for c in elr)
