@@ -21,7 +21,7 @@ from replay_engine.config import ConfigState, as_bool, parse_version
 from replay_engine.controller import Comparison
 from replay_engine.from_events import ref_of
 from replay_engine.kraft_evidence import previous_registration, topic_names_from_lines
-from replay_engine.kraft_rules import elect, elect_preferred, isr_without
+from replay_engine.kraft_rules import change_bumps_epoch, elect, elect_preferred, isr_without
 from replay_engine.partition import UNKNOWN, BrokerPeriod, Decision, PState, Tenure
 from replay_engine.states import NON_EXISTENT, OFFLINE, ONLINE
 from replay_engine.timeline import TimelineBuilder, View
@@ -396,6 +396,20 @@ class KraftReplay:
         p.state = ONLINE if p.leader is not None and p.leader >= 0 else OFFLINE
         self._show(p, ev.ts or 0, r, "recorded")
 
+    def _on_isr_updated(self, ev: Event) -> None:
+        """The leader's AlterPartition, accepted by the controller ("ISR updated to 1,2 and version updated to 111",
+        kafka.cluster.Partition): the ISR the controller holds from then on, until a newer partition epoch."""
+        tp = self._tp(ev)
+        if tp is None or ev.isr is None:
+            return
+        p = self.parts.get(tp)
+        if p is None or (ev.zk_version is not None and p.zk_version is not None and ev.zk_version < p.zk_version):
+            return
+        p.isr = tuple(ev.isr)
+        if ev.zk_version is not None:
+            p.zk_version = ev.zk_version
+        self._show(p, ev.ts or 0, ref_of(ev), "recorded")
+
     def _unclean_record(self, p: PState, ev: Event) -> None:
         self._seq += 1
         d = Decision(self._seq, ev.ts or 0, p.tp, "election", "UNCLEAN", ref_of(ev),
@@ -424,6 +438,14 @@ class KraftReplay:
             if tp is not None and ev.replicas:
                 p = self.parts.setdefault(tp, PState(tp))
                 self._set_replicas(p, ev.replicas, ev.ts or 0)
+                if ev.leader_epoch is not None and ev.isr is not None and (
+                        p.leader_epoch is None or ev.leader_epoch >= p.leader_epoch):
+                    # A controller loading the metadata log re-states the registration: as new as anything the
+                    # replay knows (same or higher leader epoch), it is the partition's state now
+                    p.leader, p.isr, p.leader_epoch = ev.leader, tuple(ev.isr), ev.leader_epoch
+                    p.zk_version = ev.zk_version if ev.zk_version is not None else p.zk_version
+                    p.state = ONLINE if (ev.leader if ev.leader is not None else -1) >= 0 else OFFLINE
+                    self._show(p, ev.ts or 0, ref_of(ev), "observed")
 
     # ------------------------------------------------------------------ log-only evidence
 
@@ -448,16 +470,20 @@ class KraftReplay:
                     self._apply_replayed(p, ev, res.leader, res.isr, res.how == "unclean")
 
     def _apply_replayed(self, p: PState, ev: Event, leader: int, isr, unclean: bool) -> None:
+        bump = change_bumps_epoch(p.leader, p.isr, leader, isr, self.config.version)
+        if bump is None:
+            return  # the controller writes no record for a change that changes nothing
         self._seq += 1
         before = p.snapshot()
         p.leader, p.isr = leader, tuple(isr)
-        p.leader_epoch = None if p.leader_epoch is None else p.leader_epoch + 1
+        if bump and p.leader_epoch is not None:
+            p.leader_epoch += 1
         p.state = ONLINE if leader >= 0 else OFFLINE
         d = Decision(self._seq, ev.ts or 0, p.tp, "election" if leader >= 0 else "election_failed", "KRaft (replayed)",
                      ref_of(ev), before, {"leader": leader, "isr": list(isr), "leader_epoch": p.leader_epoch},
                      unclean=unclean, status="applied")
         self.decisions.append(d)
-        if p.leader_epoch is not None:
+        if p.leader_epoch is not None and bump:
             self.last_replayed[p.tp] = d
         if unclean:
             self.unclean_elections.append(d)
