@@ -1125,7 +1125,11 @@ class ZkControllerReplay:
                 if live is not None:
                     live = frozenset(b for b in live if f.tp not in self.offline_replicas.get(b, ()))
                 cand = f.assigned if f.assigned is not None else p.candidates
-                if isr is None or live is None or cand is None:
+                if isr is None and live is not None and cand is not None and not (f.strategy or "").startswith(
+                        "Reassign") and E.fails_whatever_the_isr(cand, live):
+                    self.comparisons.append(Comparison(f.tp, f.ts, f.ref, recorded, {"leader": -1, "failed": True},
+                                                       True, "point: no assigned replica alive (any ISR)"))
+                elif isr is None or live is None or cand is None:
                     missing = "ISR" if isr is None else "live brokers" if live is None else "assigned replicas"
                     self._leave_uncompared(f.ref, f"election_failed: {missing} unknown")
                 else:

@@ -110,3 +110,16 @@ def test_kraft_change_that_changes_nothing_writes_no_record():
     res = load("BetrajJ__kafka-kraft")
     assert not [c for c in res.comparisons if c.record.cite().endswith("state-change.log.2025-03-28-18.gz:5")
                 and not c.agreed]
+
+
+def test_failed_election_with_no_assigned_replica_alive_is_judged_without_the_isr():
+    from replay_engine.elections import fails_whatever_the_isr
+    assert fails_whatever_the_isr((0,), frozenset()) and fails_whatever_the_isr((1, 2), frozenset({0}))
+    assert not fails_whatever_the_isr((1, 2), frozenset({2}))
+    # andreinedelciu (0.10.2) state-change.log.2020-10-28-15.gz line 9: "initiated state change for partition
+    # [netflow_kafka_topic,0] from OfflinePartition to OnlinePartition failed", NoReplicaOnlineException "No replica
+    # for partition [netflow_kafka_topic,0] is alive. Live brokers are: [Set()], Assigned replicas are: [List(0)]"
+    # (0.10.2.0 OfflinePartitionLeaderSelector.selectLeader): judged though the ISR it had is not in the evidence.
+    res = load("andreinedelciu__kafka-brokers-public")
+    c = _comparison(res, "state-change.log.2020-10-28-15.gz:9")
+    assert c.agreed and c.replayed == {"leader": -1, "failed": True}
