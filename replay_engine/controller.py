@@ -862,7 +862,8 @@ class ZkControllerReplay:
             return
         if kind == "new_state":
             # NonExistentPartition -> NewPartition: a partition (re)starts its history here.
-            if p.state not in (NEW,):
+            if p.state not in (NEW,) or f.from_state == NON_EXISTENT:
+                # (a topic assignment seen first may have set NewPartition already: the znode is still new, version 0)
                 p.isr, p.leader_epoch, p.zk_version, p.recorded_zk_version = None, None, None, None
                 self._set_leader(p, None)
             if f.replicas is not None:

@@ -123,3 +123,14 @@ def test_failed_election_with_no_assigned_replica_alive_is_judged_without_the_is
     res = load("andreinedelciu__kafka-brokers-public")
     c = _comparison(res, "state-change.log.2020-10-28-15.gz:9")
     assert c.agreed and c.replayed == {"leader": -1, "failed": True}
+
+
+def test_a_partition_created_again_is_judged_as_new():
+    # united10 (2.0.0): Test_json2 existed under controller epoch 3 (leader 0, epoch 0); after its ZooKeeper data was
+    # reset, controller 0 epoch 1 logged "Changed partition Test_json2-0 state from NonExistentPartition to
+    # NewPartition" (state-change.log.2018-11-04-23.gz line 3) and "from NewPartition to OnlinePartition with state
+    # LeaderAndIsr(leader=0, leaderEpoch=0, isr=List(0), zkVersion=0)" (line 5): a new znode at version 0, judged as a
+    # new partition (PartitionStateMachine: NewPartition -> OnlinePartition initialises leader and ISR).
+    res = load("united10__Matchmaking_platform")
+    c = _comparison(res, "state-change.log.2018-11-04-23.gz:5")
+    assert c.agreed and c.recorded["leader"] == 0 and c.recorded["leader_epoch"] == 0
