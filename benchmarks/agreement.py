@@ -105,7 +105,7 @@ def zk_real_scenarios() -> list[str]:
 def load_real(name: str):
     """As tests/test_replay_real_logs.py ``load()``: every file of the cluster, parsed, raw txns left out."""
     from forensics.sources import broker_hint_from_path
-    from parsers.context import SourceContext
+    from parsers.common.context import SourceContext
     from parsers.dispatch import parse_source
 
     root = SHARED / "real_logs"
@@ -120,7 +120,7 @@ def load_real(name: str):
 
 def load_zk_real(name: str):
     """As tests/test_replay_zk_real.py ``load()``."""
-    from parsers.context import SourceContext
+    from parsers.common.context import SourceContext
     from parsers.dispatch import parse_source
 
     events = []
