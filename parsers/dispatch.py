@@ -24,6 +24,7 @@ PARSERS: dict[str, tuple[str, str]] = {
     "znode_dump": ("parsers.zookeeper.znode_dump", "parse_znode_dump"),
     "kraft_metadata": ("parsers.kraft.events", "parse_metadata_file"),
     "kraft_dump_text": ("parsers.kraft.dump_text", "parse_dump_text"),
+    "container_stream": ("parsers.container_streams", "parse_container_stream"),
 }
 
 # Files that sit next to evidence but carry none we use (counted, not parsed).
@@ -65,7 +66,8 @@ def _has_log_headers(head: bytes) -> bool:
 
 
 def sniff_kind(path: str, data: bytes) -> str:
-    """broker_log, zk_txnlog, zk_snapshot, znode_dump, kraft_metadata, kraft_dump_text, aux, empty, binary."""
+    """broker_log, container_stream, zk_txnlog, zk_snapshot, znode_dump, kraft_metadata, kraft_dump_text, aux,
+    empty, binary."""
     p = path.replace("\\", "/")
     if not data:
         return "empty"
@@ -87,6 +89,11 @@ def sniff_kind(path: str, data: bytes) -> str:
         return "aux"
     if AUX_NAMES.search(p):
         return "aux"
+    from parsers.container_streams import detect_format
+
+    # Before the text test: a coloured `docker compose logs` has escape bytes on every line.
+    if detect_format(head) is not None:
+        return "container_stream"
     if not _is_text(head):
         # A Snappy-compressed ZooKeeper snapshot, a JPEG, ... Only names can tell.
         if _ZK_SNAP_NAME.search(p):

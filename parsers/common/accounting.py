@@ -44,6 +44,8 @@ class FileSummary:
     writer_ids: Counter = field(default_factory=Counter)  # broker ids seen as writers of lines
     kafka_version: str | None = None
     samples: list[Quarantined] = field(default_factory=list)
+    # A container/collector stream: one entry per source in it (parsers.container_streams.demux)
+    streams: list[dict[str, Any]] = field(default_factory=list)
 
     def count(self, category: str, n: int = 1) -> None:
         setattr(self, category, getattr(self, category) + n)
@@ -83,6 +85,7 @@ class FileSummary:
             "event_counts": dict(sorted(self.event_counts.items())),
             "writer_ids": {str(k): v for k, v in sorted(self.writer_ids.items())},
             "kafka_version": self.kafka_version,
+            **({"streams": [dict(x) for x in self.streams]} if self.streams else {}),
         }
 
     @classmethod
@@ -95,6 +98,7 @@ class FileSummary:
         s.notes = list(obj.get("notes") or [])
         s.event_counts = Counter(obj.get("event_counts") or {})
         s.writer_ids = Counter({int(k): v for k, v in (obj.get("writer_ids") or {}).items()})
+        s.streams = [dict(x) for x in obj.get("streams") or []]
         return s
 
     def dumps(self) -> str:

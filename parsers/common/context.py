@@ -10,3 +10,5 @@ class SourceContext:
     cluster: str | None = None
     broker_hint: int | None = None  # from the folder name or --broker-map
     tz: str = "UTC"  # zone of log4j timestamps (they carry none)
+    # --broker-map GLOB=ID pairs, for names inside a file (a compose service, a pod) rather than its path
+    broker_map: tuple[tuple[str, int], ...] = ()

@@ -1,0 +1,74 @@
+"""Which collector wrote a file, from its first non-empty lines.
+
+Every grammar is strict about its own frame (the ``NAME  | `` prefix, the CRI fields,
+the JSON keys), so a broker's own log never matches one: its lines start with ``[`` or
+a date without a zone, and kubectl's stamp is only taken for one when a log header of
+its own follows it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterable, Iterator
+
+from parsers.container_streams import compose, cri, docker_json, ecs, kubectl, loki
+from parsers.container_streams.records import Piece
+
+SAMPLE_LINES = 20
+
+
+@dataclass(frozen=True)
+class Grammar:
+    name: str
+    matches: Callable[[str], bool]
+    pieces: Callable[[Iterable[tuple[int, str]], str], Iterator[Piece]]
+    share: float  # of the sampled lines that must match
+    reorder: bool = False  # export in no particular order: sort each source by its entries' own keys
+
+
+GRAMMARS: dict[str, Grammar] = {
+    "docker_json": Grammar(docker_json.NAME, docker_json.line_matches, docker_json.pieces, 0.8),
+    "loki_jsonl": Grammar(loki.NAME_JSONL, loki.jsonl_matches, loki.jsonl_pieces, 0.8),
+    "ecs_export": Grammar(ecs.NAME, ecs.line_matches, ecs.pieces, 0.8, reorder=True),
+    "cri": Grammar(cri.NAME, cri.line_matches, cri.pieces, 0.8),
+    "kubectl_prefix": Grammar(kubectl.NAME_PREFIX, kubectl.prefix_matches, kubectl.prefix_pieces, 0.8),
+    "compose": Grammar(compose.NAME, compose.line_matches, compose.pieces, 0.6),
+    "loki_default": Grammar(loki.NAME_DEFAULT, loki.default_matches, loki.default_pieces, 0.8),
+    "kubectl_timestamps": Grammar(kubectl.NAME_TIMESTAMPS, kubectl.timestamps_matches, kubectl.timestamps_pieces, 0.8),
+}
+
+
+def sample(text: str, n: int = SAMPLE_LINES) -> list[str]:
+    out = []
+    for line in text.split("\n"):
+        line = line.rstrip("\r")
+        if line.strip():
+            out.append(line)
+            if len(out) >= n:
+                break
+    return out
+
+
+def detect_lines(lines: list[str]) -> str | None:
+    if not lines:
+        return None
+    for key, g in GRAMMARS.items():
+        hits = sum(1 for line in lines if g.matches(line))
+        if hits == 0 or hits < g.share * len(lines):
+            continue
+        if key == "kubectl_timestamps" and not any(map(kubectl.timestamps_inner_header, lines)):
+            continue  # an ISO-8601 layout of the broker's own, not kubectl's stamp
+        return key
+    return None
+
+
+def detect_format(head: bytes) -> str | None:
+    """The grammar key for a file whose payload starts with ``head``, or None (not a container stream)."""
+    if not head:
+        return None
+    first = head[:32768]
+    if first.count(b"\x00") > 0:
+        return None
+    text = first.decode("utf-8", "replace")
+    if len(head) > len(first) and "\n" in text:
+        text = text.rsplit("\n", 1)[0]  # the sample's last line is cut: leave it out
+    return detect_lines(sample(text))

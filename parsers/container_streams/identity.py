@@ -1,0 +1,71 @@
+"""Which broker a source is: from what its own lines say, else from ``--broker-map``.
+
+A broker names itself at start-up (``[KafkaServer id=1] started``, ``[BrokerServer id=1]``),
+in its configuration dump (``broker.id = 1``, ``node.id = 1``) and as controller
+(``[Controller id=1]``, ``[QuorumController id=1]``): Kafka writes these idents with the
+local id, never a peer's (KafkaServer.scala ``logIdent``, KafkaConfig's ``logAll``).
+The container's name says nothing reliable (``kafka-1`` may run broker 101), so it is
+used only when the operator maps it.
+"""
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass
+
+_SELF = re.compile(
+    r"\[(?:KafkaServer|BrokerServer|ControllerServer|QuorumController) id=(\d+)\]"
+    r"|\[KafkaRaftServer nodeId=(\d+)\]"
+    r"|\[Controller id=(\d+)[\] ]"
+    r"|^\s*(?:broker|node)\.id = (\d+)\s*$"
+)
+
+
+@dataclass(frozen=True)
+class Identity:
+    broker_id: int | None
+    how: str  # a sentence fragment: "from '[KafkaServer id=1]' at x.txt:12", "from --broker-map kafka-1=1"
+    conflict: str | None = None  # another id the source names, when there is one
+
+
+def named_ids(texts: list[str], positions: list[int]) -> dict[int, tuple[str, int]]:
+    """Each id the lines name as their own -> (the words that name it, file line of the first)."""
+    found: dict[int, tuple[str, int]] = {}
+    for text, pos in zip(texts, positions):
+        if "id" not in text:
+            continue
+        for m in _SELF.finditer(text):
+            bid = int(next(g for g in m.groups() if g is not None))
+            if bid not in found:
+                found[bid] = (m.group(0).strip().rstrip(" "), pos)
+    return found
+
+
+def resolve(name: str, texts: list[str], positions: list[int], path: str,
+            broker_map: tuple[tuple[str, int], ...], file_hint: int | None, single: bool) -> Identity:
+    found = named_ids(texts, positions)
+    mapped = next(((pat, bid) for pat, bid in broker_map if _map_matches(pat, name)), None)
+    if len(found) == 1:
+        bid, (words, pos) = next(iter(found.items()))
+        conflict = None
+        if mapped is not None and mapped[1] != bid:
+            conflict = f"--broker-map {mapped[0]}={mapped[1]} says {mapped[1]}; its own lines win"
+        return Identity(bid, f"from '{words}' at {path}:{pos}", conflict)
+    if mapped is not None:
+        conflict = None
+        if found:
+            conflict = "its lines name several ids: " + ", ".join(
+                f"{b} ('{w}' at {path}:{p})" for b, (w, p) in sorted(found.items()))
+        return Identity(mapped[1], f"from --broker-map {mapped[0]}={mapped[1]}", conflict)
+    if found:
+        names = ", ".join(f"{b} ('{w}' at {path}:{p})" for b, (w, p) in sorted(found.items()))
+        return Identity(None, f"unknown: its lines name several ids ({names}); lines are attributed by their own "
+                              f"log idents; give --broker-map '{name}=ID' to settle it")
+    if single and file_hint is not None:
+        return Identity(file_hint, "from the file's path or --broker-map on it")
+    return Identity(None, f"unknown: no line names its id; give --broker-map '{name}=ID'")
+
+
+def _map_matches(pattern: str, name: str) -> bool:
+    pod = name.split("/", 1)[0]
+    return fnmatch.fnmatchcase(name, pattern) or fnmatch.fnmatchcase(pod, pattern)

@@ -1,0 +1,79 @@
+"""Grafana Loki's ``logcli query``: ``--output=jsonl`` (``{"labels":{...},"line":"...","timestamp":"..."}``)
+and the default output (``TIMESTAMP {label="value", ...} line``).
+
+logcli prints newest first unless ``--forward`` is given; the demultiplexer turns a
+source that runs backwards around (see ``demux``). ``--output=raw`` prints the lines
+alone: that is the broker's own log, read as such.
+"""
+from __future__ import annotations
+
+import json
+import re
+from typing import Iterable, Iterator
+
+from parsers.container_streams.records import RFC3339, Piece
+
+NAME_JSONL = "Loki logcli --output=jsonl"
+NAME_DEFAULT = "Loki logcli output"
+# Labels that name where a line came from, most specific first.
+_NAME_LABELS = ("pod", "pod_name", "container_name", "compose_service", "service_name", "instance", "host",
+                "hostname", "filename", "job")
+_DEFAULT = re.compile(r"^(" + RFC3339 + r") (\{[^{}]*\}) ?(.*)$")
+_LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+
+
+def record(line: str) -> dict | None:
+    if not line.startswith("{"):
+        return None
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return None
+    if isinstance(obj, dict) and isinstance(obj.get("line"), str) and "timestamp" in obj:
+        return obj
+    return None
+
+
+def jsonl_matches(line: str) -> bool:
+    return record(line) is not None
+
+
+def default_matches(line: str) -> bool:
+    return _DEFAULT.match(line) is not None
+
+
+def source_name(labels: dict) -> str:
+    pod = labels.get("pod") or labels.get("pod_name")
+    container = labels.get("container")
+    if pod and container:
+        return f"{pod}/{container}"
+    for key in _NAME_LABELS:
+        if labels.get(key):
+            return str(labels[key])
+    if container:
+        return str(container)
+    return ",".join(f"{k}={v}" for k, v in sorted(labels.items())) or "?"
+
+
+def jsonl_pieces(lines: Iterable[tuple[int, str]], path: str) -> Iterator[Piece]:
+    for pos, line in lines:
+        if not line.strip():
+            yield Piece("other", pos, why="empty line")
+            continue
+        obj = record(line)
+        if obj is None:
+            yield Piece("quarantined", pos, None, line, why="not a JSON record of logcli --output=jsonl")
+            continue
+        labels = obj.get("labels") if isinstance(obj.get("labels"), dict) else {}
+        stamp = obj["timestamp"] if isinstance(obj["timestamp"], str) else None
+        yield Piece("line", pos, source_name(labels), obj["line"].rstrip("\n"), stamp)
+
+
+def default_pieces(lines: Iterable[tuple[int, str]], path: str) -> Iterator[Piece]:
+    for pos, line in lines:
+        m = _DEFAULT.match(line)
+        if m is None:
+            yield Piece("other", pos, why="logcli's own line (no TIMESTAMP {labels} prefix)")
+            continue
+        labels = {k: v.replace('\\"', '"') for k, v in _LABEL.findall(m.group(2))}
+        yield Piece("line", pos, source_name(labels), m.group(3), m.group(1))
