@@ -55,7 +55,7 @@ def _event_row(ev: Event) -> dict[str, Any]:
     return row
 
 
-def make_parse_fn(meta_bc, tz: str, default_cluster: str | None):
+def make_parse_fn(meta_bc, tz: str, default_cluster: str | None, broker_map: tuple[tuple[str, int], ...] = ()):
     """The function Spark runs on executors: (path, content) batches -> output batches."""
 
     def parse(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -69,7 +69,7 @@ def make_parse_fn(meta_bc, tz: str, default_cluster: str | None):
             for i, uri in enumerate(paths):
                 display, hint, cluster = meta.get(_norm_uri(uri), (uri, None, None))
                 data = contents[i].as_py() or b""
-                ctx = SourceContext(display, cluster or default_cluster, hint, tz)
+                ctx = SourceContext(display, cluster or default_cluster, hint, tz, broker_map)
                 events, summary = parse_source(data, ctx)
                 rows: list[dict[str, Any]] = []
                 for ev in events:
@@ -184,7 +184,8 @@ def run_ingest(
                 .load([_glob_escape(r.read_path) for r in readable])
                 .select("path", "content")
             )
-            parsed = raw.mapInArrow(make_parse_fn(meta_bc, tz, cluster), OUT_DDL).persist(StorageLevel.MEMORY_AND_DISK)
+            parse_fn = make_parse_fn(meta_bc, tz, cluster, tuple(inputs.broker_map))
+            parsed = raw.mapInArrow(parse_fn, OUT_DDL).persist(StorageLevel.MEMORY_AND_DISK)
             with progress.watch_spark(spark, "ingest"):
                 summary_rows = parsed.where(F.col("row_kind") == "summary").select("detail").collect()
         finally:

@@ -45,6 +45,8 @@ class Inputs:
     files: list[FileRef] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # input-level problems: one line each
     skipped_hidden: int = 0
+    # --broker-map as given: also matched, inside container streams, against service/pod names
+    broker_map: list[tuple[str, int]] = field(default_factory=list)
 
 
 def broker_hint_from_path(display: str) -> int | None:
@@ -219,7 +221,7 @@ def collect_inputs(
     if not sources:
         raise UserError("no SOURCE given (a folder of logs, an archive, log files or a ZooKeeper data dir)")
     bmap = parse_broker_map(broker_map)
-    inputs = Inputs()
+    inputs = Inputs(broker_map=bmap)
     extractor = _Extractor(workdir, extract_limit)
     seen: set[str] = set()
 

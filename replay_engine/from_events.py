@@ -114,12 +114,23 @@ class ClusterContext:
     zk: bool = False  # ZooKeeper transaction data present (mode 'zk')
 
 
-def log_window_kind(source_file: str | None) -> str | None:
-    """Which controller record a log file's time span covers: its state-change or controller log."""
-    if not source_file:
-        return None
-    name = source_file.rsplit("/", 1)[-1]
-    return "state_change" if "state-change" in name else "controller_log" if "controller" in name else None
+def log_window_kind(source_file: str | None, logger: str | None = None) -> str | None:
+    """Which controller record a log file's time span covers: its state-change or controller log.
+
+    A file named for neither (a container's stdout, a collector's export, a server.log that an
+    operator's log4j config shares) still holds those records where the line's logger is the
+    one Kafka's log4j.properties routes to them: state.change.logger, kafka.controller.*."""
+    if source_file:
+        name = source_file.rsplit("/", 1)[-1]
+        if "state-change" in name:
+            return "state_change"
+        if "controller" in name:
+            return "controller_log"
+    if logger == "state.change.logger":
+        return "state_change"
+    if logger is not None and logger.startswith("kafka.controller."):
+        return "controller_log"
+    return None
 
 
 def cluster_context(events: Iterable[Event]) -> ClusterContext:
@@ -136,7 +147,7 @@ def cluster_context(events: Iterable[Event]) -> ClusterContext:
             zk_lo = ts if zk_lo is None or ts < zk_lo else zk_lo
             zk_hi = ts if zk_hi is None or ts > zk_hi else zk_hi
         elif ev.source_kind in ("broker_log", "client_log", None) and ev.broker_id is not None:
-            kind = log_window_kind(ev.source_file)
+            kind = log_window_kind(ev.source_file, ev.logger)
             if kind is not None:
                 w = ctx.log_windows.get((kind, ev.broker_id))
                 ctx.log_windows[(kind, ev.broker_id)] = (ts, ts) if w is None else (min(w[0], ts), max(w[1], ts))

@@ -59,13 +59,15 @@ def _micros(col):
     return F.unix_micros(col)
 
 
-def _window_kind(source_file):
+def _window_kind(source_file, logger):
     """``replay_engine.from_events.log_window_kind`` as a Spark expression."""
     from pyspark.sql import functions as F
 
     name = F.element_at(F.split(source_file, "/"), -1)
     return (F.when(name.contains("state-change"), F.lit("state_change"))
-            .when(name.contains("controller"), F.lit("controller_log")))
+            .when(name.contains("controller"), F.lit("controller_log"))
+            .when(logger == "state.change.logger", F.lit("state_change"))
+            .when(logger.startswith("kafka.controller."), F.lit("controller_log")))
 
 
 def cluster_plans(spark, events, shards: int) -> dict[str, ClusterPlan]:
@@ -83,7 +85,7 @@ def cluster_plans(spark, events, shards: int) -> dict[str, ClusterPlan]:
     ).collect()
     logs = (events.where((F.col("source_kind").isin("broker_log", "client_log") | F.col("source_kind").isNull())
                          & F.col("broker_id").isNotNull() & F.col("ts").isNotNull())
-            .withColumn("kind", _window_kind(F.col("source_file"))).where(F.col("kind").isNotNull())
+            .withColumn("kind", _window_kind(F.col("source_file"), F.col("logger"))).where(F.col("kind").isNotNull())
             .groupBy("cluster", "kind", "broker_id").agg(F.min(_micros("ts")).alias("a"), F.max(_micros("ts")).alias("z"))
             .collect())
     contexts: dict[str, ClusterContext] = {c: ClusterContext() for c in counts}

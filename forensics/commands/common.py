@@ -9,7 +9,8 @@ MASTER = typer.Option(None, "--master", help="Spark master URL (default local[*]
 TZ = typer.Option("UTC", "--tz", help="Time zone the brokers logged in (log4j timestamps carry none).")
 CLUSTER = typer.Option(None, "--cluster", help="Cluster name for the events (default: the first SOURCE's name).")
 BROKER_MAP = typer.Option(
-    None, "--broker-map", help="GLOB=ID: files whose path matches GLOB were written by broker ID (repeatable)."
+    None, "--broker-map", help="GLOB=ID: files whose path matches GLOB, or sources in a container stream (compose "
+    "service, pod, host) whose name matches it, were written by broker ID (repeatable), e.g. kafka-1=1."
 )
 QUIET = typer.Option(False, "--quiet", "-q", help="No progress lines on stderr.")
 

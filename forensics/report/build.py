@@ -113,8 +113,12 @@ class _CrashClock:
         # the last line of each broker's files (routine lines too: they are not events but prove it ran)
         self.file_ends: dict[int, list[int]] = {}
         for f in (ingest_summary or {}).get("files", []):
-            if f.get("broker_id") is not None and f.get("last_ts") and (f.get("cluster") in (None, res.cluster)):
-                self.file_ends.setdefault(int(f["broker_id"]), []).append(_iso_us(f["last_ts"]))
+            if f.get("cluster") not in (None, res.cluster):
+                continue
+            # a container stream holds several brokers: each source's last line is its broker's
+            for part in f.get("streams") or [f]:
+                if part.get("broker_id") is not None and part.get("last_ts"):
+                    self.file_ends.setdefault(int(part["broker_id"]), []).append(_iso_us(part["last_ts"]))
 
     def _last_line(self, broker: int, before: int) -> int | None:
         cands = [t for t in self.file_ends.get(broker, []) if t <= before]
@@ -377,7 +381,9 @@ def build_report(
         "files_with_errors": [{"path": f["path"], "errors": f["errors"]} for f in ingest_summary.get("files", [])
                               if f.get("errors")],
         "files": [{k: f.get(k) for k in ("path", "kind", "broker_id", "lines", "parsed", "other", "unrecognized",
-                                         "quarantined", "events")} for f in ingest_summary.get("files", [])],
+                                         "quarantined", "events")} | ({"streams": f["streams"]} if f.get("streams") else {})
+                  for f in ingest_summary.get("files", [])],
+        "stream_sources": stream_source_lines(ingest_summary),
     }
     return {
         "tool": {"name": "kafka-forensics", "version": __version__},
@@ -390,6 +396,14 @@ def build_report(
         "inputs": inputs,
         "replay": clusters[0] if len(clusters) == 1 else {"clusters": clusters},
     }
+
+
+def stream_source_lines(ingest_summary: dict[str, Any]) -> list[str]:
+    """Per source inside a container/collector stream: which broker it is and how that was found."""
+    from parsers.container_streams.demux import describe
+
+    return [f"{f['path']}: {describe(x, f['path'])}" for f in ingest_summary.get("files", [])
+            for x in f.get("streams") or []]
 
 
 def _headline(incidents: list[dict[str, Any]]) -> str:

@@ -138,6 +138,7 @@ def render_text(report: dict[str, Any], tz: str = "UTC", max_evidence: int = 8) 
     lines.append(f"Inputs: {t.get('files', 0)} file(s), {t.get('lines', 0):,} lines/records -> {t.get('events', 0):,} "
                  f"events ({t.get('unrecognized', 0):,} unrecognized, {t.get('quarantined', 0):,} quarantined, "
                  f"{t.get('files_with_errors', 0)} file(s) with errors)")
+    lines.extend(f"  {x}" for x in stream_lines(report))
     lines.extend(f"  {x}" for x in input_problem_lines(report))
     return _plain("\n".join(lines)) + "\n"
 
@@ -145,6 +146,16 @@ def render_text(report: dict[str, Any], tz: str = "UTC", max_evidence: int = 8) 
 # Findings about the evidence itself (the rest are in report.json): the reader must see them.
 SHOWN_FINDINGS = ("replay_divergence", "input_problem", "log_copy", "clock_skew")
 MAX_FILES_SHOWN = 10
+
+
+MAX_SOURCES_SHOWN = 50
+
+
+def stream_lines(report: dict[str, Any]) -> list[str]:
+    """"incident.txt: kafka-1 -> broker 1 (from '[KafkaServer id=1]' at incident.txt:12)", one per source."""
+    got = report["inputs"].get("stream_sources") or []
+    more = [f"... {len(got) - MAX_SOURCES_SHOWN} more source(s): see report.json inputs.stream_sources"]
+    return got[:MAX_SOURCES_SHOWN] + (more if len(got) > MAX_SOURCES_SHOWN else [])
 
 
 def input_problem_lines(report: dict[str, Any]) -> list[str]:
@@ -218,6 +229,12 @@ def render_markdown(report: dict[str, Any], tz: str = "UTC") -> str:
     md.append("")
     t = report["inputs"]["totals"]
     md.append(f"Inputs: {t.get('files', 0)} files, {t.get('lines', 0):,} lines/records, {t.get('events', 0):,} events.")
+    sources = stream_lines(report)
+    if sources:
+        md.append("")
+        md.append("Sources in container and collector streams:")
+        md.append("")
+        md.extend(f"- {_md(x)}" for x in sources)
     problems = input_problem_lines(report)
     if problems:
         md.append("")
