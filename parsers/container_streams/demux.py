@@ -26,6 +26,9 @@ MAX_LINE_CHARS = 1_000_000
 MAX_REPORTED = 5
 SNIFF_LINES = 400
 _LINE_REF = re.compile(r"^line (\d+)")
+# A logger of Kafka's own (the broker's classes, its clients'), as log4j layouts print it: "(kafka.log.Log)",
+# Strimzi's "(kafka.log.Log) [thread]". What tells a broker's quiet hour from ZooKeeper's container.
+_KAFKA_LOGGER = re.compile(r"\((?:kafka\.|org\.apache\.kafka\.|state\.change\.logger\))")
 
 
 @dataclass
@@ -154,7 +157,7 @@ def _parse_source(src: _Source, ctx: SourceContext, summary: FileSummary, events
     data = ("\n".join(texts) + "\n").encode("utf-8") if texts else b""
     evs = parse_broker_log(data, sub_ctx, sub) if data else []
     pos = src.pos
-    kafka = bool(evs)
+    kafka = bool(evs) or any(_KAFKA_LOGGER.search(t) for t in texts)
     first, last = (pos[0], pos[-1]) if pos else (None, None)
     if kafka:
         for ev in evs:
@@ -183,13 +186,13 @@ def _parse_source(src: _Source, ctx: SourceContext, summary: FileSummary, events
         # counted, with where they are, and left out of the replay.
         summary.count("other", len(texts))
         summary.lines += len(texts)
-        summary.notes.append(f"{src.name}: {len(texts)} line(s) at {ctx.path}:{first}-{last} hold no Kafka event "
-                             "(not a Kafka broker's or client's log?); counted, not used")
+        summary.notes.append(f"{src.name}: {len(texts)} line(s) at {ctx.path}:{first}-{last} are not a Kafka "
+                             "broker's or client's (no Kafka logger, no event); counted, not used")
     broker = sub.broker_id if kafka else None
     how = ident.how if kafka else "not a Kafka source"
     if kafka and ident.broker_id is None and broker is not None:
         how = "from the log idents of its lines (one broker id throughout)"
-    elif kafka and broker is None and all(ev.source_kind == "client_log" for ev in evs):
+    elif kafka and broker is None and evs and all(ev.source_kind == "client_log" for ev in evs):
         how = "a Kafka client's log (no broker id)"
     return {
         "name": src.name,

@@ -57,6 +57,8 @@ def detect_lines(lines: list[str]) -> str | None:
             continue
         if key == "kubectl_timestamps" and not any(map(kubectl.timestamps_inner_header, lines)):
             continue  # an ISO-8601 layout of the broker's own, not kubectl's stamp
+        if key == "compose" and any(compose.unprefixed_log_line(x) for x in lines if not g.matches(x)):
+            continue  # a pasted excerpt: log lines with and without the prefix
         return key
     return None
 
