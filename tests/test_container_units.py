@@ -257,3 +257,19 @@ def test_damaged_streams_never_raise_and_stay_balanced(fmt):
             evs, s = parse(payload, "x.log")
             assert not any("internal parser error" in e for e in s.errors), s.errors
             balanced(s)
+
+
+def test_a_broker_logging_in_another_zone_is_told_by_the_runtimes_stamps():
+    """kubectl's stamps are UTC; the broker's own are its zone's wall clock (log4j's %d has no zone).
+    Two hours apart: the broker logged in UTC+2, and the note says so; read with that zone, no note."""
+    lines = C._streams(SAMPLE)["kafka-3"][:300]
+    import datetime as dt
+
+    def shifted(stamp):
+        t = dt.datetime.strptime(stamp[:26], "%Y-%m-%dT%H:%M:%S.%f") - dt.timedelta(hours=2)
+        return t.strftime("%Y-%m-%dT%H:%M:%S.%f") + stamp[26:]
+    text = "\n".join(f"{shifted(s)} {t}" for s, t in lines).encode()
+    _, s = parse(text, "kafka-3.log")
+    assert any("2.00 h before the broker's own time read in zone UTC" in n for n in s.notes), s.notes
+    _, s = parse(text, "kafka-3.log", tz="Europe/Berlin")  # August: UTC+2
+    assert not any("another zone" in n for n in s.notes)

@@ -160,6 +160,12 @@ def _parse_source(src: _Source, ctx: SourceContext, summary: FileSummary, events
     kafka = bool(evs) or any(_KAFKA_LOGGER.search(t) for t in texts)
     first, last = (pos[0], pos[-1]) if pos else (None, None)
     if kafka:
+        offset = _clock_offset(evs, src.stamps) if texts is src.texts else None
+        if offset is not None:
+            summary.notes.append(
+                f"{src.name}: the collector stamped these lines {abs(offset) / 3.6e9:.2f} h "
+                f"{'after' if offset > 0 else 'before'} the broker's own time read in zone {ctx.tz}: the broker "
+                "logged in another zone; rerun with --tz set to it")
         for ev in evs:
             ev.source_pos = pos[ev.source_pos - 1]
         events.extend(evs)
@@ -213,6 +219,30 @@ def _parse_source(src: _Source, ctx: SourceContext, summary: FileSummary, events
         "last_ts": iso_utc(sub.last_ts) if kafka else None,
         "kafka_version": sub.kafka_version,
     }
+
+
+# A collector stamps a line when it reads it: milliseconds after the broker wrote it. Hours apart means the
+# broker's clock text is in another zone than --tz says (log4j's %d carries none).
+ZONE_GAP_US = 10 * 60 * 1_000_000
+_CHECKED = 200
+
+
+def _clock_offset(evs: list[Event], stamps: list[str | None]) -> int | None:
+    from parsers.log4j_layout import BadTimestamp, iso_with_zone_micros
+
+    gaps = []
+    for ev in evs[:_CHECKED]:
+        stamp = stamps[ev.source_pos - 1] if ev.ts is not None else None
+        if stamp is None:
+            continue
+        try:
+            gaps.append(iso_with_zone_micros(stamp) - ev.ts)
+        except BadTimestamp:
+            continue
+    if not gaps:
+        return None
+    gap = sorted(gaps)[len(gaps) // 2]
+    return gap if abs(gap) >= ZONE_GAP_US else None
 
 
 def describe(stream: dict, path: str) -> str:
