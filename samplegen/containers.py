@@ -196,7 +196,8 @@ def write_kubectl(sample: Path, out: Path, prefix: bool, timestamps: bool) -> li
     copy_rest(sample, out)
     streams = _streams(sample)
     if prefix:
-        rows = [f"[pod/{name}/kafka] {stamp + ' ' if timestamps else ''}{line}" for name, stamp, line in merged(streams)]
+        rows = [f"[pod/{name}/kafka] {stamp + ' ' if timestamps else ''}{line}"
+                for name, stamp, line in merged(streams)]
         path = out / "kubectl-logs.txt"
         path.write_text("\n".join(rows) + "\n")
         return [path]

@@ -126,7 +126,8 @@ ZOOKEEPER = [
     "[2021-08-16 09:00:00,101] INFO Created server with tickTime 2000 minSessionTimeout 4000 maxSessionTimeout "
     "40000 datadir /var/lib/zookeeper/log/version-2 snapdir /var/lib/zookeeper/data/version-2 "
     "(org.apache.zookeeper.server.ZooKeeperServer)",
-    "[2021-08-16 09:00:00,140] INFO binding to port 0.0.0.0/0.0.0.0:2181 (org.apache.zookeeper.server.NIOServerCnxnFactory)",
+    "[2021-08-16 09:00:00,140] INFO binding to port 0.0.0.0/0.0.0.0:2181 "
+    "(org.apache.zookeeper.server.NIOServerCnxnFactory)",
     "[2021-08-16 10:32:23,001] INFO Expiring session 0x117b0005ccd0000, timeout of 18000ms exceeded "
     "(org.apache.zookeeper.server.ZooKeeperServer)",
     "[2021-08-16 10:32:23,002] INFO Processed session termination for sessionid: 0x117b0005ccd0000 "

@@ -26,7 +26,8 @@ def pieces(lines: Iterable[tuple[int, str]], path: str) -> Iterator[Piece]:
     for pos, line in lines:
         m = _CRI.match(line)
         if m is None:
-            yield Piece("quarantined", pos, source, line, why="not a CRI log record (TIMESTAMP stdout|stderr F|P message)")
+            yield Piece("quarantined", pos, source, line,
+                        why="not a CRI log record (TIMESTAMP stdout|stderr F|P message)")
             continue
         stamp, stream, tag, text = m.group(1), m.group(2), m.group(3), m.group(4) or ""
         if tag == "P":

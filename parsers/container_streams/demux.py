@@ -103,7 +103,8 @@ def parse_container_stream(data: bytes, ctx: SourceContext, summary: FileSummary
     for why, (count, first) in outside.items():
         summary.notes.append(f"line {first}: {why} ({count} line(s) counted as the collector's own, not parsed)")
     for why, (count, first) in quarantined_records.items():
-        summary.errors.append(f"line {first}: {why}" + (f" ({count} records quarantined)" if count > 1 else "; quarantined"))
+        summary.errors.append(f"line {first}: {why}"
+                              + (f" ({count} records quarantined)" if count > 1 else "; quarantined"))
     summary.errors.extend(joined_notes)
 
     events: list[Event] = []

@@ -46,7 +46,8 @@ def split_stamp(text: str) -> tuple[str | None, str]:
     return m.group(1), text[m.end():]
 
 
-# /var/log/pods/<namespace>_<pod>_<uid>/<container>/<n>.log and /var/log/containers/<pod>_<namespace>_<container>-<id>.log
+# /var/log/pods/<namespace>_<pod>_<uid>/<container>/<n>.log and
+# /var/log/containers/<pod>_<namespace>_<container>-<id>.log
 _PODS_DIR = re.compile(r"^[^_/]+_([^_/]+)_[0-9a-f-]{8,}$")
 _CONTAINERS_FILE = re.compile(r"^([^_/]+)_[^_/]+_(.+)-[0-9a-f]{64}\.log$")
 _DOCKER_ID = re.compile(r"^[0-9a-f]{64}$")
