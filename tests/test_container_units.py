@@ -274,3 +274,30 @@ def test_a_broker_logging_in_another_zone_is_told_by_the_runtimes_stamps():
     assert any("2.00 h before the broker's own time read in zone UTC" in n for n in s.notes), s.notes
     _, s = parse(text, "kafka-3.log", tz="Europe/Berlin")  # August: UTC+2
     assert not any("another zone" in n for n in s.notes)
+
+
+def test_an_export_document_without_the_line_is_rebuilt_from_its_fields():
+    """Filebeat's Kafka module leaves message, level, component, class and the first trace line;
+    an exporter's dotted keys and a search hit's _source wrapper are the same document."""
+    doc = {"@timestamp": "2021-08-16T10:32:23.042Z", "host.name": "kafka-2", "log.level": "ERROR",
+           "kafka.log.component": "Controller id=2 epoch=1", "kafka.log.class": "state.change.logger",
+           "message": "Controller 2 epoch 1 failed to change state for partition t-2 from OfflinePartition to "
+                      "OnlinePartition",
+           "kafka.log.trace.class": "kafka.common.StateChangeFailedException",
+           "kafka.log.trace.message": "Failed to elect leader for partition t-2 under strategy "
+                                      "OfflinePartitionLeaderElectionStrategy(false)"}
+    raw = ("[2021-08-16 10:32:23,042] ERROR [Controller id=2 epoch=1] " + doc["message"] + " (state.change.logger)\n"
+           + doc["kafka.log.trace.class"] + ": " + doc["kafka.log.trace.message"] + "\n")
+    want, _ = parse(raw.encode(), "kafka-broker-2/state-change.log", broker_hint=2)
+    assert want
+    nested = {"_index": "filebeat", "_source": {"@timestamp": doc["@timestamp"], "host": {"name": "kafka-2"},
+                                                "log": {"level": "ERROR"}, "message": doc["message"],
+                                                "kafka": {"log": {"component": doc["kafka.log.component"],
+                                                                  "class": doc["kafka.log.class"],
+                                                                  "trace": {"class": doc["kafka.log.trace.class"],
+                                                                            "message": doc["kafka.log.trace.message"]}}}}}
+    for line in (json.dumps(doc), json.dumps(nested)):
+        got, s = parse((line + "\n").encode(), "export.ndjson")
+        assert s.kind == "container_stream"
+        assert [(e.ts, e.event_type, e.broker_id, e.detail_json()) for e in got] == \
+            [(e.ts, e.event_type, e.broker_id, e.detail_json()) for e in want]

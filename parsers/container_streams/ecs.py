@@ -23,7 +23,7 @@ from parsers.log4j_layout import BadTimestamp, iso_with_zone_micros
 NAME = "Elasticsearch/OpenSearch export (ECS)"
 # Fields only a shipper adds: they tell an export from a broker that itself logs JSON (log4j2's JsonLayout).
 _SHIPPER_KEYS = ("_source", "_index", "log.file.path", "host.name", "kubernetes.pod.name", "agent.type",
-                 "agent.name", "input.type", "fileset.name", "event.dataset", "kafka.log.class", "container.name")
+                 "agent.name", "input.type", "fileset.name", "kafka.log.class", "container.name")
 _SOURCE_KEYS = ("kubernetes.pod.name", "container.name", "host.name", "host.hostname", "agent.hostname", "agent.name")
 
 
@@ -82,6 +82,8 @@ def _text(doc: dict) -> str:
     trace_class, trace_msg = doc.get("kafka.log.trace.class"), doc.get("kafka.log.trace.message")
     if trace_class:
         head += f"\n{trace_class}: {trace_msg or ''}"
+    elif isinstance(doc.get("error.stack_trace"), str):  # log4j2's EcsLayout, Elastic's Java agents
+        head += "\n" + doc["error.stack_trace"].rstrip("\n")
     return head
 
 
