@@ -37,16 +37,6 @@ def outcome(report):
     }
 
 
-_ORIGINAL = {}
-
-
-def original(spark, tmp_path_factory, sample):
-    if sample not in _ORIGINAL:
-        report, _ = analyse(spark, SAMPLES / sample, tmp_path_factory.mktemp("x"), sample)
-        _ORIGINAL[sample] = outcome(report)
-    return _ORIGINAL[sample]
-
-
 def check_accounting(summary):
     for f in summary["files"]:
         assert f["lines"] == f["parsed"] + f["other"] + f["unrecognized"] + f["quarantined"], f["path"]
@@ -73,14 +63,38 @@ FORMATS = {
 }
 
 
+OTHER_SAMPLES = ["controller_failover", "unclean_election", "kraft_broker_fenced"]
+
+
+@pytest.fixture(scope="module")
+def analysed(spark, tmp_path_factory):
+    """Every variant and its original side by side, one folder per cluster (``cluster=NAME``), read by one
+    ingest (one Spark job instead of eighteen) and replayed per cluster: report and accounting per name."""
+    import shutil
+
+    root = tmp_path_factory.mktemp("evidence")
+    variants = {f"rf1_broker_kill.{fmt}": ("rf1_broker_kill", write) for fmt, write in FORMATS.items()}
+    variants.update({f"{s}.compose_colour": (s, FORMATS["compose_colour"]) for s in OTHER_SAMPLES})
+    for name, (sample, write) in variants.items():
+        (root / f"cluster={name}").mkdir()
+        write(SAMPLES / sample, root / f"cluster={name}")
+    for sample in ["rf1_broker_kill"] + OTHER_SAMPLES:
+        shutil.copytree(SAMPLES / sample, root / f"cluster={sample}.original")
+    ing = run_ingest(spark, collect_inputs([str(root)], tmp_path_factory.mktemp("x")))
+    events = collect_events(ing)
+    out = {}
+    for res in replay(events):
+        mine = [e for e in events if e.cluster == res.cluster]
+        summary = {**ing.summary_json, "files": [f for f in ing.summary_json["files"] if f["cluster"] == res.cluster]}
+        out[res.cluster] = (build_report([res], summary, mine, sources=[res.cluster]), summary)
+    return out
+
+
 @pytest.mark.parametrize("fmt", sorted(FORMATS))
-def test_rf1_incident_in_every_collector_format(spark, tmp_path, tmp_path_factory, fmt):
+def test_rf1_incident_in_every_collector_format(analysed, fmt):
     sample = "rf1_broker_kill"
-    root = tmp_path / "evidence"
-    root.mkdir()
-    FORMATS[fmt](SAMPLES / sample, root)
-    report, summary = analyse(spark, root, tmp_path / "x", sample)
-    assert outcome(report) == original(spark, tmp_path_factory, sample)
+    report, summary = analysed[f"{sample}.{fmt}"]
+    assert outcome(report) == outcome(analysed[f"{sample}.original"][0])
     check_leaderless(report, expected(sample))
     check_accounting(summary)
     kinds = {f["path"].rsplit("/", 1)[-1]: f["kind"] for f in summary["files"]}
@@ -94,13 +108,10 @@ def test_rf1_incident_in_every_collector_format(spark, tmp_path, tmp_path_factor
     assert len(sources) == 3 and all(" -> broker " in line for line in sources), sources
 
 
-@pytest.mark.parametrize("sample", ["controller_failover", "unclean_election", "kraft_broker_fenced"])
-def test_other_incidents_as_docker_compose_logs(spark, tmp_path, tmp_path_factory, sample):
-    root = tmp_path / "evidence"
-    root.mkdir()
-    C.write_compose(SAMPLES / sample, root, colour=True)
-    report, summary = analyse(spark, root, tmp_path / "x", sample)
-    assert outcome(report) == original(spark, tmp_path_factory, sample)
+@pytest.mark.parametrize("sample", OTHER_SAMPLES)
+def test_other_incidents_as_docker_compose_logs(analysed, sample):
+    report, summary = analysed[f"{sample}.compose_colour"]
+    assert outcome(report) == outcome(analysed[f"{sample}.original"][0])
     check_accounting(summary)
     assert sorted(b for b, _ in stream_ids(summary).values()) == expected(sample)["brokers"]
 
