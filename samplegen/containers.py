@@ -266,3 +266,14 @@ def write_loki(sample: Path, out: Path, jsonl: bool) -> Path:
     path = out / ("loki.jsonl" if jsonl else "loki.txt")
     path.write_text("\n".join(rows) + "\n")
     return path
+
+
+def write_loki_raw(sample: Path, out: Path) -> list[Path]:
+    """`logcli query '{pod="..."}' --output=raw` per pod, without --forward: the pod's lines, newest first."""
+    copy_rest(sample, out)
+    paths = []
+    for name, lines in _streams(sample).items():
+        path = out / f"{name}.log"
+        path.write_text("\n".join(line for _, line in reversed(lines)) + "\n")
+        paths.append(path)
+    return paths

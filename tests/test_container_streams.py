@@ -60,6 +60,7 @@ FORMATS = {
     "ecs_kafka_module": lambda s, o: C.write_ecs(s, o, module=True, hits=False),
     "loki_jsonl": lambda s, o: C.write_loki(s, o, jsonl=True),
     "loki_default": lambda s, o: C.write_loki(s, o, jsonl=False),
+    "loki_raw_newest_first": lambda s, o: C.write_loki_raw(s, o),
 }
 
 

@@ -248,7 +248,7 @@ def test_damaged_streams_never_raise_and_stay_balanced(fmt):
         text = "\n".join(json.dumps({"labels": {"pod": "kafka-3"}, "line": t, "timestamp": s}) for s, t in lines)
     data = text.encode()
     rnd = random.Random(16)
-    for _ in range(25):
+    for _ in range(12):
         d = bytearray(data)
         for _ in range(rnd.randint(1, 20)):
             i = rnd.randrange(len(d))

@@ -34,6 +34,8 @@ GRAMMARS: dict[str, Grammar] = {
     "compose": Grammar(compose.NAME, compose.line_matches, compose.pieces, 0.6),
     "loki_default": Grammar(loki.NAME_DEFAULT, loki.default_matches, loki.default_pieces, 0.8),
     "kubectl_timestamps": Grammar(kubectl.NAME_TIMESTAMPS, kubectl.timestamps_matches, kubectl.timestamps_pieces, 0.8),
+    # decided on the sample as a whole (see detect_lines), not line by line
+    "loki_raw": Grammar(loki.NAME_RAW, lambda line: False, loki.raw_pieces, 1.0),
 }
 
 
@@ -60,6 +62,8 @@ def detect_lines(lines: list[str]) -> str | None:
         if key == "compose" and any(compose.unprefixed_log_line(x) for x in lines if not g.matches(x)):
             continue  # a pasted excerpt: log lines with and without the prefix
         return key
+    if loki.newest_first(lines):
+        return "loki_raw"
     return None
 
 

@@ -3,7 +3,8 @@ and the default output (``TIMESTAMP {label="value", ...} line``).
 
 logcli prints newest first unless ``--forward`` is given; the demultiplexer turns a
 source that runs backwards around (see ``demux``). ``--output=raw`` prints the lines
-alone: that is the broker's own log, read as such.
+alone: with ``--forward`` that is the broker's own log, read as such; newest first, its
+log headers run back in time, which tells it (``newest_first``).
 """
 from __future__ import annotations
 
@@ -11,10 +12,14 @@ import json
 import re
 from typing import Iterable, Iterator
 
-from parsers.container_streams.records import RFC3339, Piece
+from parsers.container_streams.records import RFC3339, Piece, source_from_path
 
 NAME_JSONL = "Loki logcli --output=jsonl"
 NAME_DEFAULT = "Loki logcli output"
+NAME_RAW = "log lines newest first (logcli --output=raw without --forward)"
+# The stamp of a log4j/logback header, as far as its seconds: '[2021-08-16 09:00:13,000]', '2021-08-16T09:00:13.1Z'.
+_HEADER_STAMP = re.compile(r"^\[?(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[,.]\d{1,9})?)")
+MIN_HEADERS = 3
 # Labels that name where a line came from, most specific first.
 _NAME_LABELS = ("pod", "pod_name", "container_name", "compose_service", "service_name", "instance", "host",
                 "hostname", "filename", "job")
@@ -77,3 +82,21 @@ def default_pieces(lines: Iterable[tuple[int, str]], path: str) -> Iterator[Piec
             continue
         labels = {k: v.replace('\\"', '"') for k, v in _LABEL.findall(m.group(2))}
         yield Piece("line", pos, source_name(labels), m.group(3), m.group(1))
+
+
+def newest_first(lines: list[str]) -> bool:
+    """Do the log headers of these lines run back in time (most steps backwards, at least two)?"""
+    stamps = [m.group(1).replace("T", " ").replace(".", ",") for m in map(_HEADER_STAMP.match, lines) if m]
+    if len(stamps) < MIN_HEADERS:
+        return False
+    back = sum(1 for a, b in zip(stamps, stamps[1:]) if b < a)
+    fwd = sum(1 for a, b in zip(stamps, stamps[1:]) if b > a)
+    return back >= 2 and back > fwd
+
+
+def raw_pieces(lines: Iterable[tuple[int, str]], path: str) -> Iterator[Piece]:
+    source = source_from_path(path)
+    for pos, line in lines:
+        m = _HEADER_STAMP.match(line)
+        # the header's own stamp orders the source (demux turns it around); comparable as text within one layout
+        yield Piece("line", pos, source, line, m.group(1).replace("T", " ").replace(".", ",") if m else None)
