@@ -85,13 +85,15 @@ def default_pieces(lines: Iterable[tuple[int, str]], path: str) -> Iterator[Piec
 
 
 def newest_first(lines: list[str]) -> bool:
-    """Do the log headers of these lines run back in time (most steps backwards, at least two)?"""
+    """Do the log headers of these lines run back in time? Nearly every step backwards: a file several
+    processes append to jumps back and forth, a log turned around only runs back (async appenders
+    may have swapped a few entries of one millisecond)."""
     stamps = [m.group(1).replace("T", " ").replace(".", ",") for m in map(_HEADER_STAMP.match, lines) if m]
     if len(stamps) < MIN_HEADERS:
         return False
     back = sum(1 for a, b in zip(stamps, stamps[1:]) if b < a)
     fwd = sum(1 for a, b in zip(stamps, stamps[1:]) if b > a)
-    return back >= 2 and back > fwd
+    return back >= MIN_HEADERS and fwd * 10 <= back
 
 
 def raw_pieces(lines: Iterable[tuple[int, str]], path: str) -> Iterator[Piece]:
