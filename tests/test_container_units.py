@@ -303,3 +303,16 @@ def test_an_export_document_without_the_line_is_rebuilt_from_its_fields():
         assert s.kind == "container_stream"
         assert [(e.ts, e.event_type, e.broker_id, e.detail_json()) for e in got] == \
             [(e.ts, e.event_type, e.broker_id, e.detail_json()) for e in want]
+
+
+def test_a_stream_cut_inside_its_last_line_quarantines_that_line_only():
+    text = C.compose_text(C._streams(SAMPLE))
+    whole, _ = parse(text.encode())
+    last = text.rstrip("\n").rsplit("\n", 1)[1]
+    cut = text.rstrip("\n")[: -len(last) // 2]  # half of the last line, no line break
+    evs, s = parse(cut.encode())
+    balanced(s)
+    n = cut.count("\n") + 1
+    assert any(q.source_pos == n and q.category == "quarantined" for q in s.samples)
+    assert any(e == f"line {n}: the file ends inside this line (cut mid-line); quarantined" for e in s.errors)
+    assert Counter(map(key, evs)) == Counter(map(key, [e for e in whole if e.source_pos != n]))

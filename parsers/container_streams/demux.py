@@ -17,6 +17,7 @@ from typing import Iterator
 from parsers.accounting import FileSummary, Quarantined
 from parsers.container_streams.detect import GRAMMARS, SAMPLE_LINES, detect_lines, sample
 from parsers.container_streams.identity import resolve
+from parsers.container_streams.records import Piece
 from parsers.context import SourceContext
 from parsers.log4j_layout import LocalClock, choose_layout
 from parsers.schema import Event, iso_utc
@@ -77,7 +78,9 @@ def parse_container_stream(data: bytes, ctx: SourceContext, summary: FileSummary
     outside: dict[str, list[int]] = {}  # why -> [count, first line]
     quarantined_records: dict[str, list] = {}
     joined_notes: list[str] = []
+    last: Piece | None = None
     for piece in grammar.pieces(chain(head, numbered), ctx.path):
+        last = piece
         if piece.kind == "line":
             src = sources.get(piece.source or "?")
             if src is None:
@@ -99,6 +102,8 @@ def parse_container_stream(data: bytes, ctx: SourceContext, summary: FileSummary
             q = quarantined_records.setdefault(piece.why, [0, piece.pos])
             q[0] += 1
 
+    if not grammar.json and last is not None and last.kind == "line" and last.pos == problems.unterminated_line:
+        _quarantine_cut_line(sources[last.source or "?"], summary, ctx.path)
     summary.notes.append(f"{grammar.name}: {len(sources)} source(s) ({', '.join(sorted(sources)) or 'none'})")
     for why, (count, first) in outside.items():
         summary.notes.append(f"line {first}: {why} ({count} line(s) counted as the collector's own, not parsed)")
@@ -125,6 +130,20 @@ def parse_container_stream(data: bytes, ctx: SourceContext, summary: FileSummary
         summary.notes.append(f"{problems.non_utf8_lines} line(s) were not valid UTF-8 (first at line "
                              f"{problems.first_non_utf8_line}); read as Latin-1")
     return events
+
+
+def _quarantine_cut_line(src: _Source, summary: FileSummary, path: str) -> None:
+    """The file ends inside its last line (a copy cut short, a disk that filled up): the line's numbers may
+    be cut too (``HashMap(2 -> 242)`` read as epoch 24), so it is kept aside, not read."""
+    pos, text = src.pos.pop(), src.texts.pop()
+    src.stamps.pop()
+    if src.order:
+        src.order.pop()
+    summary.count("quarantined")
+    summary.lines += 1
+    why = "the file ends inside this line (cut mid-line)"
+    summary.sample(Quarantined(path, pos, "quarantined", why, text[:2000]))
+    summary.errors.append(f"line {pos}: {why}; quarantined")
 
 
 def _put_in_order(src: _Source, summary: FileSummary, path: str) -> None:

@@ -23,12 +23,13 @@ class Grammar:
     pieces: Callable[[Iterable[tuple[int, str]], str], Iterator[Piece]]
     share: float  # of the sampled lines that must match
     reorder: bool = False  # export in no particular order: sort each source by its entries' own keys
+    json: bool = False  # one JSON object per line: a record that parses is whole, a cut one does not parse
 
 
 GRAMMARS: dict[str, Grammar] = {
-    "docker_json": Grammar(docker_json.NAME, docker_json.line_matches, docker_json.pieces, 0.8),
-    "loki_jsonl": Grammar(loki.NAME_JSONL, loki.jsonl_matches, loki.jsonl_pieces, 0.8),
-    "ecs_export": Grammar(ecs.NAME, ecs.line_matches, ecs.pieces, 0.8, reorder=True),
+    "docker_json": Grammar(docker_json.NAME, docker_json.line_matches, docker_json.pieces, 0.8, json=True),
+    "loki_jsonl": Grammar(loki.NAME_JSONL, loki.jsonl_matches, loki.jsonl_pieces, 0.8, json=True),
+    "ecs_export": Grammar(ecs.NAME, ecs.line_matches, ecs.pieces, 0.8, reorder=True, json=True),
     "cri": Grammar(cri.NAME, cri.line_matches, cri.pieces, 0.8),
     "kubectl_prefix": Grammar(kubectl.NAME_PREFIX, kubectl.prefix_matches, kubectl.prefix_pieces, 0.8),
     "compose": Grammar(compose.NAME, compose.line_matches, compose.pieces, 0.6),
