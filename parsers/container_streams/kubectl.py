@@ -12,7 +12,7 @@ from typing import Iterable, Iterator
 from parsers.container_streams.records import INNER_HEADER, Piece, source_from_path, split_stamp
 
 NAME_PREFIX = "kubectl logs --prefix"
-NAME_TIMESTAMPS = "kubectl logs --timestamps"
+NAME_TIMESTAMPS = "runtime time stamps (kubectl logs --timestamps, docker logs -t)"
 _PREFIX = re.compile(r"^\[pod/([^/\]\s]+)/([^\]\s]+)\](?: |$)")
 
 
