@@ -133,3 +133,21 @@ def test_compose_logs_alone_without_zookeeper_data(spark, tmp_path):
     assert want["incidents"], "the brokers' files alone show the outage"
     assert outcome(got) == outcome(want)
     check_accounting(summary)
+
+
+def test_broker_map_names_a_source_inside_a_stream(spark, tmp_path):
+    """`--broker-map kafka-x=3` (as postmortem/ingest/replay take it) reaches the source inside the file,
+    and the report says where the id came from."""
+    from test_container_units import _quiet_tail
+
+    streams = C._streams(SAMPLES / "rf1_broker_kill")
+    root = tmp_path / "evidence"
+    root.mkdir()
+    (root / "incident.txt").write_text(C.compose_text({"kafka-1": streams["kafka-1"],
+                                                        "kafka-x": _quiet_tail(streams["kafka-3"])}))
+    report, summary = analyse(spark, root, tmp_path / "x", "c", broker_map=["kafka-x=3"])
+    check_accounting(summary)
+    assert stream_ids(summary)["kafka-x"] == (3, "from --broker-map kafka-x=3")
+    path = summary["files"][0]["path"]
+    assert f"{path}: kafka-x -> broker 3 (from --broker-map kafka-x=3)" in report["inputs"]["stream_sources"]
+    assert any(line.startswith(f"{path}: kafka-1 -> broker 1 (from '") for line in report["inputs"]["stream_sources"])
