@@ -11,7 +11,7 @@ import pytest
 
 from conftest import REAL_LOGS, SAMPLES
 from forensics.sources import broker_hint_from_path
-from parsers.context import SourceContext
+from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source, sniff_kind
 from samplegen import containers as C
 
@@ -174,7 +174,7 @@ def test_a_broken_json_record_is_quarantined_and_the_rest_read():
 def _quiet_tail(lines):
     """A broker's lines after the last one that names its id (a stretch of routine work)."""
     from parsers.container_streams.identity import named_ids
-    from parsers.templates.writer import writer_id
+    from parsers.broker_logs.templates.writer import writer_id
 
     last = max(i for i, (_, t) in enumerate(lines)
                if named_ids([t], [0]) or writer_id(t.split("] ", 1)[-1].split(" ", 1)[-1]) is not None)

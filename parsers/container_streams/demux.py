@@ -14,14 +14,14 @@ from dataclasses import dataclass, field
 from itertools import chain
 from typing import Iterator
 
-from parsers.accounting import FileSummary, Quarantined
+from parsers.broker_logs.log4j_layout import LocalClock, choose_layout
+from parsers.common.accounting import FileSummary, Quarantined
+from parsers.common.context import SourceContext
+from parsers.common.textio import ReadProblems, decode_line, iter_raw_lines
 from parsers.container_streams.detect import GRAMMARS, SAMPLE_LINES, detect_lines, sample
 from parsers.container_streams.identity import resolve
 from parsers.container_streams.records import Piece
-from parsers.context import SourceContext
-from parsers.log4j_layout import LocalClock, choose_layout
 from parsers.schema import Event, iso_utc
-from parsers.textio import ReadProblems, decode_line, iter_raw_lines
 
 MAX_LINE_CHARS = 1_000_000
 MAX_REPORTED = 5
@@ -165,7 +165,7 @@ def _put_in_order(src: _Source, summary: FileSummary, path: str) -> None:
 
 
 def _parse_source(src: _Source, ctx: SourceContext, summary: FileSummary, events: list[Event], single: bool) -> dict:
-    from parsers.broker_log import parse_broker_log
+    from parsers.broker_logs.broker_log import parse_broker_log
 
     ident = resolve(src.name, src.texts, src.pos, ctx.path, ctx.broker_map, ctx.broker_hint, single)
     texts = src.texts
@@ -248,7 +248,7 @@ _CHECKED = 200
 
 
 def _clock_offset(evs: list[Event], stamps: list[str | None]) -> int | None:
-    from parsers.log4j_layout import BadTimestamp, iso_with_zone_micros
+    from parsers.broker_logs.log4j_layout import BadTimestamp, iso_with_zone_micros
 
     gaps = []
     for ev in evs[:_CHECKED]:

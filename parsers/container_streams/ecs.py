@@ -18,7 +18,7 @@ import json
 from typing import Iterable, Iterator
 
 from parsers.container_streams.records import INNER_HEADER, Piece
-from parsers.log4j_layout import BadTimestamp, iso_with_zone_micros
+from parsers.broker_logs.log4j_layout import BadTimestamp, iso_with_zone_micros
 
 NAME = "Elasticsearch/OpenSearch export (ECS)"
 # Fields only a shipper adds: they tell an export from a broker that itself logs JSON (log4j2's JsonLayout).
