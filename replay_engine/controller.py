@@ -11,13 +11,12 @@ evidence on both sides.
 """
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from replay_engine import elections as E
 from replay_engine import facts as F
-from replay_engine.config import UNCLEAN, ConfigState, as_bool, parse_version
+from replay_engine.config import UNCLEAN, ConfigImage, ConfigState, as_bool, parse_version
 from replay_engine.from_events import Coverage
 from replay_engine.partition import UNKNOWN, BrokerPeriod, Decision, PState, Tenure
 from replay_engine.states import NEW, NON_EXISTENT, OFFLINE, ONLINE
@@ -117,7 +116,7 @@ class ZkControllerReplay:
         self.unclean_elections: list[Decision] = []
         self.findings: list[dict[str, Any]] = []
         self.ar_history: dict[F.TP, list[tuple[int, tuple[int, ...]]]] = {}
-        self.config_history: list[tuple[int, ConfigState]] = [(0, copy.deepcopy(config))]
+        self.config_history: list[tuple[int, ConfigImage]] = [(0, config.image())]
         self.now = 0
         self._seq = 0
         self._inferring = False
@@ -198,7 +197,7 @@ class ZkControllerReplay:
             self.ar_history.setdefault(p.tp, []).append((ts, ar))
 
     def _config_changed(self, ts: int) -> None:
-        self.config_history.append((ts, copy.deepcopy(self.config)))
+        self.config_history.append((ts, self.config.image()))
 
     def _set_leader(self, p: PState, leader: int | None) -> None:
         if p.leader is not None and p.leader >= 0:
