@@ -39,8 +39,10 @@ class Leaderless:
         }
 
 
-@dataclass
+@dataclass(frozen=True)
 class ReplayResult:
+    """Read-only: a consumer that needs another figure computes it (what-if's sides were once patched)."""
+
     cluster: str | None
     mode: str
     stream: FactStream
