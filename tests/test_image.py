@@ -16,7 +16,7 @@ import pytest
 
 from conftest import REAL_LOGS, REPO, ZK_REAL
 from forensics.sources import broker_hint_from_path
-from parsers.context import SourceContext
+from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
 from replay_engine.api import ReplayResult, replay_cluster
 
