@@ -13,6 +13,7 @@ from typing import Any, Callable
 from parsers.schema import Event, iso_utc
 from replay_engine.dataloss import estimate as estimate_loss
 from replay_engine.explain import Cause, World, explain
+from replay_engine.facts import Ref
 from replay_engine.from_events import FactStream
 from replay_engine.image import ClusterHistory, ClusterImage, history_of, image_of
 from replay_engine.partition import Decision
@@ -51,6 +52,7 @@ class ReplayResult:
     decisions: list[Decision]
     comparisons: list[Any]  # controller.Comparison
     uncompared: int
+    uncompared_records: tuple[tuple[Ref, str], ...]  # each record left uncompared, and why
     image: ClusterImage  # the cluster at the end of the replay
     history: ClusterHistory  # how it got there: ``history.at(ts)`` is the image at ts
     notes: list[str] = field(default_factory=list)
@@ -158,7 +160,7 @@ def assemble(replay, stream: FactStream, *, cluster: str | None, mode: str,
     leaderless = [Leaderless(ep, explain(ep, world)) for ep in leaderless_episodes(intervals)]
     return ReplayResult(
         cluster, mode, stream, intervals, leaderless, replay.decisions, replay.comparisons, replay.uncompared,
-        image, history, list(notes or []),
+        tuple(replay.uncompared_records), image, history, list(notes or []),
         estimate_skew(events) if events is not None else [],
         [estimate_loss(d, events) for d in image.unclean_elections] if events is not None else [],
         leaderless_episodes(intervals, unavailable=True) if unavailable else [],

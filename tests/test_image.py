@@ -154,6 +154,10 @@ def test_a_result_has_no_controller_object():
     assert "controller" not in {f.name for f in dataclasses.fields(ReplayResult)}
 
 
+# what results are called where they are read (a tenure's ``t.controller`` is a broker id, not an object)
+RESULT_NAMES = {"res", "result", "recorded", "baseline", "variant", "base", "var", "whole", "r"}
+
+
 def test_nothing_outside_the_replay_reads_the_replay_object():
     """``x.controller.y`` (the result's controller object, as it once was) nowhere outside replay_engine,
     nor in what-if and risk; no module outside replay_engine imports the replay classes."""
@@ -166,6 +170,12 @@ def test_nothing_outside_the_replay_reads_the_replay_object():
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute) \
                     and node.value.attr == "controller":
                 offenders.append(f"{path.relative_to(REPO)}:{node.lineno} .controller.{node.attr}")
+            if isinstance(node, ast.Attribute) and node.attr == "controller" and isinstance(node.value, ast.Name) \
+                    and node.value.id in RESULT_NAMES:
+                offenders.append(f"{path.relative_to(REPO)}:{node.lineno} {node.value.id}.controller")
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
+                    and len(node.args) > 1 and isinstance(node.args[1], ast.Constant) and node.args[1].value == "controller":
+                offenders.append(f"{path.relative_to(REPO)}:{node.lineno} getattr(..., 'controller')")
             if isinstance(node, ast.ImportFrom) and path.parent.name != "replay_engine":
                 names = {a.name for a in node.names} & {"ZkControllerReplay", "KraftReplay"}
                 offenders += [f"{path.relative_to(REPO)}:{node.lineno} imports {n}" for n in sorted(names)]
