@@ -8,9 +8,10 @@ from typing import Any, Callable, Iterable
 
 from parsers.schema import Event, iso_utc
 from replay_engine.config import ConfigState, parse_version
-from replay_engine.controller import Comparison, ZkControllerReplay
+from replay_engine.controller import ZkControllerReplay
 from replay_engine.explain import Cause, World, explain
 from replay_engine.from_events import ClusterContext, FactStream, build_facts
+from replay_engine.judge import DIVERGED, Comparison, tally
 from replay_engine.partition import Decision
 from replay_engine.shard_cut import shard_facts
 from replay_engine.dataloss import estimate as estimate_loss
@@ -45,8 +46,7 @@ class ReplayResult:
     intervals: list[Interval]
     leaderless: list[Leaderless]
     decisions: list[Decision]
-    comparisons: list[Comparison]
-    uncompared: int
+    comparisons: list[Comparison]  # every record judged: agreed, diverged or unknown (with the reason)
     controller: ZkControllerReplay
     notes: list[str] = field(default_factory=list)
     skew: list[SkewEstimate] = field(default_factory=list)
@@ -57,7 +57,7 @@ class ReplayResult:
     def divergences(self) -> list[dict[str, Any]]:
         out = []
         for c in self.comparisons:
-            if not c.agreed:
+            if c.verdict == DIVERGED:
                 out.append({"topic": c.tp[0], "partition": c.tp[1], "ts": iso_utc(c.ts), "recorded": c.recorded,
                             "replayed": c.replayed, "how": c.how,
                             "evidence": [c.record.to_json()] + [e.to_json() for e in c.evidence]})
@@ -72,14 +72,15 @@ class ReplayResult:
 
     def agreement(self) -> dict[str, Any]:
         unrecorded = sum(1 for d in self.decisions if d.status == "unrecorded" and d.expected_record)
-        compared = len(self.comparisons) + unrecorded
-        agreed = sum(1 for c in self.comparisons if c.agreed)
+        t = tally(self.comparisons)
+        compared = t["agreed"] + t["diverged"] + unrecorded
+        agreed = t["agreed"]
         return {
             "compared": compared,
             "agreed": agreed,
             "ratio": round(agreed / compared, 6) if compared else None,
-            "uncompared": self.uncompared,
-            "evidence_gaps": self.controller.epoch_gaps,
+            "uncompared": t["unknown"],
+            "evidence_gaps": t["evidence_gaps"],
             "divergences": self.divergences(),
         }
 
@@ -178,7 +179,7 @@ def _replay_kraft(events: list[Event], cluster: str | None) -> ReplayResult:
                   ctrl.evidence_by_broker, ctrl.evidence_by_tp, stream.trace_end, recorded, ctrl.unclean_elections)
     leaderless = [Leaderless(ep, explain(ep, world)) for ep in leaderless_episodes(intervals)]
     return ReplayResult(cluster, "kraft", stream, intervals, leaderless, ctrl.decisions, ctrl.comparisons,
-                        ctrl.uncompared, ctrl, list(stream.notes), estimate_skew(events),
+                        ctrl, list(stream.notes), estimate_skew(events),
                         [estimate_loss(d, events) for d in ctrl.unclean_elections])
 
 
@@ -224,7 +225,7 @@ def _replay_cluster(events, cluster, overrides, topic_overrides, keep_tp, contex
                   ctrl.unclean_elections)
     leaderless = [Leaderless(ep, explain(ep, world)) for ep in leaderless_episodes(intervals)]
     return ReplayResult(cluster, stream.mode, stream, intervals, leaderless, ctrl.decisions, ctrl.comparisons,
-                        ctrl.uncompared, ctrl, list(stream.notes), estimate_skew(events),
+                        ctrl, list(stream.notes), estimate_skew(events),
                         [estimate_loss(d, events) for d in ctrl.unclean_elections])
 
 

@@ -12,55 +12,17 @@ evidence on both sides.
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from replay_engine import elections as E
 from replay_engine import facts as F
+from replay_engine import judge as J
 from replay_engine.config import UNCLEAN, ConfigState, as_bool, parse_version
 from replay_engine.from_events import Coverage
 from replay_engine.partition import UNKNOWN, BrokerPeriod, Decision, PState, Tenure
 from replay_engine.states import NEW, NON_EXISTENT, OFFLINE, ONLINE
 from replay_engine.timeline import TimelineBuilder, View
 from replay_engine.version_gates import failover_takes_offline_replicas_out_of_isr
-
-# A recorded decision is matched with a replayed one made at most this long before it.
-MATCH_WINDOW_US = 10 * 60 * 1_000_000
-
-
-@dataclass
-class Comparison:
-    tp: F.TP
-    ts: int
-    record: F.Ref
-    recorded: dict[str, Any]
-    replayed: dict[str, Any] | None
-    agreed: bool
-    how: str  # 'trigger' (a replayed decision), 'point' (re-derived at the record), 'inferred: <why>'
-    evidence: list[F.Ref] = field(default_factory=list)
-
-
-def _unknown_why(kind: str, isr, replicas, live, controller) -> str:
-    """Why a record could not be re-derived: the first thing the replay did not know."""
-    if controller is None:
-        return f"{kind}: acting controller unknown"
-    if live is None:
-        return f"{kind}: live brokers unknown"
-    if not live:
-        return f"{kind}: no broker known live to the replay"
-    if isr is None:
-        return f"{kind}: ISR before the record unknown"
-    if replicas is None:
-        return f"{kind}: assigned replicas unknown"
-    return f"{kind}: not re-derivable (no rule for this transition)"
-
-
-def _before(tp: F.TP, snap: dict[str, Any]) -> PState:
-    """The partition as it was before a replayed decision (for judging the record against other strategies)."""
-    return PState(tp, replicas=None if snap["replicas"] is None else tuple(snap["replicas"]), leader=snap["leader"],
-                  isr=None if snap["isr"] is None else tuple(snap["isr"]), leader_epoch=snap["leader_epoch"],
-                  zk_version=snap["zk_version"], controller_epoch=snap["controller_epoch"], state=snap["state"])
-
 
 class ZkControllerReplay:
     def __init__(self, config: ConfigState, coverage: Coverage | None = None, follow_records: bool = True,
@@ -102,12 +64,9 @@ class ZkControllerReplay:
         # is expected). The replay's own belief (self.parts) may run ahead of it until the record arrives.
         self.shown: dict[F.TP, View] = {}
         self.shown_led_by: dict[int, set[F.TP]] = {}
-        self.pending: dict[F.TP, list[Decision]] = {}
+        self.pending = J.Pending()
         self.decisions: list[Decision] = []
-        self.comparisons: list[Comparison] = []
-        self.uncompared: int = 0
-        self.uncompared_records: list[tuple[F.Ref, str]] = []  # each record left uncompared, and why
-        self.epoch_gaps: int = 0
+        self.comparisons: list[J.Comparison] = []  # one per record judged, whatever the verdict
         self.preferred_requested: dict[F.TP, int] = {}  # partition -> when a preferred election was asked
         self.periods: dict[int, list[BrokerPeriod]] = {}
         self.tenures: list[Tenure] = []
@@ -121,7 +80,6 @@ class ZkControllerReplay:
         self.now = 0
         self._seq = 0
         self._inferring = False
-        self._inferred_shutdown: int | None = None
         self._handlers: dict[type, Callable[[Any], None]] = {
             F.BrokerUp: self._broker_up,
             F.BrokerDown: self._broker_down,
@@ -170,8 +128,7 @@ class ZkControllerReplay:
         end = trace_end if trace_end is not None else self.now
         if not self.follow_records:
             self._fire_timers(end)
-        for tp in sorted(self.pending):
-            self._resolve_unconfirmed(tp, end)
+        self.pending.resolve_unconfirmed()
 
     # ------------------------------------------------------------------ helpers
 
@@ -256,10 +213,6 @@ class ZkControllerReplay:
     def _recorded_here(self, ts: int, kind: str) -> bool:
         return self.coverage.recorded(ts, self.controller, kind)
 
-    def _leave_uncompared(self, ref: F.Ref, why: str) -> None:
-        self.uncompared += 1
-        self.uncompared_records.append((ref, why))
-
     def _note_broker(self, b: int, ref: F.Ref) -> None:
         self.evidence_by_broker.setdefault(b, []).append(ref)
 
@@ -301,7 +254,7 @@ class ZkControllerReplay:
         if kind in ("election_failed", "new_partition_failed") and not keep_state:
             self.failed_elections.setdefault(p.tp, []).append(trigger.ref)
         if d.expected_record:
-            self.pending.setdefault(p.tp, []).append(d)
+            self.pending.add(d)
         else:
             d.status = "applied"
             self._touch(p, trigger.ts, trigger.ref, "replayed")
@@ -646,7 +599,7 @@ class ZkControllerReplay:
             p.state = NON_EXISTENT
             p.deleting = False
             self._show(tp, View(None, None, None, None, NON_EXISTENT, None), f.ts, f.ref, "recorded")
-            self.pending.pop(tp, None)
+            self.pending.drop(tp)
             del self.parts[tp]
 
     def _topic_config(self, f: F.TopicConfig) -> None:
@@ -752,7 +705,7 @@ class ZkControllerReplay:
         for tp in sorted(tp for tp in self.parts if tp[0] == f.topic):
             p = self.parts[tp]
             p.deleting = True
-            self.pending.pop(tp, None)
+            self.pending.drop(tp)
             self._touch(p, f.ts, f.ref, "recorded")
 
     def _evidence(self, f: F.Evidence) -> None:
@@ -882,7 +835,7 @@ class ZkControllerReplay:
             return
         if kind == "write":
             queue = self.pending.get(f.tp)
-            kind = self._classify_write(_before(f.tp, queue[0].before) if queue else p, f)
+            kind = self._classify_write(J.before_state(f.tp, queue[0].before) if queue else p, f)
         if kind == "alter_isr":
             self._adopt(p, f, kind)  # an input (the leader's request), not a decision of the controller
             return
@@ -899,7 +852,7 @@ class ZkControllerReplay:
             p.replicas, p.isr, p.leader_epoch, p.recorded_zk_version = None, None, None, None
             self._set_leader(p, None)
             p.state = UNKNOWN
-            self._leave_uncompared(f.ref, "history restarted (leader epoch or znode version went back)")
+            self.comparisons.append(J.unknown(p.tp, f.ts, f.ref, recorded, J.NEW_HISTORY))
         else:
             self._compare(p, kind, f, recorded)
         self._adopt(p, f, kind)
@@ -931,175 +884,24 @@ class ZkControllerReplay:
             p.state = ONLINE if f.leader >= 0 else OFFLINE
         self._touch(p, f.ts, f.ref, "recorded")
 
-    def _match(self, tp: F.TP, kinds: tuple[str, ...], ts: int) -> Decision | None:
-        queue = self.pending.get(tp)
-        if not queue:
-            return None
-        for i, d in enumerate(queue):
-            if d.kind in kinds and ts - d.ts <= MATCH_WINDOW_US:
-                for skipped in queue[:i]:
-                    skipped.status = "unrecorded"
-                    skipped.note = (skipped.note + "; " if skipped.note else "") + "no record of this decision"
-                del queue[: i + 1]
-                if not queue:
-                    del self.pending[tp]
-                return d
-        return None
-
-    def _same(self, replayed: dict[str, Any], recorded: dict[str, Any], pointwise: bool = False) -> bool:
-        for k in ("leader", "isr", "leader_epoch"):
-            a, b = replayed.get(k), recorded.get(k)
-            if a is None or b is None:
-                continue
-            if k == "isr":
-                if list(a) != list(b):
-                    return False
-            elif a != b:
-                return False
-        return True
-
     def _compare(self, p: PState, kind: str, f: F.RecordedState, recorded: dict[str, Any]) -> None:
-        kinds = ("election", "new_partition") if kind in ("election", "new_partition") else ("isr_removal", "election")
-        d = None if kind == "epoch_bump" else self._match(p.tp, kinds, f.ts)
-        if d is not None and d.after is not None:
-            ok = self._same(d.after, recorded)
-            if not ok and kind == "election":
-                alt = self._alternatives(_before(p.tp, d.before), f, recorded)
-                if alt:
-                    ok, how = True, f"inferred: {alt}"
-                else:
-                    how = "trigger"
-            else:
-                how = "trigger"
-            d.status = "agreed" if ok else "diverged"
-            d.record = f.ref
-            self.comparisons.append(Comparison(p.tp, f.ts, f.ref, recorded, d.after, ok, how, [d.trigger]))
+        out = J.judge_write(self, self.pending, p, kind, f, recorded,
+                            may_infer=self.controller is not None and not self._inferring,
+                            defer_gaps=self.log_mode)
+        if isinstance(out, J.InferShutdown):
+            b = out.broker
+            self._inferring = True
+            try:
+                self._controlled_shutdown(F.ControlledShutdownRequest(f.ts, f.ref, broker=b))
+            finally:
+                self._inferring = False
+            self.findings.append({"kind": "inferred_controlled_shutdown", "ts": f.ts, "broker": b,
+                                  "text": f"broker {b} was shut down with a controlled shutdown (inferred from "
+                                          "the controller's writes; the request itself leaves no record)",
+                                  "evidence": [f.ref.to_json()]})
+            self._compare(p, kind, f, recorded)
             return
-        # No replayed decision waiting: re-derive it at the record (point-wise), if enough is known.
-        if kind == "election" and self.controller is not None and not self._inferring:
-            alt = self._alternatives(p, f, recorded)
-            b = self._inferred_shutdown
-            if b is not None and b not in self.shutting and b in self.live:
-                self._inferring = True
-                try:
-                    self._controlled_shutdown(F.ControlledShutdownRequest(f.ts, f.ref, broker=b))
-                finally:
-                    self._inferring = False
-                self.findings.append({"kind": "inferred_controlled_shutdown", "ts": f.ts, "broker": b,
-                                      "text": f"broker {b} was shut down with a controlled shutdown (inferred from "
-                                              "the controller's writes; the request itself leaves no record)",
-                                      "evidence": [f.ref.to_json()]})
-                self._compare(p, kind, f, recorded)
-                return
-        replayed, strategy = self._point_decision(p, kind, f)
-        unseen_isr = f.isr is not None and p.isr is not None and bool(
-            set(f.isr) - set(p.isr) - ({f.leader} if kind == "election" and self._unclean_allowed(p.tp[0]) else set()))
-        if replayed is not None and self.log_mode and (unseen_isr or f.leader_epoch is not None and replayed.get(
-                "leader_epoch") is not None and f.leader_epoch > replayed["leader_epoch"]):
-            # Decisions (or ISR expansions by leaders) happened in hours whose logs are not in the evidence:
-            # this one was taken on a state the replay never saw. Counted as a gap in the evidence, neither
-            # agreed nor diverged.
-            self.epoch_gaps += 1
-            self._leave_uncompared(f.ref, "evidence gap (decided on a state the evidence does not show)")
-            return
-        if replayed is None:
-            alt = self._alternatives(p, f, recorded) if kind == "election" else None
-            if alt:
-                self.comparisons.append(Comparison(p.tp, f.ts, f.ref, recorded, recorded, True, f"inferred: {alt}"))
-            else:
-                self._leave_uncompared(f.ref, _unknown_why(kind, p.isr, p.replicas, self.online_set(p.tp),
-                                                           self.controller))
-            return
-        ok = self._same(replayed, recorded, pointwise=True)
-        how = f"point: {strategy}"
-        if not ok and kind == "election":
-            alt = self._alternatives(p, f, recorded)
-            if alt:
-                ok, how = True, f"inferred: {alt}"
-        self.comparisons.append(Comparison(p.tp, f.ts, f.ref, recorded, replayed, ok, how))
-
-    def _point_decision(self, p: PState, kind: str, f: F.RecordedState) -> tuple[dict[str, Any] | None, str]:
-        live = self.online_set(p.tp)
-        if not live or (p.isr is None and kind != "new_partition"):
-            return None, ""
-        if kind == "new_partition":
-            ar = p.replicas
-            if ar is None:
-                return None, ""
-            alive = [r for r in ar if r in live]
-            if not alive:
-                return None, ""
-            return {"leader": alive[0], "isr": alive, "leader_epoch": 0}, "NewPartition"
-        if kind == "election":
-            cand = p.candidates
-            if cand is None:
-                return None, ""
-            live_isr = [r for r in p.isr if r in live]
-            if p.replicas is None and (len(live_isr) > 1 or not live_isr and self._unclean_allowed(p.tp[0])):
-                # The assignment order decides (several live ISR members, or an unclean pick) and the
-                # evidence does not give it.
-                return None, ""
-            asked = self.preferred_requested.get(p.tp)
-            if f.from_state == ONLINE and asked is not None and f.ts - asked <= MATCH_WINDOW_US:
-                # "Starting preferred replica leader election for partitions ..." came first. The ISR is not
-                # changed by this election, so the recorded one is the ISR it was decided on.
-                isr = list(f.isr) if f.isr is not None else list(p.isr)
-                res = E.preferred_replica_leader(cand, isr, live)
-                le = None if p.leader_epoch is None else p.leader_epoch + 1
-                if res is None:
-                    return {"leader": p.leader, "isr": list(p.isr), "leader_epoch": p.leader_epoch}, E.PREFERRED
-                return {"leader": res.leader, "isr": list(res.isr), "leader_epoch": le}, E.PREFERRED
-            res = E.offline_partition_leader(cand, p.isr, live, self._unclean_allowed(p.tp[0]))
-            if res is None:
-                return {"leader": -1, "isr": list(p.isr), "leader_epoch": p.leader_epoch}, E.OFFLINE
-            le = None if p.leader_epoch is None else p.leader_epoch + 1
-            return {"leader": res.leader, "isr": list(res.isr), "leader_epoch": le}, E.OFFLINE
-        if kind == "epoch_bump":
-            if p.leader is None:
-                return None, ""
-            le = None if p.leader_epoch is None else p.leader_epoch + 1
-            return {"leader": p.leader, "isr": list(p.isr), "leader_epoch": le}, "leader epoch bump"
-        if kind == "isr_removal":
-            removed = f.removed_replica
-            if removed is None:
-                gone = [r for r in p.isr if r not in (f.isr or ()) or r == p.leader and f.leader == -1]
-                removed = gone[0] if len(gone) == 1 else None
-            if removed is None or p.leader is None:
-                return None, ""
-            if int(removed) not in p.isr:
-                # Kafka logs this line for every partition of the replica, but writes (and bumps the
-                # leader epoch) only where the replica was in the ISR.
-                return {"leader": p.leader, "isr": list(p.isr), "leader_epoch": p.leader_epoch}, "OfflineReplica (not in ISR)"
-            leader, isr = E.remove_replica_from_isr(p.leader, p.isr, int(removed))
-            le = None if p.leader_epoch is None else p.leader_epoch + 1
-            return {"leader": leader, "isr": list(isr), "leader_epoch": le}, "OfflineReplica"
-        return None, ""
-
-    def _alternatives(self, p: PState, f: F.RecordedState, recorded: dict[str, Any]) -> str | None:
-        """Was the recorded election one of the other strategies, triggered by something not in the trace?
-
-        A controlled shutdown is never in ZooKeeper (it is an RPC): when a record is explained by it, the
-        replay infers the request and replays the whole shutdown from there (see _compare).
-        """
-        self._inferred_shutdown = None
-        if p.isr is None or f.leader is None or f.leader < 0:
-            return None
-        live = self.online_set(p.tp)
-        cand = p.candidates
-        rec_isr = recorded.get("isr")
-        isr_then = list(rec_isr) if rec_isr is not None else list(p.isr)
-        if cand and cand[0] == f.leader and f.leader in isr_then and f.leader in live and f.from_state != OFFLINE:
-            return "preferred replica election (auto rebalance or admin request not in the trace)"
-        if p.leader is not None and p.leader >= 0 and p.leader in self.live and cand:
-            res = E.controlled_shutdown_leader(cand, p.isr, frozenset(self.live), frozenset({p.leader}))
-            if res is not None and res.leader == f.leader and (rec_isr is None or list(rec_isr) == list(res.isr)):
-                self._inferred_shutdown = p.leader
-                return f"controlled shutdown of broker {p.leader} (request inferred: not in the trace)"
-        if p.reassign_target is not None:
-            res = E.reassign_partition_leader(p.reassign_target, p.isr, live)
-            if res is not None and res.leader == f.leader:
-                return "partition reassignment"
-        return None
+        self.comparisons.append(out)
 
     def _recorded_failed(self, f: F.RecordedFailedElection) -> None:
         p = self.part(f.tp)
@@ -1107,55 +909,7 @@ class ZkControllerReplay:
             return
         self._infer_from_record(f)
         self.failed_elections.setdefault(f.tp, []).append(f.ref)
-        recorded = {"leader": -1, "failed": True}
-        d = self._match(f.tp, ("election_failed", "new_partition_failed"), f.ts)
-        if d is not None:
-            d.status, d.record = "agreed", f.ref
-            self.comparisons.append(Comparison(f.tp, f.ts, f.ref, recorded, {"leader": -1, "failed": True}, True,
-                                               "trigger", [d.trigger]))
-        else:
-            d2 = self._match(f.tp, ("election", "new_partition"), f.ts)
-            if d2 is not None:
-                d2.status, d2.record = "diverged", f.ref
-                self.comparisons.append(Comparison(f.tp, f.ts, f.ref, recorded, d2.after, False, "trigger",
-                                                   [d2.trigger]))
-            else:
-                # Point-wise: would an offline election find a leader with what the controller knew?
-                isr = f.isr if f.isr is not None else p.isr
-                live = f.live if f.live is not None else (self.online_set(f.tp) if self.live else None)
-                if live is not None:
-                    live = frozenset(b for b in live if f.tp not in self.offline_replicas.get(b, ()))
-                cand = f.assigned if f.assigned is not None else p.candidates
-                if isr is None and live is not None and cand is not None and not (f.strategy or "").startswith(
-                        "Reassign") and E.fails_whatever_the_isr(cand, live):
-                    self.comparisons.append(Comparison(f.tp, f.ts, f.ref, recorded, {"leader": -1, "failed": True},
-                                                       True, "point: no assigned replica alive (any ISR)"))
-                elif isr is None or live is None or cand is None:
-                    missing = "ISR" if isr is None else "live brokers" if live is None else "assigned replicas"
-                    self._leave_uncompared(f.ref, f"election_failed: {missing} unknown")
-                else:
-                    unclean = self._unclean_allowed(f.tp[0]) if not (f.strategy or "").endswith("(true)") else True
-                    if not f.strategy and f.from_state == ONLINE:
-                        # Online -> Online without a named strategy (1.x logs): an auto-rebalance preferred
-                        # election or a controlled-shutdown move; judge it by whichever was attempted.
-                        sd = set(self.shutting) | ({p.leader} if p.leader is not None and p.leader >= 0 else set())
-                        pref = E.preferred_replica_leader(cand, isr, live)
-                        cs = E.controlled_shutdown_leader(cand, isr, frozenset(self.live | sd), frozenset(sd))
-                        res = None if (pref is None or p.leader in self.shutting and cs is None) else pref
-                    elif f.strategy and "ControlledShutdown" in f.strategy:
-                        # Kafka runs this strategy only for partitions led by a broker in controlled shutdown:
-                        # the current leader is shutting down even if its request is not in the evidence.
-                        sd = set(self.shutting) | ({p.leader} if p.leader is not None and p.leader >= 0 else set())
-                        res = E.controlled_shutdown_leader(cand, isr, frozenset(self.live | sd), frozenset(sd))
-                    elif f.strategy and "Preferred" in f.strategy or (
-                            f.from_state == ONLINE and f.ts - self.preferred_requested.get(f.tp, -1 << 62) <= MATCH_WINDOW_US):
-                        res = E.preferred_replica_leader(cand, isr, live)
-                    else:
-                        res = E.offline_partition_leader(cand, isr, live, unclean)
-                    replayed = {"leader": -1, "failed": True} if res is None else {
-                        "leader": res.leader, "isr": list(res.isr)}
-                    self.comparisons.append(Comparison(f.tp, f.ts, f.ref, recorded, replayed, res is None,
-                                                       f"point: {f.strategy or E.OFFLINE}"))
+        self.comparisons.append(J.judge_failed(self, self.pending, p, f))
         if f.isr is not None and p.isr is None:
             p.isr = tuple(f.isr)
         if f.assigned is not None:
@@ -1197,10 +951,3 @@ class ZkControllerReplay:
         elif p.state == UNKNOWN and p.leader is not None:
             p.state = ONLINE if p.leader >= 0 else OFFLINE
         self._touch(p, f.ts, f.ref, "observed")
-
-    # ------------------------------------------------------------------ end of trace
-
-    def _resolve_unconfirmed(self, tp: F.TP, end: int) -> None:
-        for d in self.pending.pop(tp, []):
-            d.status = "unrecorded"
-            d.note = (d.note + "; " if d.note else "") + "the trace holds no record of this decision"

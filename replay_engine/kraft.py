@@ -18,8 +18,8 @@ from typing import Any
 from parsers.schema import Event
 from replay_engine import facts as F
 from replay_engine.config import ConfigState, as_bool, parse_version
-from replay_engine.controller import Comparison
 from replay_engine.from_events import ref_of
+from replay_engine.judge import Comparison, unknown, verdict
 from replay_engine.kraft_evidence import previous_registration, topic_names_from_lines
 from replay_engine.kraft_rules import change_bumps_epoch, elect, elect_preferred, isr_without
 from replay_engine.partition import UNKNOWN, BrokerPeriod, Decision, PState, Tenure
@@ -66,10 +66,7 @@ class KraftReplay:
         self.elr_enabled = False
         self.timeline = TimelineBuilder()
         self.decisions: list[Decision] = []
-        self.comparisons: list[Comparison] = []
-        self.uncompared = 0
-        self.uncompared_records: list[tuple[F.Ref, str]] = []  # each record left uncompared, and why
-        self.epoch_gaps = 0
+        self.comparisons: list[Comparison] = []  # one per record judged, whatever the verdict
         self.periods: dict[int, list[BrokerPeriod]] = {}
         self.tenures: list[Tenure] = []
         self.ar_history: dict[F.TP, list[tuple[int, tuple[int, ...]]]] = {}
@@ -346,8 +343,8 @@ class KraftReplay:
             self.elr[tp] = (prev["elr"], prev["last_known_elr"])
         if p is None or p.isr is None:
             if "leader" in changed:
-                self.uncompared += 1
-                self.uncompared_records.append((r, "leader change: partition unknown before the record"))
+                self.comparisons.append(unknown(tp, ev.ts or 0, r, {"leader": ev.leader},
+                                                "leader change: partition unknown before the record"))
             p = self.parts.setdefault(tp, PState(tp))
         else:
             target = tuple(ev.isr) if ev.isr is not None and "isr" in changed else p.isr
@@ -421,7 +418,7 @@ class KraftReplay:
     def _judge(self, tp: F.TP, ev: Event, recorded: dict, replayed: dict, how: str) -> None:
         ok = all(recorded.get(k) == v for k, v in replayed.items() if recorded.get(k) is not None)
         r = ref_of(ev)
-        self.comparisons.append(Comparison(tp, ev.ts or 0, r, recorded, replayed, ok, how))
+        self.comparisons.append(Comparison(tp, ev.ts or 0, r, recorded, replayed, verdict(ok), how))
         self._seq += 1
         self.decisions.append(Decision(self._seq, ev.ts or 0, tp, "election" if "leader" in replayed else "isr_removal",
                                        how, r, {}, replayed, status="agreed" if ok else "diverged", record=r))
@@ -505,7 +502,7 @@ class KraftReplay:
                 and last.after.get("leader_epoch") == ev.leader_epoch:
             # The broker states the outcome of the very decision the replay took (same leader epoch).
             self.comparisons.append(Comparison(tp, ev.ts or 0, ref_of(ev), {"leader": leader},
-                                               {"leader": last.after.get("leader")}, leader == last.after.get("leader"),
+                                               {"leader": last.after.get("leader")}, verdict(leader == last.after.get("leader")),
                                                "broker's own view of the replayed decision"))
             last.status = "agreed" if leader == last.after.get("leader") else "diverged"
             del self.last_replayed[tp]

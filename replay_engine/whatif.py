@@ -336,7 +336,7 @@ def run_side(events: list[Event], facts: list[F.Fact], stream, overrides=None, t
                   ctrl.evidence_by_broker, ctrl.evidence_by_tp, stream.trace_end, None, ctrl.unclean_elections)
     leaderless = [Leaderless(ep, explain(ep, world)) for ep in leaderless_episodes(intervals)]
     res = ReplayResult(cluster, "whatif", stream, intervals, leaderless, ctrl.decisions, ctrl.comparisons,
-                       ctrl.uncompared, ctrl, [])
+                       ctrl, [])
     res.unavailable = leaderless_episodes(intervals, unavailable=True)  # type: ignore[attr-defined]
     return res
 
