@@ -19,27 +19,21 @@ from replay_engine import facts as F
 from replay_engine import judge as J
 from replay_engine.config import UNCLEAN, ConfigState, as_bool, parse_version
 from replay_engine.from_events import Coverage
+from replay_engine.modes import CounterfactualMode, ZkRecordsMode, mode_for
 from replay_engine.partition import UNKNOWN, BrokerPeriod, Decision, PState, Tenure
 from replay_engine.states import NEW, NON_EXISTENT, OFFLINE, ONLINE
 from replay_engine.timeline import TimelineBuilder, View
 from replay_engine.version_gates import failover_takes_offline_replicas_out_of_isr
 
 class ZkControllerReplay:
-    def __init__(self, config: ConfigState, coverage: Coverage | None = None, follow_records: bool = True,
-                 rewrite_assignment: dict[F.TP, tuple[int, ...]] | None = None):
-        """``follow_records`` False is the counterfactual mode of what-if: the cluster's own records and
-        observations only seed partitions the replay knows nothing about; every later decision is the
-        replay's, applied when taken. ``rewrite_assignment`` replaces the AR of partitions (a what-if
-        topology); their followers are assumed to keep up, so ISR = live replicas of the new AR."""
+    def __init__(self, config: ConfigState, coverage: Coverage | None = None, mode: ZkRecordsMode | None = None):
+        """``mode``: how records are used (see replay_engine.modes); by default, following them, with
+        ZooKeeper's log when ``coverage`` holds it. In a what-if topology (``CounterfactualMode.rewrite``)
+        followers of a rewritten partition are assumed to keep up, so ISR = live replicas of the new AR."""
         self.config = config
-        self.follow_records = follow_records
-        self.coverage = coverage if (coverage is not None and follow_records) else Coverage()
-        # Logs only: a new controller's view (live brokers, partition states) is logged a few lines after
-        # its election, so decisions taken at trigger time would rest on stale knowledge. Where the
-        # controller's state-change log covers the time, its records are judged at the point they were
-        # made instead, and the replay decides only where nothing was recorded.
-        self.log_mode = follow_records and not self.coverage.zk
-        self.rewrite = dict(rewrite_assignment or {})
+        self.mode = mode if mode is not None else mode_for(coverage)
+        self.coverage = self.mode.coverage(coverage)
+        self.rewrite = dict(self.mode.rewrite) if isinstance(self.mode, CounterfactualMode) else {}
         self.next_rebalance: int | None = None
         self.live: set[int] = set()  # the controller's view: what its elections use
         self.registered: set[int] = set()  # registration truth: what the timeline and broker lanes show
@@ -96,9 +90,9 @@ class ZkControllerReplay:
             F.PreferredElectionRequest: self._preferred_request,
             F.ReassignmentRequest: self._reassignment_request,
             F.TopicDeletionRequest: self._deletion_request,
-            F.RecordedState: self._recorded_state,
-            F.RecordedFailedElection: self._recorded_failed,
-            F.ObservedState: self._observed,
+            F.RecordedState: self._recorded_state if self.mode.follows_records else self._seed_from_record,
+            F.RecordedFailedElection: self._recorded_failed if self.mode.follows_records else self._seed_from_failed,
+            F.ObservedState: self._observed if self.mode.follows_records else self._seed_from_observation,
             F.Evidence: self._evidence,
             F.ReassignAway: self._reassign_away,
             F.BrokerStopped: self._broker_stopped,
@@ -114,8 +108,9 @@ class ZkControllerReplay:
     def run(self, facts: list[F.Fact], trace_end: int | None = None) -> None:
         journal = self.journal
         last = self._cluster_state() if journal is not None else None
+        timers = self.mode.fires_timers
         for fact in facts:
-            if not self.follow_records:
+            if timers:
                 self._fire_timers(fact.ts)
             self.now = max(self.now, fact.ts)
             self._handlers[type(fact)](fact)
@@ -126,7 +121,7 @@ class ZkControllerReplay:
                     journal.append((fact.ts, r.source_file, r.source_pos, r.event, now))
                     last = now
         end = trace_end if trace_end is not None else self.now
-        if not self.follow_records:
+        if timers:
             self._fire_timers(end)
         self.pending.resolve_unconfirmed()
 
@@ -221,7 +216,7 @@ class ZkControllerReplay:
     def _decide(self, p: PState, kind: str, strategy: str | None, trigger: F.Fact,
                 new_leader: int | None = None, new_isr: tuple[int, ...] | None = None, unclean: bool = False,
                 note: str | None = None, keep_state: bool = False) -> Decision | None:
-        if self.log_mode and self._recorded_here(trigger.ts, kind):
+        if self.mode.defers_to_records and self._recorded_here(trigger.ts, kind):
             return None  # the record will say what was decided; it is judged point-wise when it comes
         self._seq += 1
         before = p.snapshot()
@@ -572,7 +567,7 @@ class ZkControllerReplay:
             if ar is None:
                 continue
             tp = (f.topic, part)
-            ar = self.rewrite.get(tp, ar)
+            ar = self.mode.assignment(tp, ar)
             p = self.part(tp)
             fresh = p.state in (UNKNOWN, NON_EXISTENT) and p.leader is None
             old = p.replicas
@@ -765,7 +760,7 @@ class ZkControllerReplay:
     def _infer_from_record(self, f) -> None:
         """Logs only: a state-change line says which controller (and epoch) acted, and implies who it
         believed alive; when the controller.log that would say so is missing, the record still tells."""
-        if not self.log_mode:
+        if not self.mode.infers_from_records:
             return
         cid, ce = getattr(f, "controller_id", None), getattr(f, "controller_epoch", None)
         if cid is not None and ce is not None and (self.controller != cid or (
@@ -795,24 +790,36 @@ class ZkControllerReplay:
     def _record_hint(self, f: F.RecordHint) -> None:
         self._infer_from_record(f.record)
 
+    def _seed_from_record(self, f: F.RecordedState) -> None:
+        """Counterfactual mode: a record only seeds a partition the replay does not know yet."""
+        p = self.part(f.tp)
+        kind = f.kind
+        if kind == "new_state" and f.replicas is not None and p.replicas is None:
+            self._set_replicas(p, self.mode.assignment(f.tp, f.replicas), f.ts)
+            if p.state in (UNKNOWN, NON_EXISTENT):
+                p.state = NEW
+        elif kind not in ("new_state", "offline", "deleted") and not self._known(p) and f.isr is not None:
+            self._seed(p, f.leader, f.isr, f.leader_epoch, f.controller_epoch, f.zk_version, f.replicas,
+                       None, f.ts, f.ref)
+        elif kind == "write" and f.isr is not None and self._known(p) and self._classify_write(p, f) == "alter_isr":
+            # 2.7+: the leader's own ISR change (AlterIsr), written by the controller: an input to the
+            # what-if as much as a leader's own write was before 2.7, while the leader is the same
+            self._leader_isr_change(F.LeaderIsrChange(f.ts, f.ref, f.order, tp=f.tp, leader=f.leader,
+                                                      isr=tuple(f.isr), zk_version=f.zk_version))
+
+    def _seed_from_failed(self, f: F.RecordedFailedElection) -> None:
+        self.part(f.tp)  # counterfactual mode: the replay decides for itself whether an election fails
+
+    def _seed_from_observation(self, f: F.ObservedState) -> None:
+        p = self.part(f.tp)
+        if not self._known(p) and (f.isr is not None or f.leader is not None):
+            self._seed(p, f.leader, f.isr, f.leader_epoch, f.controller_epoch, f.zk_version, f.replicas,
+                       f.state, f.ts, f.ref)
+
     def _recorded_state(self, f: F.RecordedState) -> None:
         p = self.part(f.tp)
         kind = f.kind
         self._infer_from_record(f)
-        if not self.follow_records:
-            if kind == "new_state" and f.replicas is not None and p.replicas is None:
-                self._set_replicas(p, self.rewrite.get(f.tp, f.replicas), f.ts)
-                if p.state in (UNKNOWN, NON_EXISTENT):
-                    p.state = NEW
-            elif kind not in ("new_state", "offline", "deleted") and not self._known(p) and f.isr is not None:
-                self._seed(p, f.leader, f.isr, f.leader_epoch, f.controller_epoch, f.zk_version, f.replicas,
-                           None, f.ts, f.ref)
-            elif kind == "write" and f.isr is not None and self._known(p) and self._classify_write(p, f) == "alter_isr":
-                # 2.7+: the leader's own ISR change (AlterIsr), written by the controller: an input to the
-                # what-if as much as a leader's own write was before 2.7, while the leader is the same
-                self._leader_isr_change(F.LeaderIsrChange(f.ts, f.ref, f.order, tp=f.tp, leader=f.leader,
-                                                          isr=tuple(f.isr), zk_version=f.zk_version))
-            return
         if kind == "new_state":
             # NonExistentPartition -> NewPartition: a partition (re)starts its history here.
             if p.state not in (NEW,) or f.from_state == NON_EXISTENT:
@@ -845,7 +852,7 @@ class ZkControllerReplay:
             kind == "isr_removal" and f.removed_replica is not None and p.isr is not None and int(f.removed_replica) in p.isr)
         recreated = writes and f.zk_version is not None and p.recorded_zk_version is not None \
             and f.zk_version <= p.recorded_zk_version
-        if self.log_mode and not self.pending.get(f.tp) and (recreated or (
+        if self.mode.evidence_gaps and not self.pending.get(f.tp) and (recreated or (
                 f.leader_epoch is not None and p.leader_epoch is not None and f.leader_epoch < p.leader_epoch)):
             # The leader epoch went backwards, or a write did not raise the znode's version: the topic (or the
             # whole ZooKeeper data) was recreated since we last saw it. A new history starts here.
@@ -887,7 +894,7 @@ class ZkControllerReplay:
     def _compare(self, p: PState, kind: str, f: F.RecordedState, recorded: dict[str, Any]) -> None:
         out = J.judge_write(self, self.pending, p, kind, f, recorded,
                             may_infer=self.controller is not None and not self._inferring,
-                            defer_gaps=self.log_mode)
+                            defer_gaps=self.mode.evidence_gaps)
         if isinstance(out, J.InferShutdown):
             b = out.broker
             self._inferring = True
@@ -905,8 +912,6 @@ class ZkControllerReplay:
 
     def _recorded_failed(self, f: F.RecordedFailedElection) -> None:
         p = self.part(f.tp)
-        if not self.follow_records:
-            return
         self._infer_from_record(f)
         self.failed_elections.setdefault(f.tp, []).append(f.ref)
         self.comparisons.append(J.judge_failed(self, self.pending, p, f))
@@ -923,11 +928,6 @@ class ZkControllerReplay:
 
     def _observed(self, f: F.ObservedState) -> None:
         p = self.part(f.tp)
-        if not self.follow_records:
-            if not self._known(p) and (f.isr is not None or f.leader is not None):
-                self._seed(p, f.leader, f.isr, f.leader_epoch, f.controller_epoch, f.zk_version, f.replicas,
-                           f.state, f.ts, f.ref)
-            return
         if f.leader_epoch is not None and p.leader_epoch is not None and f.leader_epoch < p.leader_epoch and not (
                 f.controller_epoch is not None and p.controller_epoch is not None
                 and f.controller_epoch > p.controller_epoch):
