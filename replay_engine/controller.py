@@ -20,6 +20,8 @@ from replay_engine import judge as J
 from replay_engine.config import UNCLEAN, ConfigState, as_bool, parse_version
 from replay_engine.from_events import Coverage
 from replay_engine.modes import CounterfactualMode, ZkRecordsMode, mode_for
+from replay_engine.apply import DECIDED, OBSERVED, RECORDED, PartitionStore
+from replay_engine.decide import WRITES, change_for
 from replay_engine.partition import UNKNOWN, BrokerPeriod, Decision, PState, Tenure
 from replay_engine.states import NEW, NON_EXISTENT, OFFLINE, ONLINE
 from replay_engine.timeline import TimelineBuilder, View
@@ -51,8 +53,11 @@ class ZkControllerReplay:
         self.broker_epochs: dict[int, Any] = {}
         self.controller: int | None = None
         self.controller_epoch: int | None = None
-        self.parts: dict[F.TP, PState] = {}
-        self.led_by: dict[int, set[F.TP]] = {}
+        # The partitions, who leads which, and their assignments over time: written only by the apply module.
+        self.store = PartitionStore(findings=[])
+        self.parts = self.store.parts
+        self.led_by = self.store.led_by
+        self.ar_history = self.store.ar_history
         self.timeline = TimelineBuilder()
         # What the timeline shows: confirmed state only (records, observations, decisions where no record
         # is expected). The replay's own belief (self.parts) may run ahead of it until the record arrives.
@@ -68,8 +73,7 @@ class ZkControllerReplay:
         self.evidence_by_tp: dict[F.TP, list[F.Ref]] = {}
         self.failed_elections: dict[F.TP, list[F.Ref]] = {}
         self.unclean_elections: list[Decision] = []
-        self.findings: list[dict[str, Any]] = []
-        self.ar_history: dict[F.TP, list[tuple[int, tuple[int, ...]]]] = {}
+        self.findings: list[dict[str, Any]] = self.store.findings
         self.config_history: list[tuple[int, ConfigState]] = [(0, copy.deepcopy(config))]
         self.now = 0
         self._seq = 0
@@ -138,26 +142,10 @@ class ZkControllerReplay:
         return frozenset(b for b in self.live if b not in self.shutting and tp not in offline.get(b, ()))
 
     def part(self, tp: F.TP) -> PState:
-        p = self.parts.get(tp)
-        if p is None:
-            p = self.parts[tp] = PState(tp)
-        return p
-
-    def _set_replicas(self, p: PState, replicas, ts: int) -> None:
-        ar = tuple(replicas)
-        if p.replicas != ar:
-            p.replicas = ar
-            self.ar_history.setdefault(p.tp, []).append((ts, ar))
+        return self.store.part(tp)
 
     def _config_changed(self, ts: int) -> None:
         self.config_history.append((ts, copy.deepcopy(self.config)))
-
-    def _set_leader(self, p: PState, leader: int | None) -> None:
-        if p.leader is not None and p.leader >= 0:
-            self.led_by.get(p.leader, set()).discard(p.tp)
-        p.leader = leader
-        if leader is not None and leader >= 0:
-            self.led_by.setdefault(leader, set()).add(p.tp)
 
     def view(self, p: PState) -> View:
         state = p.state
@@ -215,33 +203,22 @@ class ZkControllerReplay:
 
     def _decide(self, p: PState, kind: str, strategy: str | None, trigger: F.Fact,
                 new_leader: int | None = None, new_isr: tuple[int, ...] | None = None, unclean: bool = False,
-                note: str | None = None, keep_state: bool = False) -> Decision | None:
+                note: str | None = None, keep_state: bool = False, leaderless_offline: bool = False) -> Decision | None:
         if self.mode.defers_to_records and self._recorded_here(trigger.ts, kind):
             return None  # the record will say what was decided; it is judged point-wise when it comes
+        change, attempted = change_for(p, kind, new_leader, new_isr, self.controller_epoch, keep_state,
+                                       leaderless_offline)
+        if attempted is not None and not self.store.check(p, attempted, DECIDED, trigger.ts, trigger.ref):
+            return None  # Kafka leaves a partition alone when the transition is invalid (a finding says so)
         self._seq += 1
         before = p.snapshot()
+        self.store.apply(p, change)
         after = None
-        if kind in ("election", "isr_removal", "new_partition"):
-            self._set_leader(p, new_leader)
-            p.isr = new_isr
-            if kind == "new_partition":
-                p.leader_epoch, p.zk_version = 0, 0
-            else:
-                p.leader_epoch = None if p.leader_epoch is None else p.leader_epoch + 1
-                p.zk_version = None if p.zk_version is None else p.zk_version + 1
-            p.controller_epoch = self.controller_epoch
-            if kind in ("election", "new_partition"):
-                p.state = ONLINE
-                p.init_failed = False
+        if kind in WRITES:
             after = {"leader": new_leader, "isr": list(new_isr) if new_isr is not None else None,
-                     "leader_epoch": p.leader_epoch}
-        elif kind == "election_failed":
-            if p.state != NEW and not keep_state:
-                p.state = OFFLINE
-        elif kind == "new_partition_failed":
-            p.state = NEW
-            p.init_failed = True
-        d = Decision(self._seq, trigger.ts, p.tp, kind, strategy, trigger.ref, before, after, unclean, note=note)
+                     "leader_epoch": change.leader_epoch}
+        d = Decision(self._seq, trigger.ts, p.tp, kind, strategy, trigger.ref, before, after, unclean, note=note,
+                     change=change)
         d.expected_record = self._recorded_here(trigger.ts, kind)
         self.decisions.append(d)
         if unclean:
@@ -289,11 +266,8 @@ class ZkControllerReplay:
             leader, isr = E.remove_replica_from_isr(p.leader, p.isr, b)
             if self.config.version is not None and self.config.version < (1, 1, 0):
                 leader, isr = E.remove_replica_from_isr_010(p.leader, p.isr, b, self._unclean_allowed(tp[0]))
-            d = self._decide(p, "isr_removal", "OfflineReplica", trigger, leader, isr)
-            if d is not None:
-                d.note = f"replica {b} removed from the ISR"
-                if leader == -1 and p.state == ONLINE:
-                    p.state = OFFLINE
+            self._decide(p, "isr_removal", "OfflineReplica", trigger, leader, isr,
+                         note=f"replica {b} removed from the ISR", leaderless_offline=True)
 
     def _init_new(self, p: PState, trigger: F.Fact) -> None:
         if p.replicas is None:
@@ -406,7 +380,7 @@ class ZkControllerReplay:
             for tp in sorted(self.led_by.get(b, ())):
                 p = self.parts[tp]
                 if not p.deleting:
-                    p.state = OFFLINE
+                    self.store.move(p, OFFLINE, DECIDED, f.ts, f.ref)
             self._trigger_online_state_change(f)
             self._remove_replica_from_isr(b, f)
 
@@ -462,18 +436,19 @@ class ZkControllerReplay:
                 continue
             if p.state == NEW:
                 continue
+            # PartitionStateMachine.initializePartitionState: set from what is known, not a checked transition
             if p.leader is not None and (p.leader < 0 or p.leader not in self.live):
-                p.state = OFFLINE
+                self.store.initialize(p, OFFLINE)
             elif p.leader is not None:
-                p.state = ONLINE
+                self.store.initialize(p, ONLINE)
         self._trigger_online_state_change(f)
 
     def _forget_partitions(self) -> None:
         """A new history starts (cluster data reset): what was known about partitions no longer holds."""
         for p in self.parts.values():
-            p.replicas, p.isr, p.leader_epoch, p.zk_version = None, None, None, None
-            p.state = UNKNOWN
-            self._set_leader(p, None)
+            self.store.set(p, replicas=None, isr=None, leader_epoch=None, zk_version=None)
+            self.store.forget(p)
+            self.store.set_leader(p, None)
         self.pending.clear()
 
     def _controller_gone(self, f: F.ControllerGone) -> None:
@@ -550,8 +525,8 @@ class ZkControllerReplay:
             load[new] += 1
             ar = tuple(new if r == b else r for r in p.replicas)
             isr = tuple(new if r == b else r for r in (p.isr or ()))
-            self._set_replicas(p, ar, f.ts)
-            p.isr = isr
+            self.store.set_replicas(p, ar, f.ts)
+            self.store.set(p, isr=isr)
             if p.leader == b:
                 res = E.reassign_partition_leader(ar, isr, self.online_set(tp))
                 if res is not None:
@@ -571,13 +546,13 @@ class ZkControllerReplay:
             p = self.part(tp)
             fresh = p.state in (UNKNOWN, NON_EXISTENT) and p.leader is None
             old = p.replicas
-            self._set_replicas(p, ar, f.ts)
+            self.store.set_replicas(p, ar, f.ts)
             if fresh:
-                p.state = NEW
-                if self.controller is not None:
+                # onNewPartitionCreation: NonExistentPartition -> NewPartition, then -> OnlinePartition
+                if self.store.move(p, NEW, DECIDED, f.ts, f.ref) and self.controller is not None:
                     self._init_new(p, f)
             elif p.reassign_target is not None and tuple(ar) == p.reassign_target:
-                p.reassign_target = None
+                self.store.set(p, reassign_target=None)
                 if p.leader is not None and p.isr is not None and (p.leader not in ar or not self.online(p.leader)):
                     res = E.reassign_partition_leader(ar, p.isr, self.online_set(p.tp))
                     if res is None:
@@ -590,12 +565,13 @@ class ZkControllerReplay:
     def _topic_gone(self, f: F.TopicGone) -> None:
         for tp in sorted(tp for tp in self.parts if tp[0] == f.topic):
             p = self.parts[tp]
-            self._set_leader(p, None)
-            p.state = NON_EXISTENT
-            p.deleting = False
+            # TopicDeletionManager's onPartitionDeletion: OfflinePartition, then NonExistentPartition
+            if p.state != NON_EXISTENT:
+                self.store.move(p, OFFLINE, RECORDED, f.ts, f.ref)
+            self.store.move(p, NON_EXISTENT, RECORDED, f.ts, f.ref)
             self._show(tp, View(None, None, None, None, NON_EXISTENT, None), f.ts, f.ref, "recorded")
             self.pending.drop(tp)
-            del self.parts[tp]
+            self.store.drop(tp)
 
     def _topic_config(self, f: F.TopicConfig) -> None:
         before = self._unclean_allowed(f.topic)
@@ -637,15 +613,12 @@ class ZkControllerReplay:
         if f.tp in self.rewrite:
             return  # the trace's ISR changes belong to the old assignment
         p = self.part(f.tp)
-        p.isr = tuple(f.isr)
-        if f.zk_version is not None:
-            p.zk_version = f.zk_version
-        if f.leader_epoch is not None:
-            p.leader_epoch = f.leader_epoch
+        self.store.set(p, isr=tuple(f.isr))
+        self.store.adopt(p, zk_version=f.zk_version, leader_epoch=f.leader_epoch)
         if f.leader is not None and f.leader >= 0 and p.leader is None:
-            self._set_leader(p, f.leader)
+            self.store.set_leader(p, f.leader)
             if p.state == UNKNOWN:
-                p.state = ONLINE
+                self.store.move(p, ONLINE, RECORDED, f.ts, f.ref)
         self._touch(p, f.ts, f.ref, "recorded")
 
     def _controlled_shutdown(self, f: F.ControlledShutdownRequest) -> None:
@@ -694,12 +667,12 @@ class ZkControllerReplay:
 
     def _reassignment_request(self, f: F.ReassignmentRequest) -> None:
         for tp, target in sorted(f.targets.items()):
-            self.part(tp).reassign_target = tuple(target)
+            self.store.set(self.part(tp), reassign_target=tuple(target))
 
     def _deletion_request(self, f: F.TopicDeletionRequest) -> None:
         for tp in sorted(tp for tp in self.parts if tp[0] == f.topic):
             p = self.parts[tp]
-            p.deleting = True
+            self.store.set(p, deleting=True)
             self.pending.drop(tp)
             self._touch(p, f.ts, f.ref, "recorded")
 
@@ -738,23 +711,18 @@ class ZkControllerReplay:
     def _seed(self, p: PState, leader, isr, leader_epoch, controller_epoch, zk_version, replicas, state, ts, ref) -> None:
         """Counterfactual mode: adopt what the trace says only for a partition the replay does not know yet."""
         if replicas is not None:
-            self._set_replicas(p, replicas, ts)
+            self.store.set_replicas(p, replicas, ts)
         if p.tp in self.rewrite:
-            self._set_replicas(p, self.rewrite[p.tp], ts)
+            self.store.set_replicas(p, self.rewrite[p.tp], ts)
             isr = tuple(r for r in self.rewrite[p.tp] if self.online(r)) or (isr if isr is not None else None)
             if leader is not None and leader >= 0 and leader not in self.rewrite[p.tp]:
                 leader = isr[0] if isr else -1
-        if leader is not None:
-            self._set_leader(p, leader)
-        if isr is not None:
-            p.isr = tuple(isr)
-        for k, v in (("leader_epoch", leader_epoch), ("controller_epoch", controller_epoch), ("zk_version", zk_version)):
-            if v is not None:
-                setattr(p, k, v)
+        self.store.adopt(p, leader, isr, leader_epoch, zk_version, controller_epoch)
+        # seeding, like initializePartitionState: not a transition the table judges
         if state in (ONLINE, OFFLINE, NEW):
-            p.state = state
+            self.store.initialize(p, state)
         elif p.leader is not None:
-            p.state = ONLINE if p.leader >= 0 else OFFLINE
+            self.store.initialize(p, ONLINE if p.leader >= 0 else OFFLINE)
         self._touch(p, ts, ref, "observed")
 
     def _infer_from_record(self, f) -> None:
@@ -795,9 +763,9 @@ class ZkControllerReplay:
         p = self.part(f.tp)
         kind = f.kind
         if kind == "new_state" and f.replicas is not None and p.replicas is None:
-            self._set_replicas(p, self.mode.assignment(f.tp, f.replicas), f.ts)
+            self.store.set_replicas(p, self.mode.assignment(f.tp, f.replicas), f.ts)
             if p.state in (UNKNOWN, NON_EXISTENT):
-                p.state = NEW
+                self.store.move(p, NEW, RECORDED, f.ts, f.ref, f.from_state)
         elif kind not in ("new_state", "offline", "deleted") and not self._known(p) and f.isr is not None:
             self._seed(p, f.leader, f.isr, f.leader_epoch, f.controller_epoch, f.zk_version, f.replicas,
                        None, f.ts, f.ref)
@@ -824,20 +792,20 @@ class ZkControllerReplay:
             # NonExistentPartition -> NewPartition: a partition (re)starts its history here.
             if p.state not in (NEW,) or f.from_state == NON_EXISTENT:
                 # (a topic assignment seen first may have set NewPartition already: the znode is still new, version 0)
-                p.isr, p.leader_epoch, p.zk_version, p.recorded_zk_version = None, None, None, None
-                self._set_leader(p, None)
+                self.store.set(p, isr=None, leader_epoch=None, zk_version=None, recorded_zk_version=None)
+                self.store.set_leader(p, None)
             if f.replicas is not None:
-                self._set_replicas(p, f.replicas, f.ts)
-            p.state = NEW
+                self.store.set_replicas(p, f.replicas, f.ts)
+            self.store.move(p, NEW, RECORDED, f.ts, f.ref, f.from_state)
             return
         if kind == "offline":
             if p.state != NEW:
-                p.state = OFFLINE
+                self.store.move(p, OFFLINE, RECORDED, f.ts, f.ref, f.from_state)
             self._touch(p, f.ts, f.ref, "recorded")
             return
         if kind == "deleted":
-            p.state = NON_EXISTENT
-            self._set_leader(p, None)
+            self.store.move(p, NON_EXISTENT, RECORDED, f.ts, f.ref, f.from_state)
+            self.store.set_leader(p, None)
             self._touch(p, f.ts, f.ref, "recorded")
             return
         if kind == "write":
@@ -856,39 +824,30 @@ class ZkControllerReplay:
                 f.leader_epoch is not None and p.leader_epoch is not None and f.leader_epoch < p.leader_epoch)):
             # The leader epoch went backwards, or a write did not raise the znode's version: the topic (or the
             # whole ZooKeeper data) was recreated since we last saw it. A new history starts here.
-            p.replicas, p.isr, p.leader_epoch, p.recorded_zk_version = None, None, None, None
-            self._set_leader(p, None)
-            p.state = UNKNOWN
+            self.store.set(p, replicas=None, isr=None, leader_epoch=None, recorded_zk_version=None)
+            self.store.set_leader(p, None)
+            self.store.forget(p)
             self.comparisons.append(J.unknown(p.tp, f.ts, f.ref, recorded, J.NEW_HISTORY))
         else:
             self._compare(p, kind, f, recorded)
         self._adopt(p, f, kind)
 
     def _adopt(self, p: PState, f: F.RecordedState, kind: str) -> None:
-        if f.leader is not None:
-            self._set_leader(p, f.leader)
-        if f.isr is not None:
-            p.isr = tuple(f.isr)
-        if f.leader_epoch is not None:
-            p.leader_epoch = f.leader_epoch
+        store = self.store
+        store.adopt(p, f.leader, f.isr, f.leader_epoch, f.zk_version, f.controller_epoch, f.replicas, f.ts)
         if f.zk_version is not None:
-            p.zk_version = f.zk_version
-            p.recorded_zk_version = f.zk_version
-        if f.controller_epoch is not None:
-            p.controller_epoch = f.controller_epoch
-        if f.replicas is not None:
-            self._set_replicas(p, f.replicas, f.ts)
+            store.set(p, recorded_zk_version=f.zk_version)
         if kind in ("election", "new_partition"):
-            p.state = ONLINE
-            p.init_failed = False
+            store.move(p, ONLINE, RECORDED, f.ts, f.ref, f.from_state)
+            store.set(p, init_failed=False)
         elif kind == "isr_removal" and f.leader == -1:
-            p.state = OFFLINE
+            store.move(p, OFFLINE, RECORDED, f.ts, f.ref)
         elif kind == "isr_removal" and f.leader is not None and f.leader >= 0 and p.state == OFFLINE:
             # the controller removes replicas of an offline partition with leader -1: a record naming a leader
             # proves the partition had one, whatever the replay believed
-            p.state = ONLINE
+            store.move(p, ONLINE, RECORDED, f.ts, f.ref)
         elif p.state == UNKNOWN and f.leader is not None:
-            p.state = ONLINE if f.leader >= 0 else OFFLINE
+            store.move(p, ONLINE if f.leader >= 0 else OFFLINE, RECORDED, f.ts, f.ref)
         self._touch(p, f.ts, f.ref, "recorded")
 
     def _compare(self, p: PState, kind: str, f: F.RecordedState, recorded: dict[str, Any]) -> None:
@@ -916,14 +875,14 @@ class ZkControllerReplay:
         self.failed_elections.setdefault(f.tp, []).append(f.ref)
         self.comparisons.append(J.judge_failed(self, self.pending, p, f))
         if f.isr is not None and p.isr is None:
-            p.isr = tuple(f.isr)
+            self.store.set(p, isr=tuple(f.isr))
         if f.assigned is not None:
-            self._set_replicas(p, f.assigned, f.ts)  # the assignment the controller itself used
+            self.store.set_replicas(p, f.assigned, f.ts)  # the assignment the controller itself used
         if not (f.strategy and ("ControlledShutdown" in f.strategy or "Preferred" in f.strategy)):
             if p.state != NEW:
-                p.state = OFFLINE
+                self.store.move(p, OFFLINE, RECORDED, f.ts, f.ref, f.from_state)
             if p.leader is None:
-                self._set_leader(p, -1)
+                self.store.set_leader(p, -1)
         self._touch(p, f.ts, f.ref, "recorded")
 
     def _observed(self, f: F.ObservedState) -> None:
@@ -934,20 +893,15 @@ class ZkControllerReplay:
             # An older view (a broker behind, or a skewed clock): the state has moved on. A lower leader epoch
             # under a newer controller epoch is not old, though: the topic's history restarted.
             return
-        if f.replicas is not None:
-            self._set_replicas(p, f.replicas, f.ts)
-        if f.leader is not None:
-            self._set_leader(p, f.leader)
-        if f.isr is not None:
-            p.isr = tuple(f.isr)
-        for k in ("leader_epoch", "controller_epoch", "zk_version"):
-            v = getattr(f, k)
-            if v is not None:
-                setattr(p, k, v)
-        if f.state in (ONLINE, OFFLINE, NEW, NON_EXISTENT):
-            p.state = f.state
+        self.store.adopt(p, f.leader, f.isr, f.leader_epoch, f.zk_version, f.controller_epoch, f.replicas, f.ts)
+        if f.state in (ONLINE, OFFLINE, NEW, NON_EXISTENT) and f.initial:
+            self.store.initialize(p, f.state)
             if f.state == OFFLINE and p.leader is None:
-                self._set_leader(p, -1)
+                self.store.set_leader(p, -1)
+        elif f.state in (ONLINE, OFFLINE, NEW, NON_EXISTENT):
+            self.store.move(p, f.state, OBSERVED, f.ts, f.ref)
+            if f.state == OFFLINE and p.leader is None:
+                self.store.set_leader(p, -1)
         elif p.state == UNKNOWN and p.leader is not None:
-            p.state = ONLINE if p.leader >= 0 else OFFLINE
+            self.store.move(p, ONLINE if p.leader >= 0 else OFFLINE, OBSERVED, f.ts, f.ref)
         self._touch(p, f.ts, f.ref, "observed")

@@ -18,6 +18,7 @@ from typing import Any
 from parsers.schema import Event
 from replay_engine import facts as F
 from replay_engine.config import ConfigState, as_bool, parse_version
+from replay_engine.apply import DECIDED, OBSERVED, RECORDED, Change, PartitionStore
 from replay_engine.from_events import ref_of
 from replay_engine.judge import Comparison, unknown, verdict
 from replay_engine.kraft_evidence import previous_registration, topic_names_from_lines
@@ -61,7 +62,12 @@ class KraftReplay:
         self.live: set[int] = set()  # registered and unfenced (what the timeline calls alive)
         self.known_brokers: set[int] = set()
         self.topic_names: dict[str, str] = {}
-        self.parts: dict[F.TP, PState] = {}
+        # Partitions are written only through the apply module. KRaft has no partition state machine: the
+        # state shown is Online with a leader, Offline without, and moves between those pass the table.
+        self.findings: list[dict[str, Any]] = []
+        self.store = PartitionStore(self.findings)
+        self.parts = self.store.parts
+        self.ar_history = self.store.ar_history
         self.elr: dict[F.TP, tuple[tuple[int, ...], tuple[int, ...]]] = {}
         self.elr_enabled = False
         self.timeline = TimelineBuilder()
@@ -69,13 +75,11 @@ class KraftReplay:
         self.comparisons: list[Comparison] = []  # one per record judged, whatever the verdict
         self.periods: dict[int, list[BrokerPeriod]] = {}
         self.tenures: list[Tenure] = []
-        self.ar_history: dict[F.TP, list[tuple[int, tuple[int, ...]]]] = {}
         self.config_history: list[tuple[int, ConfigState]] = [(0, copy.deepcopy(config))]
         self.failed_elections: dict[F.TP, list[F.Ref]] = {}
         self.evidence_by_broker: dict[int, list[F.Ref]] = {}
         self.evidence_by_tp: dict[F.TP, list[F.Ref]] = {}
         self.unclean_elections: list[Decision] = []
-        self.findings: list[dict[str, Any]] = []
         self.recent_gone: dict[int, int] = {}  # broker -> when it was fenced / began controlled shutdown
         self.has_records = False
         self.last_replayed: dict[F.TP, Decision] = {}
@@ -122,10 +126,7 @@ class KraftReplay:
         self.timeline.update(p.tp, ts, View(p.leader, p.isr, p.leader_epoch, p.controller_epoch, state, alive), ref, basis)
 
     def _set_replicas(self, p: PState, replicas, ts: int) -> None:
-        ar = tuple(replicas)
-        if p.replicas != ar:
-            p.replicas = ar
-            self.ar_history.setdefault(p.tp, []).append((ts, ar))
+        self.store.set_replicas(p, replicas, ts)
 
     def _tp(self, ev: Event) -> F.TP | None:
         tid = (ev.detail or {}).get("topic_id")
@@ -259,9 +260,8 @@ class KraftReplay:
     def _on_topic_removed(self, ev: Event) -> None:
         topic = ev.topic or self.topic_names.get((ev.detail or {}).get("topic_id") or "")
         for tp in sorted(t for t in self.parts if t[0] == topic):
-            p = self.parts.pop(tp)
+            self.store.drop(tp)
             self.timeline.update(tp, ev.ts or 0, View(None, None, None, None, NON_EXISTENT, None), ref_of(ev), "recorded")
-            del p
 
     def _on_config_record(self, ev: Event) -> None:
         d = ev.detail or {}
@@ -316,11 +316,13 @@ class KraftReplay:
             replayed = {"leader": isr[0] if isr and isr[0] in ok else -1, "isr": list(isr)}
             recorded = {"leader": ev.leader, "isr": list(ev.isr or [])}
             self._judge(tp, ev, recorded, replayed, "new partition (KRaft createTopics)")
-        p = self.parts.setdefault(tp, PState(tp))
+        p = self.store.part(tp)
         self._set_replicas(p, ev.replicas or (), ev.ts or 0)
-        p.leader, p.isr = ev.leader, tuple(ev.isr or ())
-        p.leader_epoch, p.zk_version, p.controller_epoch = ev.leader_epoch, ev.zk_version, ev.controller_epoch
-        p.state = ONLINE if (ev.leader or -1) >= 0 else OFFLINE
+        self.store.set_leader(p, ev.leader)
+        self.store.set(p, isr=tuple(ev.isr or ()), leader_epoch=ev.leader_epoch, zk_version=ev.zk_version,
+                       controller_epoch=ev.controller_epoch)
+        self.store.move(p, ONLINE if (ev.leader or -1) >= 0 else OFFLINE, OBSERVED if snapshot else RECORDED,
+                        ev.ts or 0, r)
         self.elr[tp] = (tuple(d.get("elr") or ()), tuple(d.get("last_known_elr") or ()))
         self._show(p, ev.ts or 0, r, "recorded" if not snapshot else "observed")
 
@@ -336,16 +338,16 @@ class KraftReplay:
         prev = previous_registration(d)
         if prev is not None and (p is None or p.isr is None):
             # The change's own line states the registration it started from (4.x PartitionChangeBuilder)
-            p = self.parts.setdefault(tp, PState(tp))
+            p = self.store.part(tp)
             self._set_replicas(p, prev["replicas"], ev.ts or 0)
-            p.leader, p.isr, p.leader_epoch = prev["leader"], prev["isr"], prev["leader_epoch"]
-            p.zk_version = prev["partition_epoch"]
+            self.store.set_leader(p, prev["leader"])
+            self.store.set(p, isr=prev["isr"], leader_epoch=prev["leader_epoch"], zk_version=prev["partition_epoch"])
             self.elr[tp] = (prev["elr"], prev["last_known_elr"])
         if p is None or p.isr is None:
             if "leader" in changed:
                 self.comparisons.append(unknown(tp, ev.ts or 0, r, {"leader": ev.leader},
                                                 "leader change: partition unknown before the record"))
-            p = self.parts.setdefault(tp, PState(tp))
+            p = self.store.part(tp)
         else:
             target = tuple(ev.isr) if ev.isr is not None and "isr" in changed else p.isr
             leaving = self.leaving.get(d.get("batch_base_offset"), set()) if ev.source_kind == "kraft_metadata" else set()
@@ -376,21 +378,18 @@ class KraftReplay:
                 self._judge(tp, ev, {"isr": list(ev.isr or [])}, replayed, "ISR shrink on fence / shutdown")
         if ev.replicas is not None and "replicas" in changed:
             self._set_replicas(p, ev.replicas, ev.ts or 0)
+        store = self.store
         if "leader" in changed and ev.leader is not None:
-            p.leader = ev.leader
-            p.leader_epoch = None if p.leader_epoch is None else p.leader_epoch + 1
+            store.set_leader(p, ev.leader)
+            store.set(p, leader_epoch=None if p.leader_epoch is None else p.leader_epoch + 1)
         if "isr" in changed and ev.isr is not None:
-            p.isr = tuple(ev.isr)
-        if ev.leader_epoch is not None:
-            p.leader_epoch = ev.leader_epoch
-        if ev.zk_version is not None:
-            p.zk_version = ev.zk_version
-        p.controller_epoch = ev.controller_epoch if ev.controller_epoch is not None else p.controller_epoch
+            store.set(p, isr=tuple(ev.isr))
+        store.adopt(p, leader_epoch=ev.leader_epoch, zk_version=ev.zk_version, controller_epoch=ev.controller_epoch)
         if d.get("elr") is not None or d.get("last_known_elr") is not None:
             old = self.elr.get(tp, ((), ()))
             self.elr[tp] = (tuple(d.get("elr") if d.get("elr") is not None else old[0]),
                             tuple(d.get("last_known_elr") if d.get("last_known_elr") is not None else old[1]))
-        p.state = ONLINE if p.leader is not None and p.leader >= 0 else OFFLINE
+        store.move(p, ONLINE if p.leader is not None and p.leader >= 0 else OFFLINE, RECORDED, ev.ts or 0, r)
         self._show(p, ev.ts or 0, r, "recorded")
 
     def _on_isr_updated(self, ev: Event) -> None:
@@ -433,15 +432,17 @@ class KraftReplay:
         elif t == "partition_record":
             tp = self._tp(ev)
             if tp is not None and ev.replicas:
-                p = self.parts.setdefault(tp, PState(tp))
+                p = self.store.part(tp)
                 self._set_replicas(p, ev.replicas, ev.ts or 0)
                 if ev.leader_epoch is not None and ev.isr is not None and (
                         p.leader_epoch is None or ev.leader_epoch >= p.leader_epoch):
                     # A controller loading the metadata log re-states the registration: as new as anything the
                     # replay knows (same or higher leader epoch), it is the partition's state now
-                    p.leader, p.isr, p.leader_epoch = ev.leader, tuple(ev.isr), ev.leader_epoch
-                    p.zk_version = ev.zk_version if ev.zk_version is not None else p.zk_version
-                    p.state = ONLINE if (ev.leader if ev.leader is not None else -1) >= 0 else OFFLINE
+                    self.store.set_leader(p, ev.leader)
+                    self.store.set(p, isr=tuple(ev.isr), leader_epoch=ev.leader_epoch)
+                    self.store.adopt(p, zk_version=ev.zk_version)
+                    self.store.move(p, ONLINE if (ev.leader if ev.leader is not None else -1) >= 0 else OFFLINE,
+                                    OBSERVED, ev.ts or 0, ref_of(ev))
                     self._show(p, ev.ts or 0, ref_of(ev), "observed")
 
     # ------------------------------------------------------------------ log-only evidence
@@ -470,15 +471,16 @@ class KraftReplay:
         bump = change_bumps_epoch(p.leader, p.isr, leader, isr, self.config.version)
         if bump is None:
             return  # the controller writes no record for a change that changes nothing
+        le = p.leader_epoch + 1 if bump and p.leader_epoch is not None else p.leader_epoch
+        change = Change(leader, tuple(isr), le, state=ONLINE if leader >= 0 else OFFLINE)
+        if not self.store.check(p, change.state, DECIDED, ev.ts or 0, ref_of(ev)):
+            return
         self._seq += 1
         before = p.snapshot()
-        p.leader, p.isr = leader, tuple(isr)
-        if bump and p.leader_epoch is not None:
-            p.leader_epoch += 1
-        p.state = ONLINE if leader >= 0 else OFFLINE
+        self.store.apply(p, change)
         d = Decision(self._seq, ev.ts or 0, p.tp, "election" if leader >= 0 else "election_failed", "KRaft (replayed)",
                      ref_of(ev), before, {"leader": leader, "isr": list(isr), "leader_epoch": p.leader_epoch},
-                     unclean=unclean, status="applied")
+                     unclean=unclean, status="applied", change=change)
         self.decisions.append(d)
         if p.leader_epoch is not None and bump:
             self.last_replayed[p.tp] = d
@@ -493,7 +495,7 @@ class KraftReplay:
         tp = self._tp(ev)
         if tp is None:
             return
-        p = self.parts.setdefault(tp, PState(tp))
+        p = self.store.part(tp)
         leader = ev.leader if ev.leader is not None else (ev.broker_id if ev.event_type == "become_leader" else None)
         if leader is None:
             return
@@ -508,14 +510,8 @@ class KraftReplay:
             del self.last_replayed[tp]
         if ev.leader_epoch is not None and p.leader_epoch is not None and ev.leader_epoch < p.leader_epoch:
             return
-        p.leader = leader
-        if ev.isr is not None:
-            p.isr = tuple(ev.isr)
-        if ev.replicas is not None:
-            self._set_replicas(p, ev.replicas, ev.ts or 0)
-        if ev.leader_epoch is not None:
-            p.leader_epoch = ev.leader_epoch
-        p.state = ONLINE if leader >= 0 else OFFLINE
+        self.store.adopt(p, leader, ev.isr, ev.leader_epoch, replicas=ev.replicas, ts=ev.ts or 0)
+        self.store.move(p, ONLINE if leader >= 0 else OFFLINE, OBSERVED, ev.ts or 0, ref_of(ev))
         self._show(p, ev.ts or 0, ref_of(ev), "observed")
 
 

@@ -1,0 +1,44 @@
+"""What a decision of the ZooKeeper-mode controller does to one partition, as data (pure).
+
+The controller's handlers pick the strategy and call the election functions (``elections``); this turns
+the outcome into the :class:`~replay_engine.apply.Change` the apply module writes, with the leader-epoch
+and zkVersion bumps that go with it (Kafka's ``LeaderAndIsr.newLeaderAndIsr``: a new leader or ISR
+written by the controller raises the leader epoch by one; the znode write raises its version), and the
+state the decision attempts (checked against the valid-previous-states table before anything is made).
+"""
+from __future__ import annotations
+
+from replay_engine.apply import KEEP, Change
+from replay_engine.partition import PState
+from replay_engine.states import NEW, OFFLINE, ONLINE
+
+WRITES = ("election", "isr_removal", "new_partition")
+ELECTIONS = ("election", "election_failed", "new_partition", "new_partition_failed")
+
+
+def change_for(p: PState, kind: str, leader: int | None, isr: tuple[int, ...] | None, controller_epoch: int | None,
+               keep_state: bool = False, leaderless_offline: bool = False) -> tuple[Change, str | None]:
+    """(the change, the state the decision moves the partition to or None).
+
+    Every election kind attempts OnlinePartition (``handleStateChanges(..., OnlinePartition, strategy)``),
+    whether it then finds a leader or not; a failed one leaves the partition Offline (New stays New).
+    ``leaderless_offline``: an ISR removal that leaves an Online partition without a leader takes it Offline.
+    """
+    attempted = ONLINE if kind in ELECTIONS else None
+    if kind in WRITES:
+        if kind == "new_partition":
+            le, zv = 0, 0
+        else:
+            le = None if p.leader_epoch is None else p.leader_epoch + 1
+            zv = None if p.zk_version is None else p.zk_version + 1
+        state, init_failed = KEEP, KEEP
+        if kind != "isr_removal":
+            state, init_failed = ONLINE, False
+        elif leaderless_offline and leader == -1 and p.state == ONLINE:
+            state = attempted = OFFLINE
+        return Change(leader, isr, le, zv, controller_epoch, state, init_failed), attempted
+    if kind == "election_failed":
+        return Change(state=OFFLINE if p.state != NEW and not keep_state else KEEP), attempted
+    if kind == "new_partition_failed":
+        return Change(init_failed=True), attempted  # the partition stays NewPartition
+    raise ValueError(f"unknown decision kind {kind!r}")
