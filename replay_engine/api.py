@@ -11,7 +11,7 @@ from replay_engine.config import ConfigState, parse_version
 from replay_engine.controller import ZkControllerReplay
 from replay_engine.explain import Cause, World, explain
 from replay_engine.from_events import ClusterContext, FactStream, build_facts
-from replay_engine.judge import DIVERGED, Comparison, tally
+from replay_engine.judge import DIVERGED, Comparison, tally, unknown_reasons
 from replay_engine.partition import Decision
 from replay_engine.shard_cut import shard_facts
 from replay_engine.dataloss import estimate as estimate_loss
@@ -83,6 +83,10 @@ class ReplayResult:
             "evidence_gaps": t["evidence_gaps"],
             "divergences": self.divergences(),
         }
+
+    def unknown_reasons(self) -> dict[str, int]:
+        """Why records were left unjudged (the 'uncompared' of agreement()), by reason. Not yet in reports."""
+        return unknown_reasons(self.comparisons)
 
     # ---------------------------------------------------------------- json
 
