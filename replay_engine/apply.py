@@ -64,6 +64,8 @@ class Change:
     controller_epoch: Any = KEEP
     state: Any = KEEP
     init_failed: Any = KEEP
+    attempted: str | None = None  # the state the decision moves to (checked), None: no move
+    failed_election: bool = False  # a failed election, to count in the partition's history
 
 
 class PartitionStore:
@@ -176,8 +178,15 @@ class PartitionStore:
 
     # ---------------------------------------------------------------- decisions
 
+    def apply_decision(self, p: PState, c: Change, ts: int, ref: F.Ref | None) -> bool:
+        """A decision's change, if its state move passes the table; else nothing (and a finding)."""
+        if c.attempted is not None and not self.check(p, c.attempted, DECIDED, ts, ref):
+            return False
+        self.apply(p, c)
+        return True
+
     def apply(self, p: PState, c: Change) -> None:
-        """A decision's change, its state already checked (see :meth:`check`)."""
+        """A change whose state move is already checked (see :meth:`check`)."""
         if c.leader is not KEEP:
             self.set_leader(p, c.leader)
         if c.isr is not KEEP:

@@ -201,38 +201,50 @@ class ZkControllerReplay:
 
     # ------------------------------------------------------------------ decisions
 
-    def _decide(self, p: PState, kind: str, strategy: str | None, trigger: F.Fact,
-                new_leader: int | None = None, new_isr: tuple[int, ...] | None = None, unclean: bool = False,
-                note: str | None = None, keep_state: bool = False, leaderless_offline: bool = False) -> Decision | None:
+    # Decision functions (``_propose*``) read the controller's view and return decisions as data, each with
+    # the change it makes (Decision.change); ``_commit`` hands them to the apply module, which checks the state
+    # move against the valid-previous-states table, and keeps the books (pending records, failed elections).
+
+    def _propose(self, p: PState, kind: str, strategy: str | None, trigger: F.Fact,
+                 new_leader: int | None = None, new_isr: tuple[int, ...] | None = None, unclean: bool = False,
+                 note: str | None = None, keep_state: bool = False, leaderless_offline: bool = False) -> Decision | None:
         if self.mode.defers_to_records and self._recorded_here(trigger.ts, kind):
             return None  # the record will say what was decided; it is judged point-wise when it comes
-        change, attempted = change_for(p, kind, new_leader, new_isr, self.controller_epoch, keep_state,
-                                       leaderless_offline)
-        if attempted is not None and not self.store.check(p, attempted, DECIDED, trigger.ts, trigger.ref):
-            return None  # Kafka leaves a partition alone when the transition is invalid (a finding says so)
-        self._seq += 1
-        before = p.snapshot()
-        self.store.apply(p, change)
+        change = change_for(p, kind, new_leader, new_isr, self.controller_epoch, keep_state, leaderless_offline)
         after = None
         if kind in WRITES:
             after = {"leader": new_leader, "isr": list(new_isr) if new_isr is not None else None,
                      "leader_epoch": change.leader_epoch}
-        d = Decision(self._seq, trigger.ts, p.tp, kind, strategy, trigger.ref, before, after, unclean, note=note,
+        d = Decision(0, trigger.ts, p.tp, kind, strategy, trigger.ref, p.snapshot(), after, unclean, note=note,
                      change=change)
         d.expected_record = self._recorded_here(trigger.ts, kind)
+        return d
+
+    def _commit(self, d: Decision | None) -> Decision | None:
+        if d is None:
+            return None
+        p = self.parts[d.tp]
+        if not self.store.apply_decision(p, d.change, d.ts, d.trigger):
+            return None  # Kafka leaves a partition alone when the transition is invalid (a finding says so)
+        self._seq += 1
+        d.seq = self._seq
         self.decisions.append(d)
-        if unclean:
+        if d.unclean:
             self.unclean_elections.append(d)
-        if kind in ("election_failed", "new_partition_failed") and not keep_state:
-            self.failed_elections.setdefault(p.tp, []).append(trigger.ref)
+        if d.change.failed_election:
+            self.failed_elections.setdefault(p.tp, []).append(d.trigger)
         if d.expected_record:
             self.pending.add(d)
         else:
             d.status = "applied"
-            self._touch(p, trigger.ts, trigger.ref, "replayed")
+            self._touch(p, d.ts, d.trigger, "replayed")
         return d
 
-    def _elect_offline(self, p: PState, trigger: F.Fact, allow_unclean: bool | None = None) -> Decision | None:
+    def _commit_all(self, ds: list[Decision | None]) -> None:
+        for d in ds:
+            self._commit(d)
+
+    def _propose_offline(self, p: PState, trigger: F.Fact, allow_unclean: bool | None = None) -> Decision | None:
         if p.deleting:
             return None
         cand = p.candidates
@@ -241,24 +253,31 @@ class ZkControllerReplay:
         unclean_ok = self._unclean_allowed(p.tp[0]) if allow_unclean is None else allow_unclean
         res = E.offline_partition_leader(cand, p.isr, self.online_set(p.tp), unclean_ok)
         if res is None:
-            return self._decide(p, "election_failed", E.OFFLINE + f"({str(bool(allow_unclean)).lower()})", trigger)
-        return self._decide(p, "election", E.OFFLINE + f"({str(bool(allow_unclean)).lower()})", trigger,
-                            res.leader, res.isr, unclean=res.unclean)
+            return self._propose(p, "election_failed", E.OFFLINE + f"({str(bool(allow_unclean)).lower()})", trigger)
+        return self._propose(p, "election", E.OFFLINE + f"({str(bool(allow_unclean)).lower()})", trigger,
+                             res.leader, res.isr, unclean=res.unclean)
 
-    def _trigger_online_state_change(self, trigger: F.Fact, only: Callable[[PState], bool] | None = None) -> None:
+    def _propose_online_state_change(self, trigger: F.Fact,
+                                     only: Callable[[PState], bool] | None = None) -> list[Decision | None]:
         """Elect leaders for every New/Offline partition (Kafka's triggerOnlinePartitionStateChange)."""
+        out = []
         for tp in sorted(self.parts):
             p = self.parts[tp]
             if p.deleting or (only is not None and not only(p)):
                 continue
             if p.state == NEW and p.init_failed:
-                self._init_new(p, trigger)
+                out.append(self._propose_new(p, trigger))
             elif p.state == OFFLINE or (p.state == UNKNOWN and p.leader is not None and p.leader >= 0
                                         and not self.online(p.leader)):
-                self._elect_offline(p, trigger)
+                out.append(self._propose_offline(p, trigger))
+        return out
 
-    def _remove_replica_from_isr(self, b: int, trigger: F.Fact) -> None:
+    def _trigger_online_state_change(self, trigger: F.Fact, only: Callable[[PState], bool] | None = None) -> None:
+        self._commit_all(self._propose_online_state_change(trigger, only))
+
+    def _propose_isr_removals(self, b: int, trigger: F.Fact) -> list[Decision | None]:
         """OfflineReplica for every replica on broker b: the ISR write that produces ``leader: -1``."""
+        out = []
         for tp in sorted(self.parts):
             p = self.parts[tp]
             if p.deleting or p.isr is None or b not in p.isr or p.leader is None:
@@ -266,18 +285,21 @@ class ZkControllerReplay:
             leader, isr = E.remove_replica_from_isr(p.leader, p.isr, b)
             if self.config.version is not None and self.config.version < (1, 1, 0):
                 leader, isr = E.remove_replica_from_isr_010(p.leader, p.isr, b, self._unclean_allowed(tp[0]))
-            self._decide(p, "isr_removal", "OfflineReplica", trigger, leader, isr,
-                         note=f"replica {b} removed from the ISR", leaderless_offline=True)
+            out.append(self._propose(p, "isr_removal", "OfflineReplica", trigger, leader, isr,
+                                     note=f"replica {b} removed from the ISR", leaderless_offline=True))
+        return out
 
-    def _init_new(self, p: PState, trigger: F.Fact) -> None:
+    def _remove_replica_from_isr(self, b: int, trigger: F.Fact) -> None:
+        self._commit_all(self._propose_isr_removals(b, trigger))
+
+    def _propose_new(self, p: PState, trigger: F.Fact) -> Decision | None:
         if p.replicas is None:
-            return
+            return None
         live = [r for r in p.replicas if self.online(r)]
         if not live:
-            self._decide(p, "new_partition_failed", "NewPartition->OnlinePartition", trigger,
-                         note="No assigned replica is alive")
-            return
-        self._decide(p, "new_partition", "NewPartition->OnlinePartition", trigger, live[0], tuple(live))
+            return self._propose(p, "new_partition_failed", "NewPartition->OnlinePartition", trigger,
+                                 note="No assigned replica is alive")
+        return self._propose(p, "new_partition", "NewPartition->OnlinePartition", trigger, live[0], tuple(live))
 
     # ------------------------------------------------------------------ membership and controller
 
@@ -500,8 +522,8 @@ class ZkControllerReplay:
                     if self.online(b) and p.isr is not None and b in p.isr:
                         res = E.preferred_replica_leader(p.replicas, p.isr, self.online_set(p.tp))
                         if res is not None:
-                            self._decide(p, "election", E.PREFERRED, timer, res.leader, res.isr,
-                                         note="auto leader rebalance")
+                            self._commit(self._propose(p, "election", E.PREFERRED, timer, res.leader, res.isr,
+                                                       note="auto leader rebalance"))
 
     def _reassign_away(self, f: F.ReassignAway) -> None:
         """Move every replica off a broker, onto the live broker holding fewest replicas (lowest id first)."""
@@ -530,7 +552,8 @@ class ZkControllerReplay:
             if p.leader == b:
                 res = E.reassign_partition_leader(ar, isr, self.online_set(tp))
                 if res is not None:
-                    self._decide(p, "election", E.REASSIGN, f, res.leader, res.isr, note=f"moved off broker {b}")
+                    self._commit(self._propose(p, "election", E.REASSIGN, f, res.leader, res.isr,
+                                               note=f"moved off broker {b}"))
                     continue
             self._touch(p, f.ts, f.ref, "replayed")
 
@@ -550,15 +573,15 @@ class ZkControllerReplay:
             if fresh:
                 # onNewPartitionCreation: NonExistentPartition -> NewPartition, then -> OnlinePartition
                 if self.store.move(p, NEW, DECIDED, f.ts, f.ref) and self.controller is not None:
-                    self._init_new(p, f)
+                    self._commit(self._propose_new(p, f))
             elif p.reassign_target is not None and tuple(ar) == p.reassign_target:
                 self.store.set(p, reassign_target=None)
                 if p.leader is not None and p.isr is not None and (p.leader not in ar or not self.online(p.leader)):
                     res = E.reassign_partition_leader(ar, p.isr, self.online_set(p.tp))
                     if res is None:
-                        self._decide(p, "election_failed", E.REASSIGN, f)
+                        self._commit(self._propose(p, "election_failed", E.REASSIGN, f))
                     else:
-                        self._decide(p, "election", E.REASSIGN, f, res.leader, res.isr)
+                        self._commit(self._propose(p, "election", E.REASSIGN, f, res.leader, res.isr))
             elif old is not None and old != tuple(ar):
                 self.evidence_by_tp.setdefault(tp, []).append(f.ref)
 
@@ -630,6 +653,11 @@ class ZkControllerReplay:
         self.leaving.add(b)
         if not self._inferring:
             self.server_stopping.add(b)
+        self._commit_all(self._propose_controlled_shutdown(b, f))
+
+    def _propose_controlled_shutdown(self, b: int, f: F.Fact) -> list[Decision | None]:
+        """Move leadership off a broker in controlled shutdown, and take it out of the other ISRs."""
+        out = []
         live_or_sd = frozenset(self.live)
         for tp in sorted(self.parts):
             p = self.parts[tp]
@@ -640,16 +668,16 @@ class ZkControllerReplay:
                     continue  # RF=1: nothing to move; the partition goes down with the broker
                 res = E.controlled_shutdown_leader(p.candidates, p.isr, live_or_sd, self.shutting)
                 if res is not None:
-                    self._decide(p, "election", E.CONTROLLED_SHUTDOWN, f, res.leader, res.isr)
+                    out.append(self._propose(p, "election", E.CONTROLLED_SHUTDOWN, f, res.leader, res.isr))
                 else:
                     # Kafka logs the failure; the partition keeps its (still alive) leader for now.
-                    self._decide(p, "election_failed", E.CONTROLLED_SHUTDOWN, f, keep_state=True,
-                                 note=f"no other live ISR member to take over from broker {b}")
+                    out.append(self._propose(p, "election_failed", E.CONTROLLED_SHUTDOWN, f, keep_state=True,
+                                             note=f"no other live ISR member to take over from broker {b}"))
             elif b in p.isr and len(p.isr) > 1:
                 leader, isr = E.remove_replica_from_isr(p.leader, p.isr, b)
-                d = self._decide(p, "isr_removal", "OfflineReplica (controlled shutdown)", f, leader, isr)
-                if d is not None:
-                    d.note = f"replica {b} removed from the ISR for its controlled shutdown"
+                out.append(self._propose(p, "isr_removal", "OfflineReplica (controlled shutdown)", f, leader, isr,
+                                         note=f"replica {b} removed from the ISR for its controlled shutdown"))
+        return out
 
     def _preferred_request(self, f: F.PreferredElectionRequest) -> None:
         if self.controller is None:
@@ -663,7 +691,7 @@ class ZkControllerReplay:
                 continue
             res = E.preferred_replica_leader(p.replicas, p.isr, self.online_set(p.tp))
             if res is not None:
-                self._decide(p, "election", E.PREFERRED, f, res.leader, res.isr)
+                self._commit(self._propose(p, "election", E.PREFERRED, f, res.leader, res.isr))
 
     def _reassignment_request(self, f: F.ReassignmentRequest) -> None:
         for tp, target in sorted(f.targets.items()):

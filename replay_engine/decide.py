@@ -17,8 +17,8 @@ ELECTIONS = ("election", "election_failed", "new_partition", "new_partition_fail
 
 
 def change_for(p: PState, kind: str, leader: int | None, isr: tuple[int, ...] | None, controller_epoch: int | None,
-               keep_state: bool = False, leaderless_offline: bool = False) -> tuple[Change, str | None]:
-    """(the change, the state the decision moves the partition to or None).
+               keep_state: bool = False, leaderless_offline: bool = False) -> Change:
+    """The change, with the state the decision moves the partition to (``attempted``, None: no move).
 
     Every election kind attempts OnlinePartition (``handleStateChanges(..., OnlinePartition, strategy)``),
     whether it then finds a leader or not; a failed one leaves the partition Offline (New stays New).
@@ -36,9 +36,12 @@ def change_for(p: PState, kind: str, leader: int | None, isr: tuple[int, ...] | 
             state, init_failed = ONLINE, False
         elif leaderless_offline and leader == -1 and p.state == ONLINE:
             state = attempted = OFFLINE
-        return Change(leader, isr, le, zv, controller_epoch, state, init_failed), attempted
+        return Change(leader, isr, le, zv, controller_epoch, state, init_failed, attempted=attempted)
+    # a failed election counts in the partition's history, unless the partition simply keeps its leader
+    # (controlled shutdown with no other ISR member)
     if kind == "election_failed":
-        return Change(state=OFFLINE if p.state != NEW and not keep_state else KEEP), attempted
-    if kind == "new_partition_failed":
-        return Change(init_failed=True), attempted  # the partition stays NewPartition
+        return Change(state=OFFLINE if p.state != NEW and not keep_state else KEEP, attempted=attempted,
+                      failed_election=not keep_state)
+    if kind == "new_partition_failed":  # the partition stays NewPartition
+        return Change(init_failed=True, attempted=attempted, failed_election=not keep_state)
     raise ValueError(f"unknown decision kind {kind!r}")

@@ -18,7 +18,7 @@ from typing import Any
 from parsers.schema import Event
 from replay_engine import facts as F
 from replay_engine.config import ConfigState, as_bool, parse_version
-from replay_engine.apply import DECIDED, OBSERVED, RECORDED, Change, PartitionStore
+from replay_engine.apply import OBSERVED, RECORDED, Change, PartitionStore
 from replay_engine.from_events import ref_of
 from replay_engine.judge import Comparison, unknown, verdict
 from replay_engine.kraft_evidence import previous_registration, topic_names_from_lines
@@ -472,12 +472,12 @@ class KraftReplay:
         if bump is None:
             return  # the controller writes no record for a change that changes nothing
         le = p.leader_epoch + 1 if bump and p.leader_epoch is not None else p.leader_epoch
-        change = Change(leader, tuple(isr), le, state=ONLINE if leader >= 0 else OFFLINE)
-        if not self.store.check(p, change.state, DECIDED, ev.ts or 0, ref_of(ev)):
+        state = ONLINE if leader >= 0 else OFFLINE
+        change = Change(leader, tuple(isr), le, state=state, attempted=state, failed_election=leader < 0)
+        before = p.snapshot()
+        if not self.store.apply_decision(p, change, ev.ts or 0, ref_of(ev)):
             return
         self._seq += 1
-        before = p.snapshot()
-        self.store.apply(p, change)
         d = Decision(self._seq, ev.ts or 0, p.tp, "election" if leader >= 0 else "election_failed", "KRaft (replayed)",
                      ref_of(ev), before, {"leader": leader, "isr": list(isr), "leader_epoch": p.leader_epoch},
                      unclean=unclean, status="applied", change=change)
