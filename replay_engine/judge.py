@@ -312,6 +312,14 @@ def judge_write(ctx: View, pending: Pending, p: PState, kind: str, f: F.Recorded
     return Comparison(p.tp, f.ts, f.ref, recorded, replayed, verdict(ok), how)
 
 
+def judge_kraft(tp: F.TP, ts: int, record: F.Ref, recorded: dict[str, Any], replayed: dict[str, Any],
+                how: str) -> Comparison:
+    """A KRaft metadata record (or a broker's word for it) against what PartitionChangeBuilder's rules give:
+    agreed when every field the rules decide matches the record wherever the record states it."""
+    ok = all(recorded.get(k) == v for k, v in replayed.items() if recorded.get(k) is not None)
+    return Comparison(tp, ts, record, recorded, replayed, verdict(ok), how)
+
+
 def judge_failed(ctx: View, pending: Pending, p: PState, f: F.RecordedFailedElection) -> Comparison:
     """A recorded failed election against the replay's decision, else against one re-derived at the record."""
     recorded = {"leader": -1, "failed": True}

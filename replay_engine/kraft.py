@@ -17,10 +17,10 @@ from typing import Any
 
 from parsers.schema import Event
 from replay_engine import facts as F
-from replay_engine.config import ConfigState, as_bool, parse_version
 from replay_engine.apply import OBSERVED, RECORDED, Change, PartitionStore
+from replay_engine.config import ConfigState, as_bool, parse_version
 from replay_engine.from_events import ref_of
-from replay_engine.judge import Comparison, unknown, verdict
+from replay_engine.judge import Comparison, judge_kraft, unknown
 from replay_engine.kraft_evidence import previous_registration, topic_names_from_lines
 from replay_engine.kraft_rules import change_bumps_epoch, elect, elect_preferred, isr_without
 from replay_engine.partition import UNKNOWN, BrokerPeriod, Decision, PState, Tenure
@@ -415,12 +415,12 @@ class KraftReplay:
         self.decisions.append(d)
 
     def _judge(self, tp: F.TP, ev: Event, recorded: dict, replayed: dict, how: str) -> None:
-        ok = all(recorded.get(k) == v for k, v in replayed.items() if recorded.get(k) is not None)
         r = ref_of(ev)
-        self.comparisons.append(Comparison(tp, ev.ts or 0, r, recorded, replayed, verdict(ok), how))
+        c = judge_kraft(tp, ev.ts or 0, r, recorded, replayed, how)
+        self.comparisons.append(c)
         self._seq += 1
         self.decisions.append(Decision(self._seq, ev.ts or 0, tp, "election" if "leader" in replayed else "isr_removal",
-                                       how, r, {}, replayed, status="agreed" if ok else "diverged", record=r))
+                                       how, r, {}, replayed, status=c.verdict, record=r))
 
     def _learn(self, ev: Event) -> None:
         t = ev.event_type
@@ -503,10 +503,10 @@ class KraftReplay:
         if not self.has_records and last is not None and ev.leader_epoch is not None \
                 and last.after.get("leader_epoch") == ev.leader_epoch:
             # The broker states the outcome of the very decision the replay took (same leader epoch).
-            self.comparisons.append(Comparison(tp, ev.ts or 0, ref_of(ev), {"leader": leader},
-                                               {"leader": last.after.get("leader")}, verdict(leader == last.after.get("leader")),
-                                               "broker's own view of the replayed decision"))
-            last.status = "agreed" if leader == last.after.get("leader") else "diverged"
+            c = judge_kraft(tp, ev.ts or 0, ref_of(ev), {"leader": leader}, {"leader": last.after.get("leader")},
+                            "broker's own view of the replayed decision")
+            self.comparisons.append(c)
+            last.status = c.verdict
             del self.last_replayed[tp]
         if ev.leader_epoch is not None and p.leader_epoch is not None and ev.leader_epoch < p.leader_epoch:
             return
