@@ -8,6 +8,11 @@ writes, ``Changed partition`` lines, failed elections) are then compared with
 those decisions, and the timeline follows the record: the replay fills in
 only where nothing was recorded. Every disagreement is a divergence with
 evidence on both sides.
+
+Decisions are data (``_propose*``); the apply module (``replay_engine.apply``) is the
+only writer of partition state; the judge (``replay_engine.judge``) compares records
+with decisions; the mode (``replay_engine.modes``) says how records are used.
+See docs/replay.md.
 """
 from __future__ import annotations
 
@@ -17,11 +22,11 @@ from typing import Any, Callable
 from replay_engine import elections as E
 from replay_engine import facts as F
 from replay_engine import judge as J
+from replay_engine.apply import DECIDED, OBSERVED, RECORDED, PartitionStore
 from replay_engine.config import UNCLEAN, ConfigState, as_bool, parse_version
+from replay_engine.decide import WRITES, change_for
 from replay_engine.from_events import Coverage
 from replay_engine.modes import CounterfactualMode, ZkRecordsMode, mode_for
-from replay_engine.apply import DECIDED, OBSERVED, RECORDED, PartitionStore
-from replay_engine.decide import WRITES, change_for
 from replay_engine.partition import UNKNOWN, BrokerPeriod, Decision, PState, Tenure
 from replay_engine.states import NEW, NON_EXISTENT, OFFLINE, ONLINE
 from replay_engine.timeline import TimelineBuilder, View
