@@ -110,6 +110,10 @@ class PartitionStore:
 
     def move(self, p: PState, target: str, origin: str, ts: int, ref: F.Ref | None, stated: str | None = None) -> bool:
         """A state change, checked. A decided one the table rejects is not made; evidence is followed."""
+        current = stated if stated is not None else p.state
+        if current == target or current == UNKNOWN or current in PARTITION_VALID_PREVIOUS[target]:
+            p.state = target  # the common case, without a call (one per record)
+            return True
         ok = self.check(p, target, origin, ts, ref, stated)
         if ok or origin != DECIDED:
             p.state = target
@@ -161,8 +165,9 @@ class PartitionStore:
             p.init_failed = init_failed
 
     def adopt(self, p: PState, leader=None, isr=None, leader_epoch=None, zk_version=None, controller_epoch=None,
-              replicas=None, ts: int = 0) -> None:
-        """What a record or observation states (None = it does not say)."""
+              replicas=None, ts: int = 0, recorded: bool = False) -> None:
+        """What a record or observation states (None = it does not say). ``recorded``: the controller's own
+        write, whose znode version is remembered (a later write that does not raise it is a new history)."""
         if replicas is not None:
             self.set_replicas(p, replicas, ts)
         if leader is not None:
@@ -175,6 +180,8 @@ class PartitionStore:
             p.controller_epoch = controller_epoch
         if zk_version is not None:
             p.zk_version = zk_version
+            if recorded:
+                p.recorded_zk_version = zk_version
 
     # ---------------------------------------------------------------- decisions
 

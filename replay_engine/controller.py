@@ -63,6 +63,7 @@ class ZkControllerReplay:
         self.parts = self.store.parts
         self.led_by = self.store.led_by
         self.ar_history = self.store.ar_history
+        self.part: Callable[[F.TP], PState] = self.store.part
         self.timeline = TimelineBuilder()
         # What the timeline shows: confirmed state only (records, observations, decisions where no record
         # is expected). The replay's own belief (self.parts) may run ahead of it until the record arrives.
@@ -146,8 +147,6 @@ class ZkControllerReplay:
         offline = self.offline_replicas
         return frozenset(b for b in self.live if b not in self.shutting and tp not in offline.get(b, ()))
 
-    def part(self, tp: F.TP) -> PState:
-        return self.store.part(tp)
 
     def _config_changed(self, ts: int) -> None:
         self.config_history.append((ts, copy.deepcopy(self.config)))
@@ -641,8 +640,7 @@ class ZkControllerReplay:
         if f.tp in self.rewrite:
             return  # the trace's ISR changes belong to the old assignment
         p = self.part(f.tp)
-        self.store.set(p, isr=tuple(f.isr))
-        self.store.adopt(p, zk_version=f.zk_version, leader_epoch=f.leader_epoch)
+        self.store.adopt(p, isr=f.isr, zk_version=f.zk_version, leader_epoch=f.leader_epoch)
         if f.leader is not None and f.leader >= 0 and p.leader is None:
             self.store.set_leader(p, f.leader)
             if p.state == UNKNOWN:
@@ -867,9 +865,8 @@ class ZkControllerReplay:
 
     def _adopt(self, p: PState, f: F.RecordedState, kind: str) -> None:
         store = self.store
-        store.adopt(p, f.leader, f.isr, f.leader_epoch, f.zk_version, f.controller_epoch, f.replicas, f.ts)
-        if f.zk_version is not None:
-            store.set(p, recorded_zk_version=f.zk_version)
+        store.adopt(p, f.leader, f.isr, f.leader_epoch, f.zk_version, f.controller_epoch, f.replicas, f.ts,
+                    recorded=True)
         if kind in ("election", "new_partition"):
             store.move(p, ONLINE, RECORDED, f.ts, f.ref, f.from_state)
             store.set(p, init_failed=False)
