@@ -211,10 +211,10 @@ class ZkControllerReplay:
 
     def _propose(self, p: PState, kind: str, strategy: str | None, trigger: F.Fact,
                  new_leader: int | None = None, new_isr: tuple[int, ...] | None = None, unclean: bool = False,
-                 note: str | None = None, keep_state: bool = False, leaderless_offline: bool = False) -> Decision | None:
+                 note: str | None = None, keep_state: bool = False) -> Decision | None:
         if self.mode.defers_to_records and self._recorded_here(trigger.ts, kind):
             return None  # the record will say what was decided; it is judged point-wise when it comes
-        change = change_for(p, kind, new_leader, new_isr, self.controller_epoch, keep_state, leaderless_offline)
+        change = change_for(p, kind, new_leader, new_isr, self.controller_epoch, keep_state)
         after = None
         if kind in WRITES:
             after = {"leader": new_leader, "isr": list(new_isr) if new_isr is not None else None,
@@ -290,11 +290,15 @@ class ZkControllerReplay:
             if self.config.version is not None and self.config.version < (1, 1, 0):
                 leader, isr = E.remove_replica_from_isr_010(p.leader, p.isr, b, self._unclean_allowed(tp[0]))
             out.append(self._propose(p, "isr_removal", "OfflineReplica", trigger, leader, isr,
-                                     note=f"replica {b} removed from the ISR", leaderless_offline=True))
+                                     note=f"replica {b} removed from the ISR"))
         return out
 
     def _remove_replica_from_isr(self, b: int, trigger: F.Fact) -> None:
-        self._commit_all(self._propose_isr_removals(b, trigger))
+        for d in self._propose_isr_removals(b, trigger):
+            if self._commit(d) is not None and d.after["leader"] == -1 and self.parts[d.tp].state == ONLINE:
+                # Left without a leader, the partition is offline; the timeline shows it at its next change
+                # (the decision itself was shown as written: leader -1 of a partition still Online).
+                self.store.move(self.parts[d.tp], OFFLINE, DECIDED, d.ts, d.trigger)
 
     def _propose_new(self, p: PState, trigger: F.Fact) -> Decision | None:
         if p.replicas is None:

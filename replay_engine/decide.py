@@ -17,12 +17,11 @@ ELECTIONS = ("election", "election_failed", "new_partition", "new_partition_fail
 
 
 def change_for(p: PState, kind: str, leader: int | None, isr: tuple[int, ...] | None, controller_epoch: int | None,
-               keep_state: bool = False, leaderless_offline: bool = False) -> Change:
+               keep_state: bool = False) -> Change:
     """The change, with the state the decision moves the partition to (``attempted``, None: no move).
 
     Every election kind attempts OnlinePartition (``handleStateChanges(..., OnlinePartition, strategy)``),
     whether it then finds a leader or not; a failed one leaves the partition Offline (New stays New).
-    ``leaderless_offline``: an ISR removal that leaves an Online partition without a leader takes it Offline.
     """
     attempted = ONLINE if kind in ELECTIONS else None
     if kind in WRITES:
@@ -34,8 +33,6 @@ def change_for(p: PState, kind: str, leader: int | None, isr: tuple[int, ...] | 
         state, init_failed = KEEP, KEEP
         if kind != "isr_removal":
             state, init_failed = ONLINE, False
-        elif leaderless_offline and leader == -1 and p.state == ONLINE:
-            state = attempted = OFFLINE
         return Change(leader, isr, le, zv, controller_epoch, state, init_failed, attempted=attempted)
     # a failed election counts in the partition's history, unless the partition simply keeps its leader
     # (controlled shutdown with no other ISR member)

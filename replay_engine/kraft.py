@@ -401,9 +401,7 @@ class KraftReplay:
         p = self.parts.get(tp)
         if p is None or (ev.zk_version is not None and p.zk_version is not None and ev.zk_version < p.zk_version):
             return
-        p.isr = tuple(ev.isr)
-        if ev.zk_version is not None:
-            p.zk_version = ev.zk_version
+        self.store.adopt(p, isr=ev.isr, zk_version=ev.zk_version)
         self._show(p, ev.ts or 0, ref_of(ev), "recorded")
 
     def _unclean_record(self, p: PState, ev: Event) -> None:

@@ -14,7 +14,7 @@ import pytest
 
 from conftest import REAL_LOGS, ZK_REAL
 from forensics.sources import broker_hint_from_path
-from parsers.context import SourceContext
+from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
 from replay_engine import apply as A
 from replay_engine import facts as F
@@ -108,17 +108,35 @@ def test_replay_decision_on_a_deleted_partition_is_refused_like_kafka():
 
 @pytest.fixture
 def checked(monkeypatch):
-    """Every state move the store judges: (origin, previous, target, valid)."""
+    """Every state move the store is asked to make: (origin, previous, target, valid by Kafka's table)."""
     seen = []
-    orig = A.PartitionStore.check
+    move, apply_decision = A.PartitionStore.move, A.PartitionStore.apply_decision
 
-    def spy(self, p, target, origin, ts, ref, stated=None):
-        ok = orig(self, p, target, origin, ts, ref, stated)
-        seen.append((origin, stated if stated is not None else p.state, target, ok))
-        return ok
+    def judged(origin, prev, target):
+        ok = prev in ("Unknown", target) or prev in KAFKA_VALID_PREVIOUS[target]
+        seen.append((origin, prev, target, ok))
 
-    monkeypatch.setattr(A.PartitionStore, "check", spy)
+    def spy_move(self, p, target, origin, ts, ref, stated=None):
+        judged(origin, stated if stated is not None else p.state, target)
+        return move(self, p, target, origin, ts, ref, stated)
+
+    def spy_apply(self, p, c, ts, ref):
+        if c.attempted is not None:
+            judged(A.DECIDED, p.state, c.attempted)
+        return apply_decision(self, p, c, ts, ref)
+
+    monkeypatch.setattr(A.PartitionStore, "move", spy_move)
+    monkeypatch.setattr(A.PartitionStore, "apply_decision", spy_apply)
     return seen
+
+
+# PartitionState.validPreviousStates, Kafka 2.7.0 PartitionStateMachine.scala (copied here, not imported)
+KAFKA_VALID_PREVIOUS = {
+    NEW: {NON_EXISTENT},
+    ONLINE: {NEW, ONLINE, OFFLINE},
+    OFFLINE: {NEW, ONLINE, OFFLINE},
+    NON_EXISTENT: {OFFLINE},
+}
 
 
 def _real(name):

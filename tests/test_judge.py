@@ -14,6 +14,7 @@ class Ctx:
     """The controller's view as the judge reads it."""
 
     def __init__(self, live, unclean=False):
+        self.controller = 1
         self.live = set(live)
         self.shutting = set()
         self.offline_replicas = {}
@@ -58,19 +59,19 @@ def test_diverged_when_the_record_elects_another_replica():
 def test_unknown_when_the_assignment_order_is_not_in_the_evidence():
     p = PState(TP, replicas=None, leader=1, isr=(1, 2, 3), leader_epoch=4)
     c = judged(p, record(2, [2, 3], 5))
-    assert (c.verdict, c.agreed, c.reason) == (J.UNKNOWN, False, J.ORDER_UNKNOWN)
+    assert (c.verdict, c.agreed, c.reason) == (J.UNKNOWN, False, "election: assigned replicas unknown")
 
 
 def test_unknown_when_too_little_is_known():
     c = judged(PState(TP), record(2, [2, 3], 5))
-    assert (c.verdict, c.reason) == (J.UNKNOWN, J.TOO_LITTLE)
+    assert (c.verdict, c.reason) == (J.UNKNOWN, "election: ISR before the record unknown")
 
 
 def test_unknown_evidence_gap_when_the_record_is_ahead_of_the_replay():
     """Logs only: a leader epoch two ahead means a decision the evidence does not hold came in between."""
     p = PState(TP, replicas=(1, 3, 2), leader=1, isr=(1, 2, 3), leader_epoch=4)
     c = judged(p, record(3, [2, 3], 7), defer_gaps=True)
-    assert (c.verdict, c.reason) == (J.UNKNOWN, J.GAP_EPOCH_AHEAD)
+    assert (c.verdict, c.reason) == (J.UNKNOWN, J.GAP)
     t = J.tally([c, judged(p, record(3, [2, 3], 5)), judged(PState(TP), record(2, [2, 3], 5))])
     assert t == {J.AGREED: 1, J.DIVERGED: 0, J.UNKNOWN: 2, "evidence_gaps": 1}
 
