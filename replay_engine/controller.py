@@ -8,75 +8,38 @@ writes, ``Changed partition`` lines, failed elections) are then compared with
 those decisions, and the timeline follows the record: the replay fills in
 only where nothing was recorded. Every disagreement is a divergence with
 evidence on both sides.
+
+Decisions are data (``_propose*``); the apply module (``replay_engine.apply``) is the
+only writer of partition state; the judge (``replay_engine.judge``) compares records
+with decisions; the mode (``replay_engine.modes``) says how records are used.
+See docs/replay.md.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from replay_engine import elections as E
 from replay_engine import facts as F
+from replay_engine import judge as J
+from replay_engine.apply import DECIDED, OBSERVED, RECORDED, PartitionStore
 from replay_engine.config import UNCLEAN, ConfigImage, ConfigState, as_bool, parse_version
+from replay_engine.decide import WRITES, change_for
 from replay_engine.from_events import Coverage
+from replay_engine.modes import CounterfactualMode, ZkRecordsMode, mode_for
 from replay_engine.partition import UNKNOWN, BrokerPeriod, Decision, PState, Tenure
 from replay_engine.states import NEW, NON_EXISTENT, OFFLINE, ONLINE
 from replay_engine.timeline import TimelineBuilder, View
 from replay_engine.version_gates import failover_takes_offline_replicas_out_of_isr
 
-# A recorded decision is matched with a replayed one made at most this long before it.
-MATCH_WINDOW_US = 10 * 60 * 1_000_000
-
-
-@dataclass
-class Comparison:
-    tp: F.TP
-    ts: int
-    record: F.Ref
-    recorded: dict[str, Any]
-    replayed: dict[str, Any] | None
-    agreed: bool
-    how: str  # 'trigger' (a replayed decision), 'point' (re-derived at the record), 'inferred: <why>'
-    evidence: list[F.Ref] = field(default_factory=list)
-
-
-def _unknown_why(kind: str, isr, replicas, live, controller) -> str:
-    """Why a record could not be re-derived: the first thing the replay did not know."""
-    if controller is None:
-        return f"{kind}: acting controller unknown"
-    if live is None:
-        return f"{kind}: live brokers unknown"
-    if not live:
-        return f"{kind}: no broker known live to the replay"
-    if isr is None:
-        return f"{kind}: ISR before the record unknown"
-    if replicas is None:
-        return f"{kind}: assigned replicas unknown"
-    return f"{kind}: not re-derivable (no rule for this transition)"
-
-
-def _before(tp: F.TP, snap: dict[str, Any]) -> PState:
-    """The partition as it was before a replayed decision (for judging the record against other strategies)."""
-    return PState(tp, replicas=None if snap["replicas"] is None else tuple(snap["replicas"]), leader=snap["leader"],
-                  isr=None if snap["isr"] is None else tuple(snap["isr"]), leader_epoch=snap["leader_epoch"],
-                  zk_version=snap["zk_version"], controller_epoch=snap["controller_epoch"], state=snap["state"])
-
-
 class ZkControllerReplay:
-    def __init__(self, config: ConfigState, coverage: Coverage | None = None, follow_records: bool = True,
-                 rewrite_assignment: dict[F.TP, tuple[int, ...]] | None = None):
-        """``follow_records`` False is the counterfactual mode of what-if: the cluster's own records and
-        observations only seed partitions the replay knows nothing about; every later decision is the
-        replay's, applied when taken. ``rewrite_assignment`` replaces the AR of partitions (a what-if
-        topology); their followers are assumed to keep up, so ISR = live replicas of the new AR."""
+    def __init__(self, config: ConfigState, coverage: Coverage | None = None, mode: ZkRecordsMode | None = None):
+        """``mode``: how records are used (see replay_engine.modes); by default, following them, with
+        ZooKeeper's log when ``coverage`` holds it. In a what-if topology (``CounterfactualMode.rewrite``)
+        followers of a rewritten partition are assumed to keep up, so ISR = live replicas of the new AR."""
         self.config = config
-        self.follow_records = follow_records
-        self.coverage = coverage if (coverage is not None and follow_records) else Coverage()
-        # Logs only: a new controller's view (live brokers, partition states) is logged a few lines after
-        # its election, so decisions taken at trigger time would rest on stale knowledge. Where the
-        # controller's state-change log covers the time, its records are judged at the point they were
-        # made instead, and the replay decides only where nothing was recorded.
-        self.log_mode = follow_records and not self.coverage.zk
-        self.rewrite = dict(rewrite_assignment or {})
+        self.mode = mode if mode is not None else mode_for(coverage)
+        self.coverage = self.mode.coverage(coverage)
+        self.rewrite = dict(self.mode.rewrite) if isinstance(self.mode, CounterfactualMode) else {}
         self.next_rebalance: int | None = None
         self.live: set[int] = set()  # the controller's view: what its elections use
         self.registered: set[int] = set()  # registration truth: what the timeline and broker lanes show
@@ -94,19 +57,20 @@ class ZkControllerReplay:
         self.broker_epochs: dict[int, Any] = {}
         self.controller: int | None = None
         self.controller_epoch: int | None = None
-        self.parts: dict[F.TP, PState] = {}
-        self.led_by: dict[int, set[F.TP]] = {}
+        # The partitions, who leads which, and their assignments over time: written only by the apply module.
+        self.store = PartitionStore(findings=[])
+        self.parts = self.store.parts
+        self.led_by = self.store.led_by
+        self.ar_history = self.store.ar_history
+        self.part: Callable[[F.TP], PState] = self.store.part
         self.timeline = TimelineBuilder()
         # What the timeline shows: confirmed state only (records, observations, decisions where no record
         # is expected). The replay's own belief (self.parts) may run ahead of it until the record arrives.
         self.shown: dict[F.TP, View] = {}
         self.shown_led_by: dict[int, set[F.TP]] = {}
-        self.pending: dict[F.TP, list[Decision]] = {}
+        self.pending = J.Pending()
         self.decisions: list[Decision] = []
-        self.comparisons: list[Comparison] = []
-        self.uncompared: int = 0
-        self.uncompared_records: list[tuple[F.Ref, str]] = []  # each record left uncompared, and why
-        self.epoch_gaps: int = 0
+        self.comparisons: list[J.Comparison] = []  # one per record judged, whatever the verdict
         self.preferred_requested: dict[F.TP, int] = {}  # partition -> when a preferred election was asked
         self.periods: dict[int, list[BrokerPeriod]] = {}
         self.tenures: list[Tenure] = []
@@ -114,13 +78,11 @@ class ZkControllerReplay:
         self.evidence_by_tp: dict[F.TP, list[F.Ref]] = {}
         self.failed_elections: dict[F.TP, list[F.Ref]] = {}
         self.unclean_elections: list[Decision] = []
-        self.findings: list[dict[str, Any]] = []
-        self.ar_history: dict[F.TP, list[tuple[int, tuple[int, ...]]]] = {}
+        self.findings: list[dict[str, Any]] = self.store.findings
         self.config_history: list[tuple[int, ConfigImage]] = [(0, config.image())]
         self.now = 0
         self._seq = 0
         self._inferring = False
-        self._inferred_shutdown: int | None = None
         self._handlers: dict[type, Callable[[Any], None]] = {
             F.BrokerUp: self._broker_up,
             F.BrokerDown: self._broker_down,
@@ -137,9 +99,9 @@ class ZkControllerReplay:
             F.PreferredElectionRequest: self._preferred_request,
             F.ReassignmentRequest: self._reassignment_request,
             F.TopicDeletionRequest: self._deletion_request,
-            F.RecordedState: self._recorded_state,
-            F.RecordedFailedElection: self._recorded_failed,
-            F.ObservedState: self._observed,
+            F.RecordedState: self._recorded_state if self.mode.follows_records else self._seed_from_record,
+            F.RecordedFailedElection: self._recorded_failed if self.mode.follows_records else self._seed_from_failed,
+            F.ObservedState: self._observed if self.mode.follows_records else self._seed_from_observation,
             F.Evidence: self._evidence,
             F.ReassignAway: self._reassign_away,
             F.BrokerStopped: self._broker_stopped,
@@ -155,8 +117,9 @@ class ZkControllerReplay:
     def run(self, facts: list[F.Fact], trace_end: int | None = None) -> None:
         journal = self.journal
         last = self._cluster_state() if journal is not None else None
+        timers = self.mode.fires_timers
         for fact in facts:
-            if not self.follow_records:
+            if timers:
                 self._fire_timers(fact.ts)
             self.now = max(self.now, fact.ts)
             self._handlers[type(fact)](fact)
@@ -167,10 +130,9 @@ class ZkControllerReplay:
                     journal.append((fact.ts, r.source_file, r.source_pos, r.event, now))
                     last = now
         end = trace_end if trace_end is not None else self.now
-        if not self.follow_records:
+        if timers:
             self._fire_timers(end)
-        for tp in sorted(self.pending):
-            self._resolve_unconfirmed(tp, end)
+        self.pending.resolve_unconfirmed()
 
     # ------------------------------------------------------------------ helpers
 
@@ -184,27 +146,9 @@ class ZkControllerReplay:
         offline = self.offline_replicas
         return frozenset(b for b in self.live if b not in self.shutting and tp not in offline.get(b, ()))
 
-    def part(self, tp: F.TP) -> PState:
-        p = self.parts.get(tp)
-        if p is None:
-            p = self.parts[tp] = PState(tp)
-        return p
-
-    def _set_replicas(self, p: PState, replicas, ts: int) -> None:
-        ar = tuple(replicas)
-        if p.replicas != ar:
-            p.replicas = ar
-            self.ar_history.setdefault(p.tp, []).append((ts, ar))
 
     def _config_changed(self, ts: int) -> None:
         self.config_history.append((ts, self.config.image()))
-
-    def _set_leader(self, p: PState, leader: int | None) -> None:
-        if p.leader is not None and p.leader >= 0:
-            self.led_by.get(p.leader, set()).discard(p.tp)
-        p.leader = leader
-        if leader is not None and leader >= 0:
-            self.led_by.setdefault(leader, set()).add(p.tp)
 
     def view(self, p: PState) -> View:
         state = p.state
@@ -255,58 +199,55 @@ class ZkControllerReplay:
     def _recorded_here(self, ts: int, kind: str) -> bool:
         return self.coverage.recorded(ts, self.controller, kind)
 
-    def _leave_uncompared(self, ref: F.Ref, why: str) -> None:
-        self.uncompared += 1
-        self.uncompared_records.append((ref, why))
-
     def _note_broker(self, b: int, ref: F.Ref) -> None:
         self.evidence_by_broker.setdefault(b, []).append(ref)
 
     # ------------------------------------------------------------------ decisions
 
-    def _decide(self, p: PState, kind: str, strategy: str | None, trigger: F.Fact,
-                new_leader: int | None = None, new_isr: tuple[int, ...] | None = None, unclean: bool = False,
-                note: str | None = None, keep_state: bool = False) -> Decision | None:
-        if self.log_mode and self._recorded_here(trigger.ts, kind):
+    # Decision functions (``_propose*``) read the controller's view and return decisions as data, each with
+    # the change it makes (Decision.change); ``_commit`` hands them to the apply module, which checks the state
+    # move against the valid-previous-states table, and keeps the books (pending records, failed elections).
+
+    def _propose(self, p: PState, kind: str, strategy: str | None, trigger: F.Fact,
+                 new_leader: int | None = None, new_isr: tuple[int, ...] | None = None, unclean: bool = False,
+                 note: str | None = None, keep_state: bool = False) -> Decision | None:
+        if self.mode.defers_to_records and self._recorded_here(trigger.ts, kind):
             return None  # the record will say what was decided; it is judged point-wise when it comes
-        self._seq += 1
-        before = p.snapshot()
+        change = change_for(p, kind, new_leader, new_isr, self.controller_epoch, keep_state)
         after = None
-        if kind in ("election", "isr_removal", "new_partition"):
-            self._set_leader(p, new_leader)
-            p.isr = new_isr
-            if kind == "new_partition":
-                p.leader_epoch, p.zk_version = 0, 0
-            else:
-                p.leader_epoch = None if p.leader_epoch is None else p.leader_epoch + 1
-                p.zk_version = None if p.zk_version is None else p.zk_version + 1
-            p.controller_epoch = self.controller_epoch
-            if kind in ("election", "new_partition"):
-                p.state = ONLINE
-                p.init_failed = False
+        if kind in WRITES:
             after = {"leader": new_leader, "isr": list(new_isr) if new_isr is not None else None,
-                     "leader_epoch": p.leader_epoch}
-        elif kind == "election_failed":
-            if p.state != NEW and not keep_state:
-                p.state = OFFLINE
-        elif kind == "new_partition_failed":
-            p.state = NEW
-            p.init_failed = True
-        d = Decision(self._seq, trigger.ts, p.tp, kind, strategy, trigger.ref, before, after, unclean, note=note)
+                     "leader_epoch": change.leader_epoch}
+        d = Decision(0, trigger.ts, p.tp, kind, strategy, trigger.ref, p.snapshot(), after, unclean, note=note,
+                     change=change)
         d.expected_record = self._recorded_here(trigger.ts, kind)
-        self.decisions.append(d)
-        if unclean:
-            self.unclean_elections.append(d)
-        if kind in ("election_failed", "new_partition_failed") and not keep_state:
-            self.failed_elections.setdefault(p.tp, []).append(trigger.ref)
-        if d.expected_record:
-            self.pending.setdefault(p.tp, []).append(d)
-        else:
-            d.status = "applied"
-            self._touch(p, trigger.ts, trigger.ref, "replayed")
         return d
 
-    def _elect_offline(self, p: PState, trigger: F.Fact, allow_unclean: bool | None = None) -> Decision | None:
+    def _commit(self, d: Decision | None) -> Decision | None:
+        if d is None:
+            return None
+        p = self.parts[d.tp]
+        if not self.store.apply_decision(p, d.change, d.ts, d.trigger):
+            return None  # Kafka leaves a partition alone when the transition is invalid (a finding says so)
+        self._seq += 1
+        d.seq = self._seq
+        self.decisions.append(d)
+        if d.unclean:
+            self.unclean_elections.append(d)
+        if d.change.failed_election:
+            self.failed_elections.setdefault(p.tp, []).append(d.trigger)
+        if d.expected_record:
+            self.pending.add(d)
+        else:
+            d.status = "applied"
+            self._touch(p, d.ts, d.trigger, "replayed")
+        return d
+
+    def _commit_all(self, ds: list[Decision | None]) -> None:
+        for d in ds:
+            self._commit(d)
+
+    def _propose_offline(self, p: PState, trigger: F.Fact, allow_unclean: bool | None = None) -> Decision | None:
         if p.deleting:
             return None
         cand = p.candidates
@@ -315,24 +256,31 @@ class ZkControllerReplay:
         unclean_ok = self._unclean_allowed(p.tp[0]) if allow_unclean is None else allow_unclean
         res = E.offline_partition_leader(cand, p.isr, self.online_set(p.tp), unclean_ok)
         if res is None:
-            return self._decide(p, "election_failed", E.OFFLINE + f"({str(bool(allow_unclean)).lower()})", trigger)
-        return self._decide(p, "election", E.OFFLINE + f"({str(bool(allow_unclean)).lower()})", trigger,
-                            res.leader, res.isr, unclean=res.unclean)
+            return self._propose(p, "election_failed", E.OFFLINE + f"({str(bool(allow_unclean)).lower()})", trigger)
+        return self._propose(p, "election", E.OFFLINE + f"({str(bool(allow_unclean)).lower()})", trigger,
+                             res.leader, res.isr, unclean=res.unclean)
 
-    def _trigger_online_state_change(self, trigger: F.Fact, only: Callable[[PState], bool] | None = None) -> None:
+    def _propose_online_state_change(self, trigger: F.Fact,
+                                     only: Callable[[PState], bool] | None = None) -> list[Decision | None]:
         """Elect leaders for every New/Offline partition (Kafka's triggerOnlinePartitionStateChange)."""
+        out = []
         for tp in sorted(self.parts):
             p = self.parts[tp]
             if p.deleting or (only is not None and not only(p)):
                 continue
             if p.state == NEW and p.init_failed:
-                self._init_new(p, trigger)
+                out.append(self._propose_new(p, trigger))
             elif p.state == OFFLINE or (p.state == UNKNOWN and p.leader is not None and p.leader >= 0
                                         and not self.online(p.leader)):
-                self._elect_offline(p, trigger)
+                out.append(self._propose_offline(p, trigger))
+        return out
 
-    def _remove_replica_from_isr(self, b: int, trigger: F.Fact) -> None:
+    def _trigger_online_state_change(self, trigger: F.Fact, only: Callable[[PState], bool] | None = None) -> None:
+        self._commit_all(self._propose_online_state_change(trigger, only))
+
+    def _propose_isr_removals(self, b: int, trigger: F.Fact) -> list[Decision | None]:
         """OfflineReplica for every replica on broker b: the ISR write that produces ``leader: -1``."""
+        out = []
         for tp in sorted(self.parts):
             p = self.parts[tp]
             if p.deleting or p.isr is None or b not in p.isr or p.leader is None:
@@ -340,21 +288,25 @@ class ZkControllerReplay:
             leader, isr = E.remove_replica_from_isr(p.leader, p.isr, b)
             if self.config.version is not None and self.config.version < (1, 1, 0):
                 leader, isr = E.remove_replica_from_isr_010(p.leader, p.isr, b, self._unclean_allowed(tp[0]))
-            d = self._decide(p, "isr_removal", "OfflineReplica", trigger, leader, isr)
-            if d is not None:
-                d.note = f"replica {b} removed from the ISR"
-                if leader == -1 and p.state == ONLINE:
-                    p.state = OFFLINE
+            out.append(self._propose(p, "isr_removal", "OfflineReplica", trigger, leader, isr,
+                                     note=f"replica {b} removed from the ISR"))
+        return out
 
-    def _init_new(self, p: PState, trigger: F.Fact) -> None:
+    def _remove_replica_from_isr(self, b: int, trigger: F.Fact) -> None:
+        for d in self._propose_isr_removals(b, trigger):
+            if self._commit(d) is not None and d.after["leader"] == -1 and self.parts[d.tp].state == ONLINE:
+                # Left without a leader, the partition is offline; the timeline shows it at its next change
+                # (the decision itself was shown as written: leader -1 of a partition still Online).
+                self.store.move(self.parts[d.tp], OFFLINE, DECIDED, d.ts, d.trigger)
+
+    def _propose_new(self, p: PState, trigger: F.Fact) -> Decision | None:
         if p.replicas is None:
-            return
+            return None
         live = [r for r in p.replicas if self.online(r)]
         if not live:
-            self._decide(p, "new_partition_failed", "NewPartition->OnlinePartition", trigger,
-                         note="No assigned replica is alive")
-            return
-        self._decide(p, "new_partition", "NewPartition->OnlinePartition", trigger, live[0], tuple(live))
+            return self._propose(p, "new_partition_failed", "NewPartition->OnlinePartition", trigger,
+                                 note="No assigned replica is alive")
+        return self._propose(p, "new_partition", "NewPartition->OnlinePartition", trigger, live[0], tuple(live))
 
     # ------------------------------------------------------------------ membership and controller
 
@@ -457,7 +409,7 @@ class ZkControllerReplay:
             for tp in sorted(self.led_by.get(b, ())):
                 p = self.parts[tp]
                 if not p.deleting:
-                    p.state = OFFLINE
+                    self.store.move(p, OFFLINE, DECIDED, f.ts, f.ref)
             self._trigger_online_state_change(f)
             self._remove_replica_from_isr(b, f)
 
@@ -513,18 +465,19 @@ class ZkControllerReplay:
                 continue
             if p.state == NEW:
                 continue
+            # PartitionStateMachine.initializePartitionState: set from what is known, not a checked transition
             if p.leader is not None and (p.leader < 0 or p.leader not in self.live):
-                p.state = OFFLINE
+                self.store.initialize(p, OFFLINE)
             elif p.leader is not None:
-                p.state = ONLINE
+                self.store.initialize(p, ONLINE)
         self._trigger_online_state_change(f)
 
     def _forget_partitions(self) -> None:
         """A new history starts (cluster data reset): what was known about partitions no longer holds."""
         for p in self.parts.values():
-            p.replicas, p.isr, p.leader_epoch, p.zk_version = None, None, None, None
-            p.state = UNKNOWN
-            self._set_leader(p, None)
+            self.store.set(p, replicas=None, isr=None, leader_epoch=None, zk_version=None)
+            self.store.forget(p)
+            self.store.set_leader(p, None)
         self.pending.clear()
 
     def _controller_gone(self, f: F.ControllerGone) -> None:
@@ -576,8 +529,8 @@ class ZkControllerReplay:
                     if self.online(b) and p.isr is not None and b in p.isr:
                         res = E.preferred_replica_leader(p.replicas, p.isr, self.online_set(p.tp))
                         if res is not None:
-                            self._decide(p, "election", E.PREFERRED, timer, res.leader, res.isr,
-                                         note="auto leader rebalance")
+                            self._commit(self._propose(p, "election", E.PREFERRED, timer, res.leader, res.isr,
+                                                       note="auto leader rebalance"))
 
     def _reassign_away(self, f: F.ReassignAway) -> None:
         """Move every replica off a broker, onto the live broker holding fewest replicas (lowest id first)."""
@@ -601,12 +554,13 @@ class ZkControllerReplay:
             load[new] += 1
             ar = tuple(new if r == b else r for r in p.replicas)
             isr = tuple(new if r == b else r for r in (p.isr or ()))
-            self._set_replicas(p, ar, f.ts)
-            p.isr = isr
+            self.store.set_replicas(p, ar, f.ts)
+            self.store.set(p, isr=isr)
             if p.leader == b:
                 res = E.reassign_partition_leader(ar, isr, self.online_set(tp))
                 if res is not None:
-                    self._decide(p, "election", E.REASSIGN, f, res.leader, res.isr, note=f"moved off broker {b}")
+                    self._commit(self._propose(p, "election", E.REASSIGN, f, res.leader, res.isr,
+                                               note=f"moved off broker {b}"))
                     continue
             self._touch(p, f.ts, f.ref, "replayed")
 
@@ -618,35 +572,36 @@ class ZkControllerReplay:
             if ar is None:
                 continue
             tp = (f.topic, part)
-            ar = self.rewrite.get(tp, ar)
+            ar = self.mode.assignment(tp, ar)
             p = self.part(tp)
             fresh = p.state in (UNKNOWN, NON_EXISTENT) and p.leader is None
             old = p.replicas
-            self._set_replicas(p, ar, f.ts)
+            self.store.set_replicas(p, ar, f.ts)
             if fresh:
-                p.state = NEW
-                if self.controller is not None:
-                    self._init_new(p, f)
+                # onNewPartitionCreation: NonExistentPartition -> NewPartition, then -> OnlinePartition
+                if self.store.move(p, NEW, DECIDED, f.ts, f.ref) and self.controller is not None:
+                    self._commit(self._propose_new(p, f))
             elif p.reassign_target is not None and tuple(ar) == p.reassign_target:
-                p.reassign_target = None
+                self.store.set(p, reassign_target=None)
                 if p.leader is not None and p.isr is not None and (p.leader not in ar or not self.online(p.leader)):
                     res = E.reassign_partition_leader(ar, p.isr, self.online_set(p.tp))
                     if res is None:
-                        self._decide(p, "election_failed", E.REASSIGN, f)
+                        self._commit(self._propose(p, "election_failed", E.REASSIGN, f))
                     else:
-                        self._decide(p, "election", E.REASSIGN, f, res.leader, res.isr)
+                        self._commit(self._propose(p, "election", E.REASSIGN, f, res.leader, res.isr))
             elif old is not None and old != tuple(ar):
                 self.evidence_by_tp.setdefault(tp, []).append(f.ref)
 
     def _topic_gone(self, f: F.TopicGone) -> None:
         for tp in sorted(tp for tp in self.parts if tp[0] == f.topic):
             p = self.parts[tp]
-            self._set_leader(p, None)
-            p.state = NON_EXISTENT
-            p.deleting = False
+            # TopicDeletionManager's onPartitionDeletion: OfflinePartition, then NonExistentPartition
+            if p.state != NON_EXISTENT:
+                self.store.move(p, OFFLINE, RECORDED, f.ts, f.ref)
+            self.store.move(p, NON_EXISTENT, RECORDED, f.ts, f.ref)
             self._show(tp, View(None, None, None, None, NON_EXISTENT, None), f.ts, f.ref, "recorded")
-            self.pending.pop(tp, None)
-            del self.parts[tp]
+            self.pending.drop(tp)
+            self.store.drop(tp)
 
     def _topic_config(self, f: F.TopicConfig) -> None:
         before = self._unclean_allowed(f.topic)
@@ -688,15 +643,11 @@ class ZkControllerReplay:
         if f.tp in self.rewrite:
             return  # the trace's ISR changes belong to the old assignment
         p = self.part(f.tp)
-        p.isr = tuple(f.isr)
-        if f.zk_version is not None:
-            p.zk_version = f.zk_version
-        if f.leader_epoch is not None:
-            p.leader_epoch = f.leader_epoch
+        self.store.adopt(p, isr=f.isr, zk_version=f.zk_version, leader_epoch=f.leader_epoch)
         if f.leader is not None and f.leader >= 0 and p.leader is None:
-            self._set_leader(p, f.leader)
+            self.store.set_leader(p, f.leader)
             if p.state == UNKNOWN:
-                p.state = ONLINE
+                self.store.move(p, ONLINE, RECORDED, f.ts, f.ref)
         self._touch(p, f.ts, f.ref, "recorded")
 
     def _controlled_shutdown(self, f: F.ControlledShutdownRequest) -> None:
@@ -708,6 +659,11 @@ class ZkControllerReplay:
         self.leaving.add(b)
         if not self._inferring:
             self.server_stopping.add(b)
+        self._commit_all(self._propose_controlled_shutdown(b, f))
+
+    def _propose_controlled_shutdown(self, b: int, f: F.Fact) -> list[Decision | None]:
+        """Move leadership off a broker in controlled shutdown, and take it out of the other ISRs."""
+        out = []
         live_or_sd = frozenset(self.live)
         for tp in sorted(self.parts):
             p = self.parts[tp]
@@ -718,16 +674,16 @@ class ZkControllerReplay:
                     continue  # RF=1: nothing to move; the partition goes down with the broker
                 res = E.controlled_shutdown_leader(p.candidates, p.isr, live_or_sd, self.shutting)
                 if res is not None:
-                    self._decide(p, "election", E.CONTROLLED_SHUTDOWN, f, res.leader, res.isr)
+                    out.append(self._propose(p, "election", E.CONTROLLED_SHUTDOWN, f, res.leader, res.isr))
                 else:
                     # Kafka logs the failure; the partition keeps its (still alive) leader for now.
-                    self._decide(p, "election_failed", E.CONTROLLED_SHUTDOWN, f, keep_state=True,
-                                 note=f"no other live ISR member to take over from broker {b}")
+                    out.append(self._propose(p, "election_failed", E.CONTROLLED_SHUTDOWN, f, keep_state=True,
+                                             note=f"no other live ISR member to take over from broker {b}"))
             elif b in p.isr and len(p.isr) > 1:
                 leader, isr = E.remove_replica_from_isr(p.leader, p.isr, b)
-                d = self._decide(p, "isr_removal", "OfflineReplica (controlled shutdown)", f, leader, isr)
-                if d is not None:
-                    d.note = f"replica {b} removed from the ISR for its controlled shutdown"
+                out.append(self._propose(p, "isr_removal", "OfflineReplica (controlled shutdown)", f, leader, isr,
+                                         note=f"replica {b} removed from the ISR for its controlled shutdown"))
+        return out
 
     def _preferred_request(self, f: F.PreferredElectionRequest) -> None:
         if self.controller is None:
@@ -741,17 +697,17 @@ class ZkControllerReplay:
                 continue
             res = E.preferred_replica_leader(p.replicas, p.isr, self.online_set(p.tp))
             if res is not None:
-                self._decide(p, "election", E.PREFERRED, f, res.leader, res.isr)
+                self._commit(self._propose(p, "election", E.PREFERRED, f, res.leader, res.isr))
 
     def _reassignment_request(self, f: F.ReassignmentRequest) -> None:
         for tp, target in sorted(f.targets.items()):
-            self.part(tp).reassign_target = tuple(target)
+            self.store.set(self.part(tp), reassign_target=tuple(target))
 
     def _deletion_request(self, f: F.TopicDeletionRequest) -> None:
         for tp in sorted(tp for tp in self.parts if tp[0] == f.topic):
             p = self.parts[tp]
-            p.deleting = True
-            self.pending.pop(tp, None)
+            self.store.set(p, deleting=True)
+            self.pending.drop(tp)
             self._touch(p, f.ts, f.ref, "recorded")
 
     def _evidence(self, f: F.Evidence) -> None:
@@ -789,29 +745,24 @@ class ZkControllerReplay:
     def _seed(self, p: PState, leader, isr, leader_epoch, controller_epoch, zk_version, replicas, state, ts, ref) -> None:
         """Counterfactual mode: adopt what the trace says only for a partition the replay does not know yet."""
         if replicas is not None:
-            self._set_replicas(p, replicas, ts)
+            self.store.set_replicas(p, replicas, ts)
         if p.tp in self.rewrite:
-            self._set_replicas(p, self.rewrite[p.tp], ts)
+            self.store.set_replicas(p, self.rewrite[p.tp], ts)
             isr = tuple(r for r in self.rewrite[p.tp] if self.online(r)) or (isr if isr is not None else None)
             if leader is not None and leader >= 0 and leader not in self.rewrite[p.tp]:
                 leader = isr[0] if isr else -1
-        if leader is not None:
-            self._set_leader(p, leader)
-        if isr is not None:
-            p.isr = tuple(isr)
-        for k, v in (("leader_epoch", leader_epoch), ("controller_epoch", controller_epoch), ("zk_version", zk_version)):
-            if v is not None:
-                setattr(p, k, v)
+        self.store.adopt(p, leader, isr, leader_epoch, zk_version, controller_epoch)
+        # seeding, like initializePartitionState: not a transition the table judges
         if state in (ONLINE, OFFLINE, NEW):
-            p.state = state
+            self.store.initialize(p, state)
         elif p.leader is not None:
-            p.state = ONLINE if p.leader >= 0 else OFFLINE
+            self.store.initialize(p, ONLINE if p.leader >= 0 else OFFLINE)
         self._touch(p, ts, ref, "observed")
 
     def _infer_from_record(self, f) -> None:
         """Logs only: a state-change line says which controller (and epoch) acted, and implies who it
         believed alive; when the controller.log that would say so is missing, the record still tells."""
-        if not self.log_mode:
+        if not self.mode.infers_from_records:
             return
         cid, ce = getattr(f, "controller_id", None), getattr(f, "controller_epoch", None)
         if cid is not None and ce is not None and (self.controller != cid or (
@@ -841,47 +792,59 @@ class ZkControllerReplay:
     def _record_hint(self, f: F.RecordHint) -> None:
         self._infer_from_record(f.record)
 
+    def _seed_from_record(self, f: F.RecordedState) -> None:
+        """Counterfactual mode: a record only seeds a partition the replay does not know yet."""
+        p = self.part(f.tp)
+        kind = f.kind
+        if kind == "new_state" and f.replicas is not None and p.replicas is None:
+            self.store.set_replicas(p, self.mode.assignment(f.tp, f.replicas), f.ts)
+            if p.state in (UNKNOWN, NON_EXISTENT):
+                self.store.move(p, NEW, RECORDED, f.ts, f.ref, f.from_state)
+        elif kind not in ("new_state", "offline", "deleted") and not self._known(p) and f.isr is not None:
+            self._seed(p, f.leader, f.isr, f.leader_epoch, f.controller_epoch, f.zk_version, f.replicas,
+                       None, f.ts, f.ref)
+        elif kind == "write" and f.isr is not None and self._known(p) and self._classify_write(p, f) == "alter_isr":
+            # 2.7+: the leader's own ISR change (AlterIsr), written by the controller: an input to the
+            # what-if as much as a leader's own write was before 2.7, while the leader is the same
+            self._leader_isr_change(F.LeaderIsrChange(f.ts, f.ref, f.order, tp=f.tp, leader=f.leader,
+                                                      isr=tuple(f.isr), zk_version=f.zk_version))
+
+    def _seed_from_failed(self, f: F.RecordedFailedElection) -> None:
+        self.part(f.tp)  # counterfactual mode: the replay decides for itself whether an election fails
+
+    def _seed_from_observation(self, f: F.ObservedState) -> None:
+        p = self.part(f.tp)
+        if not self._known(p) and (f.isr is not None or f.leader is not None):
+            self._seed(p, f.leader, f.isr, f.leader_epoch, f.controller_epoch, f.zk_version, f.replicas,
+                       f.state, f.ts, f.ref)
+
     def _recorded_state(self, f: F.RecordedState) -> None:
         p = self.part(f.tp)
         kind = f.kind
         self._infer_from_record(f)
-        if not self.follow_records:
-            if kind == "new_state" and f.replicas is not None and p.replicas is None:
-                self._set_replicas(p, self.rewrite.get(f.tp, f.replicas), f.ts)
-                if p.state in (UNKNOWN, NON_EXISTENT):
-                    p.state = NEW
-            elif kind not in ("new_state", "offline", "deleted") and not self._known(p) and f.isr is not None:
-                self._seed(p, f.leader, f.isr, f.leader_epoch, f.controller_epoch, f.zk_version, f.replicas,
-                           None, f.ts, f.ref)
-            elif kind == "write" and f.isr is not None and self._known(p) and self._classify_write(p, f) == "alter_isr":
-                # 2.7+: the leader's own ISR change (AlterIsr), written by the controller: an input to the
-                # what-if as much as a leader's own write was before 2.7, while the leader is the same
-                self._leader_isr_change(F.LeaderIsrChange(f.ts, f.ref, f.order, tp=f.tp, leader=f.leader,
-                                                          isr=tuple(f.isr), zk_version=f.zk_version))
-            return
         if kind == "new_state":
             # NonExistentPartition -> NewPartition: a partition (re)starts its history here.
             if p.state not in (NEW,) or f.from_state == NON_EXISTENT:
                 # (a topic assignment seen first may have set NewPartition already: the znode is still new, version 0)
-                p.isr, p.leader_epoch, p.zk_version, p.recorded_zk_version = None, None, None, None
-                self._set_leader(p, None)
+                self.store.set(p, isr=None, leader_epoch=None, zk_version=None, recorded_zk_version=None)
+                self.store.set_leader(p, None)
             if f.replicas is not None:
-                self._set_replicas(p, f.replicas, f.ts)
-            p.state = NEW
+                self.store.set_replicas(p, f.replicas, f.ts)
+            self.store.move(p, NEW, RECORDED, f.ts, f.ref, f.from_state)
             return
         if kind == "offline":
             if p.state != NEW:
-                p.state = OFFLINE
+                self.store.move(p, OFFLINE, RECORDED, f.ts, f.ref, f.from_state)
             self._touch(p, f.ts, f.ref, "recorded")
             return
         if kind == "deleted":
-            p.state = NON_EXISTENT
-            self._set_leader(p, None)
+            self.store.move(p, NON_EXISTENT, RECORDED, f.ts, f.ref, f.from_state)
+            self.store.set_leader(p, None)
             self._touch(p, f.ts, f.ref, "recorded")
             return
         if kind == "write":
             queue = self.pending.get(f.tp)
-            kind = self._classify_write(_before(f.tp, queue[0].before) if queue else p, f)
+            kind = self._classify_write(J.before_state(f.tp, queue[0].before) if queue else p, f)
         if kind == "alter_isr":
             self._adopt(p, f, kind)  # an input (the leader's request), not a decision of the controller
             return
@@ -891,315 +854,87 @@ class ZkControllerReplay:
             kind == "isr_removal" and f.removed_replica is not None and p.isr is not None and int(f.removed_replica) in p.isr)
         recreated = writes and f.zk_version is not None and p.recorded_zk_version is not None \
             and f.zk_version <= p.recorded_zk_version
-        if self.log_mode and not self.pending.get(f.tp) and (recreated or (
+        if self.mode.evidence_gaps and not self.pending.get(f.tp) and (recreated or (
                 f.leader_epoch is not None and p.leader_epoch is not None and f.leader_epoch < p.leader_epoch)):
             # The leader epoch went backwards, or a write did not raise the znode's version: the topic (or the
             # whole ZooKeeper data) was recreated since we last saw it. A new history starts here.
-            p.replicas, p.isr, p.leader_epoch, p.recorded_zk_version = None, None, None, None
-            self._set_leader(p, None)
-            p.state = UNKNOWN
-            self._leave_uncompared(f.ref, "history restarted (leader epoch or znode version went back)")
+            self.store.set(p, replicas=None, isr=None, leader_epoch=None, recorded_zk_version=None)
+            self.store.set_leader(p, None)
+            self.store.forget(p)
+            self.comparisons.append(J.unknown(p.tp, f.ts, f.ref, recorded, J.NEW_HISTORY))
         else:
             self._compare(p, kind, f, recorded)
         self._adopt(p, f, kind)
 
     def _adopt(self, p: PState, f: F.RecordedState, kind: str) -> None:
-        if f.leader is not None:
-            self._set_leader(p, f.leader)
-        if f.isr is not None:
-            p.isr = tuple(f.isr)
-        if f.leader_epoch is not None:
-            p.leader_epoch = f.leader_epoch
-        if f.zk_version is not None:
-            p.zk_version = f.zk_version
-            p.recorded_zk_version = f.zk_version
-        if f.controller_epoch is not None:
-            p.controller_epoch = f.controller_epoch
-        if f.replicas is not None:
-            self._set_replicas(p, f.replicas, f.ts)
+        store = self.store
+        store.adopt(p, f.leader, f.isr, f.leader_epoch, f.zk_version, f.controller_epoch, f.replicas, f.ts,
+                    recorded=True)
         if kind in ("election", "new_partition"):
-            p.state = ONLINE
-            p.init_failed = False
+            store.move(p, ONLINE, RECORDED, f.ts, f.ref, f.from_state)
+            store.set(p, init_failed=False)
         elif kind == "isr_removal" and f.leader == -1:
-            p.state = OFFLINE
+            store.move(p, OFFLINE, RECORDED, f.ts, f.ref)
         elif kind == "isr_removal" and f.leader is not None and f.leader >= 0 and p.state == OFFLINE:
             # the controller removes replicas of an offline partition with leader -1: a record naming a leader
             # proves the partition had one, whatever the replay believed
-            p.state = ONLINE
+            store.move(p, ONLINE, RECORDED, f.ts, f.ref)
         elif p.state == UNKNOWN and f.leader is not None:
-            p.state = ONLINE if f.leader >= 0 else OFFLINE
+            store.move(p, ONLINE if f.leader >= 0 else OFFLINE, RECORDED, f.ts, f.ref)
         self._touch(p, f.ts, f.ref, "recorded")
 
-    def _match(self, tp: F.TP, kinds: tuple[str, ...], ts: int) -> Decision | None:
-        queue = self.pending.get(tp)
-        if not queue:
-            return None
-        for i, d in enumerate(queue):
-            if d.kind in kinds and ts - d.ts <= MATCH_WINDOW_US:
-                for skipped in queue[:i]:
-                    skipped.status = "unrecorded"
-                    skipped.note = (skipped.note + "; " if skipped.note else "") + "no record of this decision"
-                del queue[: i + 1]
-                if not queue:
-                    del self.pending[tp]
-                return d
-        return None
-
-    def _same(self, replayed: dict[str, Any], recorded: dict[str, Any], pointwise: bool = False) -> bool:
-        for k in ("leader", "isr", "leader_epoch"):
-            a, b = replayed.get(k), recorded.get(k)
-            if a is None or b is None:
-                continue
-            if k == "isr":
-                if list(a) != list(b):
-                    return False
-            elif a != b:
-                return False
-        return True
-
     def _compare(self, p: PState, kind: str, f: F.RecordedState, recorded: dict[str, Any]) -> None:
-        kinds = ("election", "new_partition") if kind in ("election", "new_partition") else ("isr_removal", "election")
-        d = None if kind == "epoch_bump" else self._match(p.tp, kinds, f.ts)
-        if d is not None and d.after is not None:
-            ok = self._same(d.after, recorded)
-            if not ok and kind == "election":
-                alt = self._alternatives(_before(p.tp, d.before), f, recorded)
-                if alt:
-                    ok, how = True, f"inferred: {alt}"
-                else:
-                    how = "trigger"
-            else:
-                how = "trigger"
-            d.status = "agreed" if ok else "diverged"
-            d.record = f.ref
-            self.comparisons.append(Comparison(p.tp, f.ts, f.ref, recorded, d.after, ok, how, [d.trigger]))
+        out = J.judge_write(self, self.pending, p, kind, f, recorded,
+                            may_infer=self.controller is not None and not self._inferring,
+                            defer_gaps=self.mode.evidence_gaps)
+        if isinstance(out, J.InferShutdown):
+            b = out.broker
+            self._inferring = True
+            try:
+                self._controlled_shutdown(F.ControlledShutdownRequest(f.ts, f.ref, broker=b))
+            finally:
+                self._inferring = False
+            self.findings.append({"kind": "inferred_controlled_shutdown", "ts": f.ts, "broker": b,
+                                  "text": f"broker {b} was shut down with a controlled shutdown (inferred from "
+                                          "the controller's writes; the request itself leaves no record)",
+                                  "evidence": [f.ref.to_json()]})
+            self._compare(p, kind, f, recorded)
             return
-        # No replayed decision waiting: re-derive it at the record (point-wise), if enough is known.
-        if kind == "election" and self.controller is not None and not self._inferring:
-            alt = self._alternatives(p, f, recorded)
-            b = self._inferred_shutdown
-            if b is not None and b not in self.shutting and b in self.live:
-                self._inferring = True
-                try:
-                    self._controlled_shutdown(F.ControlledShutdownRequest(f.ts, f.ref, broker=b))
-                finally:
-                    self._inferring = False
-                self.findings.append({"kind": "inferred_controlled_shutdown", "ts": f.ts, "broker": b,
-                                      "text": f"broker {b} was shut down with a controlled shutdown (inferred from "
-                                              "the controller's writes; the request itself leaves no record)",
-                                      "evidence": [f.ref.to_json()]})
-                self._compare(p, kind, f, recorded)
-                return
-        replayed, strategy = self._point_decision(p, kind, f)
-        unseen_isr = f.isr is not None and p.isr is not None and bool(
-            set(f.isr) - set(p.isr) - ({f.leader} if kind == "election" and self._unclean_allowed(p.tp[0]) else set()))
-        if replayed is not None and self.log_mode and (unseen_isr or f.leader_epoch is not None and replayed.get(
-                "leader_epoch") is not None and f.leader_epoch > replayed["leader_epoch"]):
-            # Decisions (or ISR expansions by leaders) happened in hours whose logs are not in the evidence:
-            # this one was taken on a state the replay never saw. Counted as a gap in the evidence, neither
-            # agreed nor diverged.
-            self.epoch_gaps += 1
-            self._leave_uncompared(f.ref, "evidence gap (decided on a state the evidence does not show)")
-            return
-        if replayed is None:
-            alt = self._alternatives(p, f, recorded) if kind == "election" else None
-            if alt:
-                self.comparisons.append(Comparison(p.tp, f.ts, f.ref, recorded, recorded, True, f"inferred: {alt}"))
-            else:
-                self._leave_uncompared(f.ref, _unknown_why(kind, p.isr, p.replicas, self.online_set(p.tp),
-                                                           self.controller))
-            return
-        ok = self._same(replayed, recorded, pointwise=True)
-        how = f"point: {strategy}"
-        if not ok and kind == "election":
-            alt = self._alternatives(p, f, recorded)
-            if alt:
-                ok, how = True, f"inferred: {alt}"
-        self.comparisons.append(Comparison(p.tp, f.ts, f.ref, recorded, replayed, ok, how))
-
-    def _point_decision(self, p: PState, kind: str, f: F.RecordedState) -> tuple[dict[str, Any] | None, str]:
-        live = self.online_set(p.tp)
-        if not live or (p.isr is None and kind != "new_partition"):
-            return None, ""
-        if kind == "new_partition":
-            ar = p.replicas
-            if ar is None:
-                return None, ""
-            alive = [r for r in ar if r in live]
-            if not alive:
-                return None, ""
-            return {"leader": alive[0], "isr": alive, "leader_epoch": 0}, "NewPartition"
-        if kind == "election":
-            cand = p.candidates
-            if cand is None:
-                return None, ""
-            live_isr = [r for r in p.isr if r in live]
-            if p.replicas is None and (len(live_isr) > 1 or not live_isr and self._unclean_allowed(p.tp[0])):
-                # The assignment order decides (several live ISR members, or an unclean pick) and the
-                # evidence does not give it.
-                return None, ""
-            asked = self.preferred_requested.get(p.tp)
-            if f.from_state == ONLINE and asked is not None and f.ts - asked <= MATCH_WINDOW_US:
-                # "Starting preferred replica leader election for partitions ..." came first. The ISR is not
-                # changed by this election, so the recorded one is the ISR it was decided on.
-                isr = list(f.isr) if f.isr is not None else list(p.isr)
-                res = E.preferred_replica_leader(cand, isr, live)
-                le = None if p.leader_epoch is None else p.leader_epoch + 1
-                if res is None:
-                    return {"leader": p.leader, "isr": list(p.isr), "leader_epoch": p.leader_epoch}, E.PREFERRED
-                return {"leader": res.leader, "isr": list(res.isr), "leader_epoch": le}, E.PREFERRED
-            res = E.offline_partition_leader(cand, p.isr, live, self._unclean_allowed(p.tp[0]))
-            if res is None:
-                return {"leader": -1, "isr": list(p.isr), "leader_epoch": p.leader_epoch}, E.OFFLINE
-            le = None if p.leader_epoch is None else p.leader_epoch + 1
-            return {"leader": res.leader, "isr": list(res.isr), "leader_epoch": le}, E.OFFLINE
-        if kind == "epoch_bump":
-            if p.leader is None:
-                return None, ""
-            le = None if p.leader_epoch is None else p.leader_epoch + 1
-            return {"leader": p.leader, "isr": list(p.isr), "leader_epoch": le}, "leader epoch bump"
-        if kind == "isr_removal":
-            removed = f.removed_replica
-            if removed is None:
-                gone = [r for r in p.isr if r not in (f.isr or ()) or r == p.leader and f.leader == -1]
-                removed = gone[0] if len(gone) == 1 else None
-            if removed is None or p.leader is None:
-                return None, ""
-            if int(removed) not in p.isr:
-                # Kafka logs this line for every partition of the replica, but writes (and bumps the
-                # leader epoch) only where the replica was in the ISR.
-                return {"leader": p.leader, "isr": list(p.isr), "leader_epoch": p.leader_epoch}, "OfflineReplica (not in ISR)"
-            leader, isr = E.remove_replica_from_isr(p.leader, p.isr, int(removed))
-            le = None if p.leader_epoch is None else p.leader_epoch + 1
-            return {"leader": leader, "isr": list(isr), "leader_epoch": le}, "OfflineReplica"
-        return None, ""
-
-    def _alternatives(self, p: PState, f: F.RecordedState, recorded: dict[str, Any]) -> str | None:
-        """Was the recorded election one of the other strategies, triggered by something not in the trace?
-
-        A controlled shutdown is never in ZooKeeper (it is an RPC): when a record is explained by it, the
-        replay infers the request and replays the whole shutdown from there (see _compare).
-        """
-        self._inferred_shutdown = None
-        if p.isr is None or f.leader is None or f.leader < 0:
-            return None
-        live = self.online_set(p.tp)
-        cand = p.candidates
-        rec_isr = recorded.get("isr")
-        isr_then = list(rec_isr) if rec_isr is not None else list(p.isr)
-        if cand and cand[0] == f.leader and f.leader in isr_then and f.leader in live and f.from_state != OFFLINE:
-            return "preferred replica election (auto rebalance or admin request not in the trace)"
-        if p.leader is not None and p.leader >= 0 and p.leader in self.live and cand:
-            res = E.controlled_shutdown_leader(cand, p.isr, frozenset(self.live), frozenset({p.leader}))
-            if res is not None and res.leader == f.leader and (rec_isr is None or list(rec_isr) == list(res.isr)):
-                self._inferred_shutdown = p.leader
-                return f"controlled shutdown of broker {p.leader} (request inferred: not in the trace)"
-        if p.reassign_target is not None:
-            res = E.reassign_partition_leader(p.reassign_target, p.isr, live)
-            if res is not None and res.leader == f.leader:
-                return "partition reassignment"
-        return None
+        self.comparisons.append(out)
 
     def _recorded_failed(self, f: F.RecordedFailedElection) -> None:
         p = self.part(f.tp)
-        if not self.follow_records:
-            return
         self._infer_from_record(f)
         self.failed_elections.setdefault(f.tp, []).append(f.ref)
-        recorded = {"leader": -1, "failed": True}
-        d = self._match(f.tp, ("election_failed", "new_partition_failed"), f.ts)
-        if d is not None:
-            d.status, d.record = "agreed", f.ref
-            self.comparisons.append(Comparison(f.tp, f.ts, f.ref, recorded, {"leader": -1, "failed": True}, True,
-                                               "trigger", [d.trigger]))
-        else:
-            d2 = self._match(f.tp, ("election", "new_partition"), f.ts)
-            if d2 is not None:
-                d2.status, d2.record = "diverged", f.ref
-                self.comparisons.append(Comparison(f.tp, f.ts, f.ref, recorded, d2.after, False, "trigger",
-                                                   [d2.trigger]))
-            else:
-                # Point-wise: would an offline election find a leader with what the controller knew?
-                isr = f.isr if f.isr is not None else p.isr
-                live = f.live if f.live is not None else (self.online_set(f.tp) if self.live else None)
-                if live is not None:
-                    live = frozenset(b for b in live if f.tp not in self.offline_replicas.get(b, ()))
-                cand = f.assigned if f.assigned is not None else p.candidates
-                if isr is None and live is not None and cand is not None and not (f.strategy or "").startswith(
-                        "Reassign") and E.fails_whatever_the_isr(cand, live):
-                    self.comparisons.append(Comparison(f.tp, f.ts, f.ref, recorded, {"leader": -1, "failed": True},
-                                                       True, "point: no assigned replica alive (any ISR)"))
-                elif isr is None or live is None or cand is None:
-                    missing = "ISR" if isr is None else "live brokers" if live is None else "assigned replicas"
-                    self._leave_uncompared(f.ref, f"election_failed: {missing} unknown")
-                else:
-                    unclean = self._unclean_allowed(f.tp[0]) if not (f.strategy or "").endswith("(true)") else True
-                    if not f.strategy and f.from_state == ONLINE:
-                        # Online -> Online without a named strategy (1.x logs): an auto-rebalance preferred
-                        # election or a controlled-shutdown move; judge it by whichever was attempted.
-                        sd = set(self.shutting) | ({p.leader} if p.leader is not None and p.leader >= 0 else set())
-                        pref = E.preferred_replica_leader(cand, isr, live)
-                        cs = E.controlled_shutdown_leader(cand, isr, frozenset(self.live | sd), frozenset(sd))
-                        res = None if (pref is None or p.leader in self.shutting and cs is None) else pref
-                    elif f.strategy and "ControlledShutdown" in f.strategy:
-                        # Kafka runs this strategy only for partitions led by a broker in controlled shutdown:
-                        # the current leader is shutting down even if its request is not in the evidence.
-                        sd = set(self.shutting) | ({p.leader} if p.leader is not None and p.leader >= 0 else set())
-                        res = E.controlled_shutdown_leader(cand, isr, frozenset(self.live | sd), frozenset(sd))
-                    elif f.strategy and "Preferred" in f.strategy or (
-                            f.from_state == ONLINE and f.ts - self.preferred_requested.get(f.tp, -1 << 62) <= MATCH_WINDOW_US):
-                        res = E.preferred_replica_leader(cand, isr, live)
-                    else:
-                        res = E.offline_partition_leader(cand, isr, live, unclean)
-                    replayed = {"leader": -1, "failed": True} if res is None else {
-                        "leader": res.leader, "isr": list(res.isr)}
-                    self.comparisons.append(Comparison(f.tp, f.ts, f.ref, recorded, replayed, res is None,
-                                                       f"point: {f.strategy or E.OFFLINE}"))
+        self.comparisons.append(J.judge_failed(self, self.pending, p, f))
         if f.isr is not None and p.isr is None:
-            p.isr = tuple(f.isr)
+            self.store.set(p, isr=tuple(f.isr))
         if f.assigned is not None:
-            self._set_replicas(p, f.assigned, f.ts)  # the assignment the controller itself used
+            self.store.set_replicas(p, f.assigned, f.ts)  # the assignment the controller itself used
         if not (f.strategy and ("ControlledShutdown" in f.strategy or "Preferred" in f.strategy)):
             if p.state != NEW:
-                p.state = OFFLINE
+                self.store.move(p, OFFLINE, RECORDED, f.ts, f.ref, f.from_state)
             if p.leader is None:
-                self._set_leader(p, -1)
+                self.store.set_leader(p, -1)
         self._touch(p, f.ts, f.ref, "recorded")
 
     def _observed(self, f: F.ObservedState) -> None:
         p = self.part(f.tp)
-        if not self.follow_records:
-            if not self._known(p) and (f.isr is not None or f.leader is not None):
-                self._seed(p, f.leader, f.isr, f.leader_epoch, f.controller_epoch, f.zk_version, f.replicas,
-                           f.state, f.ts, f.ref)
-            return
         if f.leader_epoch is not None and p.leader_epoch is not None and f.leader_epoch < p.leader_epoch and not (
                 f.controller_epoch is not None and p.controller_epoch is not None
                 and f.controller_epoch > p.controller_epoch):
             # An older view (a broker behind, or a skewed clock): the state has moved on. A lower leader epoch
             # under a newer controller epoch is not old, though: the topic's history restarted.
             return
-        if f.replicas is not None:
-            self._set_replicas(p, f.replicas, f.ts)
-        if f.leader is not None:
-            self._set_leader(p, f.leader)
-        if f.isr is not None:
-            p.isr = tuple(f.isr)
-        for k in ("leader_epoch", "controller_epoch", "zk_version"):
-            v = getattr(f, k)
-            if v is not None:
-                setattr(p, k, v)
-        if f.state in (ONLINE, OFFLINE, NEW, NON_EXISTENT):
-            p.state = f.state
+        self.store.adopt(p, f.leader, f.isr, f.leader_epoch, f.zk_version, f.controller_epoch, f.replicas, f.ts)
+        if f.state in (ONLINE, OFFLINE, NEW, NON_EXISTENT) and f.initial:
+            self.store.initialize(p, f.state)
             if f.state == OFFLINE and p.leader is None:
-                self._set_leader(p, -1)
+                self.store.set_leader(p, -1)
+        elif f.state in (ONLINE, OFFLINE, NEW, NON_EXISTENT):
+            self.store.move(p, f.state, OBSERVED, f.ts, f.ref)
+            if f.state == OFFLINE and p.leader is None:
+                self.store.set_leader(p, -1)
         elif p.state == UNKNOWN and p.leader is not None:
-            p.state = ONLINE if p.leader >= 0 else OFFLINE
+            self.store.move(p, ONLINE if p.leader >= 0 else OFFLINE, OBSERVED, f.ts, f.ref)
         self._touch(p, f.ts, f.ref, "observed")
-
-    # ------------------------------------------------------------------ end of trace
-
-    def _resolve_unconfirmed(self, tp: F.TP, end: int) -> None:
-        for d in self.pending.pop(tp, []):
-            d.status = "unrecorded"
-            d.note = (d.note + "; " if d.note else "") + "the trace holds no record of this decision"

@@ -225,6 +225,9 @@ class ObservedState(Fact):
     zk_version: int | None = None
     replicas: tuple[int, ...] | None = None
     state: str | None = None
+    # the state a newly elected controller set up (its "Started partition state machine with initial state"
+    # dump): initializePartitionState's outcome, not a transition from what the replay knew before
+    initial: bool = False
 
     role = "observation"
 

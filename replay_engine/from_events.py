@@ -320,7 +320,8 @@ def _log_facts(ev: Event, authoritative: bool) -> list[F.Fact]:
             leader = ev.broker_id
         out.append(F.ObservedState(ts, r, tp=tp, leader=leader, isr=_t(ev.isr), leader_epoch=ev.leader_epoch,
                                    controller_epoch=ev.controller_epoch, zk_version=ev.zk_version,
-                                   replicas=_t(ev.replicas), state=ev.to_state))
+                                   replicas=_t(ev.replicas), state=ev.to_state,
+                                   initial=d.get("via") == "controller_startup"))
     else:
         out.extend(ev_only(t, ev.subject_broker if ev.subject_broker is not None else ev.broker_id, tp))
     return out

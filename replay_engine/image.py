@@ -26,6 +26,7 @@ from typing import Any, Mapping, NamedTuple
 from replay_engine.config import ConfigImage
 from replay_engine.facts import TP, Ref
 from replay_engine.frozen import FrozenMap
+from replay_engine.judge import tally
 from replay_engine.partition import Decision
 from replay_engine.timeline import Interval
 
@@ -202,7 +203,7 @@ def image_of(replay) -> ClusterImage:
     return ClusterImage(FrozenMap(parts), frozenset(replay.live), frozenset(replay.known_brokers),
                         getattr(replay, "controller", None), getattr(replay, "controller_epoch", None),
                         replay.config.image(), FrozenMap(periods), tenures, tuple(replay.findings),
-                        tuple(replay.unclean_elections), replay.epoch_gaps)
+                        tuple(replay.unclean_elections), tally(replay.comparisons)["evidence_gaps"])
 
 
 def history_of(replay, final: ClusterImage, intervals: list[Interval]) -> ClusterHistory:

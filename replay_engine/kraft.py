@@ -16,9 +16,10 @@ from typing import Any
 
 from parsers.schema import Event
 from replay_engine import facts as F
+from replay_engine.apply import OBSERVED, RECORDED, Change, PartitionStore
 from replay_engine.config import ConfigImage, ConfigState, as_bool, parse_version
-from replay_engine.controller import Comparison
 from replay_engine.from_events import ref_of
+from replay_engine.judge import Comparison, judge_kraft, unknown
 from replay_engine.kraft_evidence import previous_registration, topic_names_from_lines
 from replay_engine.kraft_rules import change_bumps_epoch, elect, elect_preferred, isr_without
 from replay_engine.partition import UNKNOWN, BrokerPeriod, Decision, PState, Tenure
@@ -60,24 +61,24 @@ class KraftReplay:
         self.live: set[int] = set()  # registered and unfenced (what the timeline calls alive)
         self.known_brokers: set[int] = set()
         self.topic_names: dict[str, str] = {}
-        self.parts: dict[F.TP, PState] = {}
+        # Partitions are written only through the apply module. KRaft has no partition state machine: the
+        # state shown is Online with a leader, Offline without, and moves between those pass the table.
+        self.findings: list[dict[str, Any]] = []
+        self.store = PartitionStore(self.findings)
+        self.parts = self.store.parts
+        self.ar_history = self.store.ar_history
         self.elr: dict[F.TP, tuple[tuple[int, ...], tuple[int, ...]]] = {}
         self.elr_enabled = False
         self.timeline = TimelineBuilder()
         self.decisions: list[Decision] = []
-        self.comparisons: list[Comparison] = []
-        self.uncompared = 0
-        self.uncompared_records: list[tuple[F.Ref, str]] = []  # each record left uncompared, and why
-        self.epoch_gaps = 0
+        self.comparisons: list[Comparison] = []  # one per record judged, whatever the verdict
         self.periods: dict[int, list[BrokerPeriod]] = {}
         self.tenures: list[Tenure] = []
-        self.ar_history: dict[F.TP, list[tuple[int, tuple[int, ...]]]] = {}
         self.config_history: list[tuple[int, ConfigImage]] = [(0, config.image())]
         self.failed_elections: dict[F.TP, list[F.Ref]] = {}
         self.evidence_by_broker: dict[int, list[F.Ref]] = {}
         self.evidence_by_tp: dict[F.TP, list[F.Ref]] = {}
         self.unclean_elections: list[Decision] = []
-        self.findings: list[dict[str, Any]] = []
         self.recent_gone: dict[int, int] = {}  # broker -> when it was fenced / began controlled shutdown
         self.has_records = False
         self.last_replayed: dict[F.TP, Decision] = {}
@@ -124,10 +125,7 @@ class KraftReplay:
         self.timeline.update(p.tp, ts, View(p.leader, p.isr, p.leader_epoch, p.controller_epoch, state, alive), ref, basis)
 
     def _set_replicas(self, p: PState, replicas, ts: int) -> None:
-        ar = tuple(replicas)
-        if p.replicas != ar:
-            p.replicas = ar
-            self.ar_history.setdefault(p.tp, []).append((ts, ar))
+        self.store.set_replicas(p, replicas, ts)
 
     def _tp(self, ev: Event) -> F.TP | None:
         tid = (ev.detail or {}).get("topic_id")
@@ -261,9 +259,8 @@ class KraftReplay:
     def _on_topic_removed(self, ev: Event) -> None:
         topic = ev.topic or self.topic_names.get((ev.detail or {}).get("topic_id") or "")
         for tp in sorted(t for t in self.parts if t[0] == topic):
-            p = self.parts.pop(tp)
+            self.store.drop(tp)
             self.timeline.update(tp, ev.ts or 0, View(None, None, None, None, NON_EXISTENT, None), ref_of(ev), "recorded")
-            del p
 
     def _on_config_record(self, ev: Event) -> None:
         d = ev.detail or {}
@@ -318,11 +315,13 @@ class KraftReplay:
             replayed = {"leader": isr[0] if isr and isr[0] in ok else -1, "isr": list(isr)}
             recorded = {"leader": ev.leader, "isr": list(ev.isr or [])}
             self._judge(tp, ev, recorded, replayed, "new partition (KRaft createTopics)")
-        p = self.parts.setdefault(tp, PState(tp))
+        p = self.store.part(tp)
         self._set_replicas(p, ev.replicas or (), ev.ts or 0)
-        p.leader, p.isr = ev.leader, tuple(ev.isr or ())
-        p.leader_epoch, p.zk_version, p.controller_epoch = ev.leader_epoch, ev.zk_version, ev.controller_epoch
-        p.state = ONLINE if (ev.leader or -1) >= 0 else OFFLINE
+        self.store.set_leader(p, ev.leader)
+        self.store.set(p, isr=tuple(ev.isr or ()), leader_epoch=ev.leader_epoch, zk_version=ev.zk_version,
+                       controller_epoch=ev.controller_epoch)
+        self.store.move(p, ONLINE if (ev.leader or -1) >= 0 else OFFLINE, OBSERVED if snapshot else RECORDED,
+                        ev.ts or 0, r)
         self.elr[tp] = (tuple(d.get("elr") or ()), tuple(d.get("last_known_elr") or ()))
         self._show(p, ev.ts or 0, r, "recorded" if not snapshot else "observed")
 
@@ -338,16 +337,16 @@ class KraftReplay:
         prev = previous_registration(d)
         if prev is not None and (p is None or p.isr is None):
             # The change's own line states the registration it started from (4.x PartitionChangeBuilder)
-            p = self.parts.setdefault(tp, PState(tp))
+            p = self.store.part(tp)
             self._set_replicas(p, prev["replicas"], ev.ts or 0)
-            p.leader, p.isr, p.leader_epoch = prev["leader"], prev["isr"], prev["leader_epoch"]
-            p.zk_version = prev["partition_epoch"]
+            self.store.set_leader(p, prev["leader"])
+            self.store.set(p, isr=prev["isr"], leader_epoch=prev["leader_epoch"], zk_version=prev["partition_epoch"])
             self.elr[tp] = (prev["elr"], prev["last_known_elr"])
         if p is None or p.isr is None:
             if "leader" in changed:
-                self.uncompared += 1
-                self.uncompared_records.append((r, "leader change: partition unknown before the record"))
-            p = self.parts.setdefault(tp, PState(tp))
+                self.comparisons.append(unknown(tp, ev.ts or 0, r, {"leader": ev.leader},
+                                                "leader change: partition unknown before the record"))
+            p = self.store.part(tp)
         else:
             target = tuple(ev.isr) if ev.isr is not None and "isr" in changed else p.isr
             leaving = self.leaving.get(d.get("batch_base_offset"), set()) if ev.source_kind == "kraft_metadata" else set()
@@ -378,21 +377,18 @@ class KraftReplay:
                 self._judge(tp, ev, {"isr": list(ev.isr or [])}, replayed, "ISR shrink on fence / shutdown")
         if ev.replicas is not None and "replicas" in changed:
             self._set_replicas(p, ev.replicas, ev.ts or 0)
+        store = self.store
         if "leader" in changed and ev.leader is not None:
-            p.leader = ev.leader
-            p.leader_epoch = None if p.leader_epoch is None else p.leader_epoch + 1
+            store.set_leader(p, ev.leader)
+            store.set(p, leader_epoch=None if p.leader_epoch is None else p.leader_epoch + 1)
         if "isr" in changed and ev.isr is not None:
-            p.isr = tuple(ev.isr)
-        if ev.leader_epoch is not None:
-            p.leader_epoch = ev.leader_epoch
-        if ev.zk_version is not None:
-            p.zk_version = ev.zk_version
-        p.controller_epoch = ev.controller_epoch if ev.controller_epoch is not None else p.controller_epoch
+            store.set(p, isr=tuple(ev.isr))
+        store.adopt(p, leader_epoch=ev.leader_epoch, zk_version=ev.zk_version, controller_epoch=ev.controller_epoch)
         if d.get("elr") is not None or d.get("last_known_elr") is not None:
             old = self.elr.get(tp, ((), ()))
             self.elr[tp] = (tuple(d.get("elr") if d.get("elr") is not None else old[0]),
                             tuple(d.get("last_known_elr") if d.get("last_known_elr") is not None else old[1]))
-        p.state = ONLINE if p.leader is not None and p.leader >= 0 else OFFLINE
+        store.move(p, ONLINE if p.leader is not None and p.leader >= 0 else OFFLINE, RECORDED, ev.ts or 0, r)
         self._show(p, ev.ts or 0, r, "recorded")
 
     def _on_isr_updated(self, ev: Event) -> None:
@@ -404,9 +400,7 @@ class KraftReplay:
         p = self.parts.get(tp)
         if p is None or (ev.zk_version is not None and p.zk_version is not None and ev.zk_version < p.zk_version):
             return
-        p.isr = tuple(ev.isr)
-        if ev.zk_version is not None:
-            p.zk_version = ev.zk_version
+        self.store.adopt(p, isr=ev.isr, zk_version=ev.zk_version)
         self._show(p, ev.ts or 0, ref_of(ev), "recorded")
 
     def _unclean_record(self, p: PState, ev: Event) -> None:
@@ -418,12 +412,12 @@ class KraftReplay:
         self.decisions.append(d)
 
     def _judge(self, tp: F.TP, ev: Event, recorded: dict, replayed: dict, how: str) -> None:
-        ok = all(recorded.get(k) == v for k, v in replayed.items() if recorded.get(k) is not None)
         r = ref_of(ev)
-        self.comparisons.append(Comparison(tp, ev.ts or 0, r, recorded, replayed, ok, how))
+        c = judge_kraft(tp, ev.ts or 0, r, recorded, replayed, how)
+        self.comparisons.append(c)
         self._seq += 1
         self.decisions.append(Decision(self._seq, ev.ts or 0, tp, "election" if "leader" in replayed else "isr_removal",
-                                       how, r, {}, replayed, status="agreed" if ok else "diverged", record=r))
+                                       how, r, {}, replayed, status=c.verdict, record=r))
 
     def _learn(self, ev: Event) -> None:
         t = ev.event_type
@@ -435,15 +429,17 @@ class KraftReplay:
         elif t == "partition_record":
             tp = self._tp(ev)
             if tp is not None and ev.replicas:
-                p = self.parts.setdefault(tp, PState(tp))
+                p = self.store.part(tp)
                 self._set_replicas(p, ev.replicas, ev.ts or 0)
                 if ev.leader_epoch is not None and ev.isr is not None and (
                         p.leader_epoch is None or ev.leader_epoch >= p.leader_epoch):
                     # A controller loading the metadata log re-states the registration: as new as anything the
                     # replay knows (same or higher leader epoch), it is the partition's state now
-                    p.leader, p.isr, p.leader_epoch = ev.leader, tuple(ev.isr), ev.leader_epoch
-                    p.zk_version = ev.zk_version if ev.zk_version is not None else p.zk_version
-                    p.state = ONLINE if (ev.leader if ev.leader is not None else -1) >= 0 else OFFLINE
+                    self.store.set_leader(p, ev.leader)
+                    self.store.set(p, isr=tuple(ev.isr), leader_epoch=ev.leader_epoch)
+                    self.store.adopt(p, zk_version=ev.zk_version)
+                    self.store.move(p, ONLINE if (ev.leader if ev.leader is not None else -1) >= 0 else OFFLINE,
+                                    OBSERVED, ev.ts or 0, ref_of(ev))
                     self._show(p, ev.ts or 0, ref_of(ev), "observed")
 
     # ------------------------------------------------------------------ log-only evidence
@@ -472,15 +468,16 @@ class KraftReplay:
         bump = change_bumps_epoch(p.leader, p.isr, leader, isr, self.config.version)
         if bump is None:
             return  # the controller writes no record for a change that changes nothing
-        self._seq += 1
+        le = p.leader_epoch + 1 if bump and p.leader_epoch is not None else p.leader_epoch
+        state = ONLINE if leader >= 0 else OFFLINE
+        change = Change(leader, tuple(isr), le, state=state, attempted=state, failed_election=leader < 0)
         before = p.snapshot()
-        p.leader, p.isr = leader, tuple(isr)
-        if bump and p.leader_epoch is not None:
-            p.leader_epoch += 1
-        p.state = ONLINE if leader >= 0 else OFFLINE
+        if not self.store.apply_decision(p, change, ev.ts or 0, ref_of(ev)):
+            return
+        self._seq += 1
         d = Decision(self._seq, ev.ts or 0, p.tp, "election" if leader >= 0 else "election_failed", "KRaft (replayed)",
                      ref_of(ev), before, {"leader": leader, "isr": list(isr), "leader_epoch": p.leader_epoch},
-                     unclean=unclean, status="applied")
+                     unclean=unclean, status="applied", change=change)
         self.decisions.append(d)
         if p.leader_epoch is not None and bump:
             self.last_replayed[p.tp] = d
@@ -495,7 +492,7 @@ class KraftReplay:
         tp = self._tp(ev)
         if tp is None:
             return
-        p = self.parts.setdefault(tp, PState(tp))
+        p = self.store.part(tp)
         leader = ev.leader if ev.leader is not None else (ev.broker_id if ev.event_type == "become_leader" else None)
         if leader is None:
             return
@@ -503,21 +500,15 @@ class KraftReplay:
         if not self.has_records and last is not None and ev.leader_epoch is not None \
                 and last.after.get("leader_epoch") == ev.leader_epoch:
             # The broker states the outcome of the very decision the replay took (same leader epoch).
-            self.comparisons.append(Comparison(tp, ev.ts or 0, ref_of(ev), {"leader": leader},
-                                               {"leader": last.after.get("leader")}, leader == last.after.get("leader"),
-                                               "broker's own view of the replayed decision"))
-            last.status = "agreed" if leader == last.after.get("leader") else "diverged"
+            c = judge_kraft(tp, ev.ts or 0, ref_of(ev), {"leader": leader}, {"leader": last.after.get("leader")},
+                            "broker's own view of the replayed decision")
+            self.comparisons.append(c)
+            last.status = c.verdict
             del self.last_replayed[tp]
         if ev.leader_epoch is not None and p.leader_epoch is not None and ev.leader_epoch < p.leader_epoch:
             return
-        p.leader = leader
-        if ev.isr is not None:
-            p.isr = tuple(ev.isr)
-        if ev.replicas is not None:
-            self._set_replicas(p, ev.replicas, ev.ts or 0)
-        if ev.leader_epoch is not None:
-            p.leader_epoch = ev.leader_epoch
-        p.state = ONLINE if leader >= 0 else OFFLINE
+        self.store.adopt(p, leader, ev.isr, ev.leader_epoch, replicas=ev.replicas, ts=ev.ts or 0)
+        self.store.move(p, ONLINE if leader >= 0 else OFFLINE, OBSERVED, ev.ts or 0, ref_of(ev))
         self._show(p, ev.ts or 0, ref_of(ev), "observed")
 
 

@@ -60,6 +60,7 @@ class Decision:
     record: Ref | None = None
     note: str | None = None
     expected_record: bool = True
+    change: Any = field(default=None, repr=False, compare=False)  # what it does to the partition (apply.Change)
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -13,9 +13,9 @@ from typing import Any, Callable
 from parsers.schema import Event, iso_utc
 from replay_engine.dataloss import estimate as estimate_loss
 from replay_engine.explain import Cause, World, explain
-from replay_engine.facts import Ref
 from replay_engine.from_events import FactStream
 from replay_engine.image import ClusterHistory, ClusterImage, history_of, image_of
+from replay_engine.judge import DIVERGED, Comparison, tally, unknown_reasons
 from replay_engine.partition import Decision
 from replay_engine.skew import SkewEstimate, estimate_skew
 from replay_engine.timeline import Episode, Interval, leaderless_episodes
@@ -50,9 +50,7 @@ class ReplayResult:
     intervals: list[Interval]
     leaderless: list[Leaderless]
     decisions: list[Decision]
-    comparisons: list[Any]  # controller.Comparison
-    uncompared: int
-    uncompared_records: tuple[tuple[Ref, str], ...]  # each record left uncompared, and why
+    comparisons: list[Comparison]  # every record judged: agreed, diverged or unknown (with the reason)
     image: ClusterImage  # the cluster at the end of the replay
     history: ClusterHistory  # how it got there: ``history.at(ts)`` is the image at ts
     notes: list[str] = field(default_factory=list)
@@ -68,7 +66,7 @@ class ReplayResult:
     def divergences(self) -> list[dict[str, Any]]:
         out = []
         for c in self.comparisons:
-            if not c.agreed:
+            if c.verdict == DIVERGED:
                 out.append({"topic": c.tp[0], "partition": c.tp[1], "ts": iso_utc(c.ts), "recorded": c.recorded,
                             "replayed": c.replayed, "how": c.how,
                             "evidence": [c.record.to_json()] + [e.to_json() for e in c.evidence]})
@@ -83,16 +81,21 @@ class ReplayResult:
 
     def agreement(self) -> dict[str, Any]:
         unrecorded = sum(1 for d in self.decisions if d.status == "unrecorded" and d.expected_record)
-        compared = len(self.comparisons) + unrecorded
-        agreed = sum(1 for c in self.comparisons if c.agreed)
+        t = tally(self.comparisons)
+        compared = t["agreed"] + t["diverged"] + unrecorded
+        agreed = t["agreed"]
         return {
             "compared": compared,
             "agreed": agreed,
             "ratio": round(agreed / compared, 6) if compared else None,
-            "uncompared": self.uncompared,
-            "evidence_gaps": self.image.epoch_gaps,
+            "uncompared": t["unknown"],
+            "evidence_gaps": t["evidence_gaps"],
             "divergences": self.divergences(),
         }
+
+    def unknown_reasons(self) -> dict[str, int]:
+        """Why records were left unjudged (the 'uncompared' of agreement()), by reason. Not yet in reports."""
+        return unknown_reasons(self.comparisons)
 
     # ---------------------------------------------------------------- json
 
@@ -159,8 +162,8 @@ def assemble(replay, stream: FactStream, *, cluster: str | None, mode: str,
     world = world_of(image, history, stream.trace_end, recorded)
     leaderless = [Leaderless(ep, explain(ep, world)) for ep in leaderless_episodes(intervals)]
     return ReplayResult(
-        cluster, mode, stream, intervals, leaderless, replay.decisions, replay.comparisons, replay.uncompared,
-        tuple(replay.uncompared_records), image, history, list(notes or []),
+        cluster, mode, stream, intervals, leaderless, replay.decisions, replay.comparisons,
+        image, history, list(notes or []),
         estimate_skew(events) if events is not None else [],
         [estimate_loss(d, events) for d in image.unclean_elections] if events is not None else [],
         leaderless_episodes(intervals, unavailable=True) if unavailable else [],

@@ -1,6 +1,6 @@
 """What-if: the same trace under changed configs, topology or operations, and what that changes.
 
-Both sides are replayed counterfactually (``follow_records=False``): the
+Both sides are replayed counterfactually (``CounterfactualMode``): the
 controller's decisions are the replay's own, because the real cluster's
 records describe only what happened. Inputs the trace cannot show directly
 but the record-following replay inferred (controlled shutdowns) are carried
@@ -26,6 +26,7 @@ from replay_engine.controller import ZkControllerReplay
 from replay_engine.crash import CRASH_CAUSES, LastLines, kill_time, session_timeouts
 from replay_engine.dataloss import estimate as estimate_loss
 from replay_engine.from_events import build_facts
+from replay_engine.modes import CounterfactualMode
 
 SETTABLE = {UNCLEAN, MIN_ISR, "auto.leader.rebalance.enable", REPLICA_LAG, ZK_SESSION_TIMEOUT, BROKER_SESSION_TIMEOUT,
             CONTROLLED_SHUTDOWN, "leader.imbalance.per.broker.percentage", "leader.imbalance.check.interval.seconds"}
@@ -329,7 +330,7 @@ def run_side(events: list[Event], facts: list[F.Fact], stream, overrides=None, t
     config = ConfigState(version=parse_version(stream.kafka_version))
     config.override_cluster = dict(overrides or {})
     config.override_topic = {t: dict(v) for t, v in (topic_overrides or {}).items()}
-    ctrl = ZkControllerReplay(config, None, follow_records=False, rewrite_assignment=rewrite)
+    ctrl = ZkControllerReplay(config, None, CounterfactualMode(dict(rewrite or {})))
     ctrl.run(facts, stream.trace_end)
     # counterfactual: nothing is recorded, and a side also counts the time a killed leader still looked alive
     return assemble(ctrl, stream, cluster=cluster, mode="whatif", recorded=None, unavailable=True)

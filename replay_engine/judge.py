@@ -1,0 +1,366 @@
+"""Judging: a record of the real controller against the replay's decision (or one re-derived at the record).
+
+Every record that could be judged gets a :class:`Comparison` whose verdict is ``agreed``, ``diverged`` or
+``unknown``; an unknown verdict carries the reason it could not be judged (an evidence gap, too little known
+about the partition, ...). Nothing here changes the replay's state: the functions read the controller's view
+through the small surface of :class:`View` and return verdicts as data.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import AbstractSet, Any, Protocol
+
+from replay_engine import elections as E
+from replay_engine import facts as F
+from replay_engine.partition import Decision, PState
+from replay_engine.states import OFFLINE, ONLINE
+
+# A recorded decision is matched with a replayed one made at most this long before it.
+MATCH_WINDOW_US = 10 * 60 * 1_000_000
+
+AGREED, DIVERGED, UNKNOWN = "agreed", "diverged", "unknown"
+
+# Why a record was left unjudged. Those starting with EVIDENCE_GAP count as evidence gaps in the agreement.
+EVIDENCE_GAP = "evidence gap"
+GAP = "evidence gap (decided on a state the evidence does not show)"
+NEW_HISTORY = "history restarted (leader epoch or znode version went back)"
+
+
+def unknown_why(kind: str, isr, replicas, live, controller) -> str:
+    """Why a record could not be re-derived: the first thing the replay did not know."""
+    if controller is None:
+        return f"{kind}: acting controller unknown"
+    if live is None:
+        return f"{kind}: live brokers unknown"
+    if not live:
+        return f"{kind}: no broker known live to the replay"
+    if isr is None:
+        return f"{kind}: ISR before the record unknown"
+    if replicas is None:
+        return f"{kind}: assigned replicas unknown"
+    return f"{kind}: not re-derivable (no rule for this transition)"
+
+
+@dataclass
+class Comparison:
+    tp: F.TP
+    ts: int
+    record: F.Ref
+    recorded: dict[str, Any]
+    replayed: dict[str, Any] | None
+    verdict: str  # agreed | diverged | unknown
+    how: str  # 'trigger' (a replayed decision), 'point' (re-derived at the record), 'inferred: <why>'
+    evidence: list[F.Ref] = field(default_factory=list)
+    reason: str | None = None  # why the verdict is unknown
+
+    @property
+    def agreed(self) -> bool:
+        return self.verdict == AGREED
+
+
+def verdict(ok: bool) -> str:
+    return AGREED if ok else DIVERGED
+
+
+def unknown(tp: F.TP, ts: int, record: F.Ref, recorded: dict[str, Any], reason: str,
+            replayed: dict[str, Any] | None = None) -> Comparison:
+    return Comparison(tp, ts, record, recorded, replayed, UNKNOWN, "unknown", reason=reason)
+
+
+def tally(comparisons: list[Comparison]) -> dict[str, int]:
+    """Verdict counts, plus evidence gaps (unknown verdicts whose reason is a gap in the evidence)."""
+    out = {AGREED: 0, DIVERGED: 0, UNKNOWN: 0, "evidence_gaps": 0}
+    for c in comparisons:
+        out[c.verdict] += 1
+        if c.verdict == UNKNOWN and (c.reason or "").startswith(EVIDENCE_GAP):
+            out["evidence_gaps"] += 1
+    return out
+
+
+def unknown_reasons(comparisons: list[Comparison]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for c in comparisons:
+        if c.verdict == UNKNOWN:
+            out[c.reason or ""] = out.get(c.reason or "", 0) + 1
+    return dict(sorted(out.items()))
+
+
+class View(Protocol):
+    """What the judge reads of the controller (never writes)."""
+
+    controller: int | None
+    live: set[int]
+    shutting: set[int]
+    offline_replicas: dict[int, set[F.TP]]
+    preferred_requested: dict[F.TP, int]
+
+    def online_set(self, tp: F.TP | None = None) -> frozenset[int]: ...
+
+    def _unclean_allowed(self, topic: str) -> bool: ...
+
+
+# ------------------------------------------------------------------------------------ replayed decisions waiting
+
+
+class Pending:
+    """Replayed decisions that expect a record, per partition, oldest first."""
+
+    def __init__(self) -> None:
+        self.by_tp: dict[F.TP, list[Decision]] = {}
+
+    def add(self, d: Decision) -> None:
+        self.by_tp.setdefault(d.tp, []).append(d)
+
+    def get(self, tp: F.TP) -> list[Decision] | None:
+        return self.by_tp.get(tp)
+
+    def drop(self, tp: F.TP) -> None:
+        self.by_tp.pop(tp, None)
+
+    def clear(self) -> None:
+        self.by_tp.clear()
+
+    def match(self, tp: F.TP, kinds: tuple[str, ...], ts: int) -> Decision | None:
+        """The oldest waiting decision of one of ``kinds`` made within the window; those skipped before it
+        were never recorded."""
+        queue = self.by_tp.get(tp)
+        if not queue:
+            return None
+        for i, d in enumerate(queue):
+            if d.kind in kinds and ts - d.ts <= MATCH_WINDOW_US:
+                for skipped in queue[:i]:
+                    skipped.status = "unrecorded"
+                    skipped.note = (skipped.note + "; " if skipped.note else "") + "no record of this decision"
+                del queue[: i + 1]
+                if not queue:
+                    del self.by_tp[tp]
+                return d
+        return None
+
+    def resolve_unconfirmed(self) -> None:
+        """End of trace: what still waits was never recorded."""
+        for tp in sorted(self.by_tp):
+            for d in self.by_tp.pop(tp):
+                d.status = "unrecorded"
+                d.note = (d.note + "; " if d.note else "") + "the trace holds no record of this decision"
+
+
+# ------------------------------------------------------------------------------------ pure comparisons
+
+
+def same(replayed: dict[str, Any], recorded: dict[str, Any]) -> bool:
+    """Leader, ISR (in order) and leader epoch agree wherever both sides know them."""
+    for k in ("leader", "isr", "leader_epoch"):
+        a, b = replayed.get(k), recorded.get(k)
+        if a is None or b is None:
+            continue
+        if k == "isr":
+            if list(a) != list(b):
+                return False
+        elif a != b:
+            return False
+    return True
+
+
+def point_decision(ctx: View, p: PState, kind: str, f: F.RecordedState) -> tuple[dict[str, Any] | None, str]:
+    """What the controller would have written at the record, from the replay's view there.
+
+    Returns (decision, strategy), or (None, "") when it cannot be re-derived (see :func:`unknown_why`)."""
+    live = ctx.online_set(p.tp)
+    if not live or (p.isr is None and kind != "new_partition"):
+        return None, ""
+    if kind == "new_partition":
+        ar = p.replicas
+        if ar is None:
+            return None, ""
+        alive = [r for r in ar if r in live]
+        if not alive:
+            return None, ""
+        return {"leader": alive[0], "isr": alive, "leader_epoch": 0}, "NewPartition"
+    if kind == "election":
+        cand = p.candidates
+        if cand is None:
+            return None, ""
+        live_isr = [r for r in p.isr if r in live]
+        if p.replicas is None and (len(live_isr) > 1 or not live_isr and ctx._unclean_allowed(p.tp[0])):
+            # The assignment order decides (several live ISR members, or an unclean pick) and the
+            # evidence does not give it.
+            return None, ""
+        asked = ctx.preferred_requested.get(p.tp)
+        if f.from_state == ONLINE and asked is not None and f.ts - asked <= MATCH_WINDOW_US:
+            # "Starting preferred replica leader election for partitions ..." came first. The ISR is not
+            # changed by this election, so the recorded one is the ISR it was decided on.
+            isr = list(f.isr) if f.isr is not None else list(p.isr)
+            res = E.preferred_replica_leader(cand, isr, live)
+            le = None if p.leader_epoch is None else p.leader_epoch + 1
+            if res is None:
+                return {"leader": p.leader, "isr": list(p.isr), "leader_epoch": p.leader_epoch}, E.PREFERRED
+            return {"leader": res.leader, "isr": list(res.isr), "leader_epoch": le}, E.PREFERRED
+        res = E.offline_partition_leader(cand, p.isr, live, ctx._unclean_allowed(p.tp[0]))
+        if res is None:
+            return {"leader": -1, "isr": list(p.isr), "leader_epoch": p.leader_epoch}, E.OFFLINE
+        le = None if p.leader_epoch is None else p.leader_epoch + 1
+        return {"leader": res.leader, "isr": list(res.isr), "leader_epoch": le}, E.OFFLINE
+    if kind == "epoch_bump":
+        if p.leader is None:
+            return None, ""
+        le = None if p.leader_epoch is None else p.leader_epoch + 1
+        return {"leader": p.leader, "isr": list(p.isr), "leader_epoch": le}, "leader epoch bump"
+    if kind == "isr_removal":
+        removed = f.removed_replica
+        if removed is None:
+            gone = [r for r in p.isr if r not in (f.isr or ()) or r == p.leader and f.leader == -1]
+            removed = gone[0] if len(gone) == 1 else None
+        if removed is None or p.leader is None:
+            return None, ""
+        if int(removed) not in p.isr:
+            # Kafka logs this line for every partition of the replica, but writes (and bumps the
+            # leader epoch) only where the replica was in the ISR.
+            return {"leader": p.leader, "isr": list(p.isr), "leader_epoch": p.leader_epoch}, "OfflineReplica (not in ISR)"
+        leader, isr = E.remove_replica_from_isr(p.leader, p.isr, int(removed))
+        le = None if p.leader_epoch is None else p.leader_epoch + 1
+        return {"leader": leader, "isr": list(isr), "leader_epoch": le}, "OfflineReplica"
+    return None, ""
+
+
+def alternatives(ctx: View, p: PState, f: F.RecordedState, recorded: dict[str, Any]) -> tuple[str | None, int | None]:
+    """Was the recorded election one of the other strategies, triggered by something not in the trace?
+
+    Returns (which, broker whose controlled shutdown it implies or None). A controlled shutdown is never in
+    ZooKeeper (it is an RPC): when a record is explained by it, the replay infers the request and replays the
+    whole shutdown from there.
+    """
+    if p.isr is None or f.leader is None or f.leader < 0:
+        return None, None
+    live = ctx.online_set(p.tp)
+    cand = p.candidates
+    rec_isr = recorded.get("isr")
+    isr_then = list(rec_isr) if rec_isr is not None else list(p.isr)
+    if cand and cand[0] == f.leader and f.leader in isr_then and f.leader in live and f.from_state != OFFLINE:
+        return "preferred replica election (auto rebalance or admin request not in the trace)", None
+    if p.leader is not None and p.leader >= 0 and p.leader in ctx.live and cand:
+        res = E.controlled_shutdown_leader(cand, p.isr, frozenset(ctx.live), frozenset({p.leader}))
+        if res is not None and res.leader == f.leader and (rec_isr is None or list(rec_isr) == list(res.isr)):
+            return f"controlled shutdown of broker {p.leader} (request inferred: not in the trace)", p.leader
+    if p.reassign_target is not None:
+        res = E.reassign_partition_leader(p.reassign_target, p.isr, live)
+        if res is not None and res.leader == f.leader:
+            return "partition reassignment", None
+    return None, None
+
+
+def before_state(tp: F.TP, snap: dict[str, Any]) -> PState:
+    """The partition as it was before a replayed decision (for judging the record against other strategies)."""
+    return PState(tp, replicas=None if snap["replicas"] is None else tuple(snap["replicas"]), leader=snap["leader"],
+                  isr=None if snap["isr"] is None else tuple(snap["isr"]), leader_epoch=snap["leader_epoch"],
+                  zk_version=snap["zk_version"], controller_epoch=snap["controller_epoch"], state=snap["state"])
+
+
+@dataclass(frozen=True)
+class InferShutdown:
+    """The record is explained by a controlled shutdown of ``broker`` that the evidence does not hold."""
+
+    broker: int
+
+
+def judge_write(ctx: View, pending: Pending, p: PState, kind: str, f: F.RecordedState, recorded: dict[str, Any],
+                may_infer: bool, defer_gaps: bool) -> Comparison | InferShutdown:
+    """A recorded write against the replayed decision it answers, else against one re-derived at the record.
+
+    ``may_infer``: a controlled shutdown explaining the record may be asked for (see :class:`InferShutdown`).
+    ``defer_gaps``: a record taken on a state the replay never saw (logs only) is an evidence gap, not judged.
+    """
+    kinds = ("election", "new_partition") if kind in ("election", "new_partition") else ("isr_removal", "election")
+    d = None if kind == "epoch_bump" else pending.match(p.tp, kinds, f.ts)
+    if d is not None and d.after is not None:
+        ok = same(d.after, recorded)
+        how = "trigger"
+        if not ok and kind == "election":
+            alt, _ = alternatives(ctx, before_state(p.tp, d.before), f, recorded)
+            if alt:
+                ok, how = True, f"inferred: {alt}"
+        d.status = verdict(ok)
+        d.record = f.ref
+        return Comparison(p.tp, f.ts, f.ref, recorded, d.after, verdict(ok), how, [d.trigger])
+    # No replayed decision waiting: re-derive it at the record (point-wise), if enough is known.
+    if kind == "election" and may_infer:
+        _, b = alternatives(ctx, p, f, recorded)
+        if b is not None and b not in ctx.shutting and b in ctx.live:
+            return InferShutdown(b)
+    replayed, strategy = point_decision(ctx, p, kind, f)
+    if replayed is not None and defer_gaps:
+        unseen_isr = f.isr is not None and p.isr is not None and bool(
+            set(f.isr) - set(p.isr) - ({f.leader} if kind == "election" and ctx._unclean_allowed(p.tp[0]) else set()))
+        ahead = f.leader_epoch is not None and replayed.get("leader_epoch") is not None \
+            and f.leader_epoch > replayed["leader_epoch"]
+        if unseen_isr or ahead:
+            # Decisions (or ISR expansions by leaders) happened in hours whose logs are not in the evidence:
+            # this one was taken on a state the replay never saw. Neither agreed nor diverged.
+            return unknown(p.tp, f.ts, f.ref, recorded, GAP, replayed)
+    if replayed is None:
+        alt, _ = alternatives(ctx, p, f, recorded) if kind == "election" else (None, None)
+        if alt:
+            return Comparison(p.tp, f.ts, f.ref, recorded, recorded, AGREED, f"inferred: {alt}")
+        return unknown(p.tp, f.ts, f.ref, recorded, unknown_why(kind, p.isr, p.replicas, ctx.online_set(p.tp),
+                                                                ctx.controller))
+    ok = same(replayed, recorded)
+    how = f"point: {strategy}"
+    if not ok and kind == "election":
+        alt, _ = alternatives(ctx, p, f, recorded)
+        if alt:
+            ok, how = True, f"inferred: {alt}"
+    return Comparison(p.tp, f.ts, f.ref, recorded, replayed, verdict(ok), how)
+
+
+def judge_kraft(tp: F.TP, ts: int, record: F.Ref, recorded: dict[str, Any], replayed: dict[str, Any],
+                how: str) -> Comparison:
+    """A KRaft metadata record (or a broker's word for it) against what PartitionChangeBuilder's rules give:
+    agreed when every field the rules decide matches the record wherever the record states it."""
+    ok = all(recorded.get(k) == v for k, v in replayed.items() if recorded.get(k) is not None)
+    return Comparison(tp, ts, record, recorded, replayed, verdict(ok), how)
+
+
+def judge_failed(ctx: View, pending: Pending, p: PState, f: F.RecordedFailedElection) -> Comparison:
+    """A recorded failed election against the replay's decision, else against one re-derived at the record."""
+    recorded = {"leader": -1, "failed": True}
+    d = pending.match(f.tp, ("election_failed", "new_partition_failed"), f.ts)
+    if d is not None:
+        d.status, d.record = AGREED, f.ref
+        return Comparison(f.tp, f.ts, f.ref, recorded, {"leader": -1, "failed": True}, AGREED, "trigger", [d.trigger])
+    d2 = pending.match(f.tp, ("election", "new_partition"), f.ts)
+    if d2 is not None:
+        d2.status, d2.record = DIVERGED, f.ref
+        return Comparison(f.tp, f.ts, f.ref, recorded, d2.after, DIVERGED, "trigger", [d2.trigger])
+    # Point-wise: would an offline election find a leader with what the controller knew?
+    isr = f.isr if f.isr is not None else p.isr
+    live: AbstractSet[int] | None = f.live if f.live is not None else (ctx.online_set(f.tp) if ctx.live else None)
+    if live is not None:
+        live = frozenset(b for b in live if f.tp not in ctx.offline_replicas.get(b, ()))
+    cand = f.assigned if f.assigned is not None else p.candidates
+    if isr is None and live is not None and cand is not None and not (f.strategy or "").startswith(
+            "Reassign") and E.fails_whatever_the_isr(cand, live):
+        return Comparison(f.tp, f.ts, f.ref, recorded, {"leader": -1, "failed": True}, AGREED,
+                          "point: no assigned replica alive (any ISR)")
+    if isr is None or live is None or cand is None:
+        missing = "ISR" if isr is None else "live brokers" if live is None else "assigned replicas"
+        return unknown(f.tp, f.ts, f.ref, recorded, f"election_failed: {missing} unknown")
+    unclean = ctx._unclean_allowed(f.tp[0]) if not (f.strategy or "").endswith("(true)") else True
+    if not f.strategy and f.from_state == ONLINE:
+        # Online -> Online without a named strategy (1.x logs): an auto-rebalance preferred
+        # election or a controlled-shutdown move; judge it by whichever was attempted.
+        sd = set(ctx.shutting) | ({p.leader} if p.leader is not None and p.leader >= 0 else set())
+        pref = E.preferred_replica_leader(cand, isr, live)
+        cs = E.controlled_shutdown_leader(cand, isr, frozenset(ctx.live | sd), frozenset(sd))
+        res = None if (pref is None or p.leader in ctx.shutting and cs is None) else pref
+    elif f.strategy and "ControlledShutdown" in f.strategy:
+        # Kafka runs this strategy only for partitions led by a broker in controlled shutdown:
+        # the current leader is shutting down even if its request is not in the evidence.
+        sd = set(ctx.shutting) | ({p.leader} if p.leader is not None and p.leader >= 0 else set())
+        res = E.controlled_shutdown_leader(cand, isr, frozenset(ctx.live | sd), frozenset(sd))
+    elif f.strategy and "Preferred" in f.strategy or (
+            f.from_state == ONLINE and f.ts - ctx.preferred_requested.get(f.tp, -1 << 62) <= MATCH_WINDOW_US):
+        res = E.preferred_replica_leader(cand, isr, live)
+    else:
+        res = E.offline_partition_leader(cand, isr, live, unclean)
+    replayed = {"leader": -1, "failed": True} if res is None else {"leader": res.leader, "isr": list(res.isr)}
+    return Comparison(f.tp, f.ts, f.ref, recorded, replayed, verdict(res is None), f"point: {f.strategy or E.OFFLINE}")

@@ -1,0 +1,102 @@
+"""The judge: a record against the decision re-derived for it; agreed, diverged, or unknown with a reason.
+
+Independent truth: Kafka 2.7.0 core/src/main/scala/kafka/controller/PartitionLeaderElectionAlgorithms.scala,
+``offlinePartitionLeaderElection``: the first replica in assignment (AR) order that is live and in the ISR
+leads; the new ISR is the live part of the old one (PartitionStateMachine.leaderForOffline). When the
+assignment order is not in the evidence and several live ISR members could win, nothing can be judged.
+"""
+from replay_engine import facts as F
+from replay_engine import judge as J
+from replay_engine.partition import PState
+
+
+class Ctx:
+    """The controller's view as the judge reads it."""
+
+    def __init__(self, live, unclean=False):
+        self.controller = 1
+        self.live = set(live)
+        self.shutting = set()
+        self.offline_replicas = {}
+        self.preferred_requested = {}
+        self.unclean = unclean
+
+    def online_set(self, tp=None):
+        return frozenset(self.live - self.shutting)
+
+    def _unclean_allowed(self, topic):
+        return self.unclean
+
+
+TP = ("t", 0)
+REF = F.Ref(10, "partition_leader_isr_written", "zk/log.1", 7, "state znode write")
+
+
+def record(leader, isr, le):
+    return F.RecordedState(10, REF, tp=TP, kind="write", leader=leader, isr=tuple(isr), leader_epoch=le,
+                           from_state="OfflinePartition")
+
+
+def judged(p, f, live=(2, 3), defer_gaps=False):
+    recorded = {"leader": f.leader, "isr": list(f.isr), "leader_epoch": f.leader_epoch}
+    return J.judge_write(Ctx(live), J.Pending(), p, "election", f, recorded, may_infer=False, defer_gaps=defer_gaps)
+
+
+def test_agreed_when_the_record_is_the_offline_election():
+    p = PState(TP, replicas=(1, 3, 2), leader=1, isr=(1, 2, 3), leader_epoch=4)
+    c = judged(p, record(3, [2, 3], 5))  # AR order: 3 before 2; ISR keeps its live members
+    assert (c.verdict, c.agreed, c.reason) == (J.AGREED, True, None)
+    assert c.replayed == {"leader": 3, "isr": [2, 3], "leader_epoch": 5}
+
+
+def test_diverged_when_the_record_elects_another_replica():
+    p = PState(TP, replicas=(1, 3, 2), leader=1, isr=(1, 2, 3), leader_epoch=4)
+    c = judged(p, record(2, [2, 3], 5))
+    assert (c.verdict, c.agreed) == (J.DIVERGED, False)
+    assert c.how.startswith("point: ") and c.replayed["leader"] == 3
+
+
+def test_unknown_when_the_assignment_order_is_not_in_the_evidence():
+    p = PState(TP, replicas=None, leader=1, isr=(1, 2, 3), leader_epoch=4)
+    c = judged(p, record(2, [2, 3], 5))
+    assert (c.verdict, c.agreed, c.reason) == (J.UNKNOWN, False, "election: assigned replicas unknown")
+
+
+def test_unknown_when_too_little_is_known():
+    c = judged(PState(TP), record(2, [2, 3], 5))
+    assert (c.verdict, c.reason) == (J.UNKNOWN, "election: ISR before the record unknown")
+
+
+def test_unknown_evidence_gap_when_the_record_is_ahead_of_the_replay():
+    """Logs only: a leader epoch two ahead means a decision the evidence does not hold came in between."""
+    p = PState(TP, replicas=(1, 3, 2), leader=1, isr=(1, 2, 3), leader_epoch=4)
+    c = judged(p, record(3, [2, 3], 7), defer_gaps=True)
+    assert (c.verdict, c.reason) == (J.UNKNOWN, J.GAP)
+    t = J.tally([c, judged(p, record(3, [2, 3], 5)), judged(PState(TP), record(2, [2, 3], 5))])
+    assert t == {J.AGREED: 1, J.DIVERGED: 0, J.UNKNOWN: 2, "evidence_gaps": 1}
+
+
+def test_agreement_counts_unknown_verdicts_as_uncompared():
+    """ReplayResult.agreement(): compared = agreed + diverged (+ unrecorded decisions); uncompared = unknown."""
+    from replay_engine.api import ReplayResult
+
+    p = PState(TP, replicas=(1, 3, 2), leader=1, isr=(1, 2, 3), leader_epoch=4)
+    cs = [judged(p, record(3, [2, 3], 5)), judged(p, record(2, [2, 3], 5)),
+          judged(PState(TP, isr=(1, 2, 3), leader=1), record(2, [2, 3], 5))]
+
+    res = ReplayResult("c", "zk", None, [], [], [], cs, None, None)  # image and history: not read here
+    ag = res.agreement()
+    assert (ag["compared"], ag["agreed"], ag["uncompared"], ag["evidence_gaps"]) == (2, 1, 1, 0)
+    assert [d["replayed"]["leader"] for d in ag["divergences"]] == [3]
+
+
+def test_unknown_reasons_on_a_real_cluster_add_up_to_uncompared():
+    """Every unjudged record of a real cluster carries its reason; the reasons add up to 'uncompared'."""
+    from test_replay_real_logs import load
+
+    res = load("Eniyanilavan__Kafka")  # logs only, with hours missing: records the replay cannot judge
+    reasons = res.unknown_reasons()
+    assert sum(reasons.values()) == res.agreement()["uncompared"] > 0
+    assert all(r for r in reasons), reasons
+    gaps = sum(n for r, n in reasons.items() if r.startswith(J.EVIDENCE_GAP))
+    assert gaps == res.agreement()["evidence_gaps"] > 0
