@@ -60,9 +60,11 @@ def _head(path: str, gz: bool, n: int = 65536) -> bytes:
         return bytes(out[:n])
 
 
-def plan_big_files(refs: list[FileRef], range_bytes: int = RANGE_BYTES,
-                   gzip_bytes: int = GZIP_STREAM_BYTES) -> tuple[list[FileRef], BigPlan]:
+def plan_big_files(refs: list[FileRef], range_bytes: int | None = None,
+                   gzip_bytes: int | None = None) -> tuple[list[FileRef], BigPlan]:
     """Split ``refs`` into the files read whole (returned) and the big broker logs read by parts."""
+    range_bytes = RANGE_BYTES if range_bytes is None else range_bytes
+    gzip_bytes = GZIP_STREAM_BYTES if gzip_bytes is None else gzip_bytes
     whole: list[FileRef] = []
     plan = BigPlan([], {})
     for ref in refs:

@@ -240,13 +240,16 @@ def count_lines(fh: BinaryIO, p: int, q: int, size: int) -> int:
     return n
 
 
-def plan_ranges(fh: BinaryIO, size: int, range_bytes: int) -> list[tuple[int, int, int, int]]:
-    """Ranges of about ``range_bytes`` as (first byte, end byte, number of the first line, lines owned).
+def plan_ranges(fh: BinaryIO, size: int, range_bytes: int,
+                cuts: Iterable[int] | None = None) -> list[tuple[int, int, int, int]]:
+    """Ranges of about ``range_bytes`` (or cut at the byte offsets ``cuts``) as (first byte, end
+    byte, number of the first line, lines owned).
 
     Both ends are line starts; a range in which no line starts is left out (the range before
     it reads on to finish its last entry anyway).
     """
-    bounds = sorted({line_start_at_or_after(fh, size, x) for x in range(0, size, max(1, range_bytes))} | {size})
+    cuts = range(0, size, max(1, range_bytes)) if cuts is None else [0, *cuts]
+    bounds = sorted({line_start_at_or_after(fh, size, x) for x in cuts} | {size})
     out = []
     first = 1
     for p, q in zip(bounds, bounds[1:]):
