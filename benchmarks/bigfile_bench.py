@@ -25,6 +25,7 @@ import argparse
 import gzip
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -71,7 +72,7 @@ def real_pieces() -> list[bytes]:
 def write_big(path: Path, pieces: list[bytes], size: int, hourly: Path | None = None, gz: bool = False) -> int:
     """Pieces repeated into one file of at least ``size`` bytes of text (and, with ``hourly``, into
     files of about 8 MB, cut at the same piece boundaries)."""
-    opener = (lambda p: gzip.open(p, "wb", compresslevel=6)) if gz else (lambda p: open(p, "wb"))
+    opener = (lambda p: gzip.open(p, "wb", compresslevel=1)) if gz else (lambda p: open(p, "wb"))
     written = 0
     hour_fh, hour_n, hour_bytes = None, 0, 0
     with opener(path) as fh:
@@ -119,12 +120,12 @@ def _rss_mb(pid: int) -> float:
     return 0.0
 
 
-def _exe(pid: int) -> str:
+def _cmd(pid: int) -> list[str]:
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as fh:
-            return fh.read().split(b"\0", 1)[0].decode(errors="replace")
+            return fh.read().decode(errors="replace").split("\0")
     except OSError:
-        return ""
+        return []
 
 
 class Sampler:
@@ -140,10 +141,17 @@ class Sampler:
         self._t = threading.Thread(target=self._run, daemon=True)
 
     def _jstat_reader(self, pid: int) -> None:
-        self._jstat = subprocess.Popen(["jstat", "-gc", str(pid), "1000"], stdout=subprocess.PIPE, text=True,
-                                       stderr=subprocess.DEVNULL)
+        # The JVM's perf data appears a moment after it starts: jstat started too early says 'not found'.
+        while not self._stop.is_set() and os.path.exists(f"/proc/{pid}"):
+            self._jstat = subprocess.Popen(["jstat", "-gc", str(pid), "1000"], stdout=subprocess.PIPE, text=True,
+                                           stderr=subprocess.DEVNULL)
+            self._read_jstat(self._jstat)
+            self._jstat.wait()
+            self._stop.wait(1.0)
+
+    def _read_jstat(self, proc: subprocess.Popen) -> None:
         cols = None
-        for line in self._jstat.stdout:
+        for line in proc.stdout:
             f = line.split()
             if f and f[0] == "S0C":
                 cols = f
@@ -167,13 +175,16 @@ class Sampler:
             workers = []
             while todo:
                 pid = todo.pop()
-                exe = _exe(pid)
-                if exe.endswith("java") or "/java" in exe:
+                cmd = _cmd(pid)
+                exe = cmd[0] if cmd else ""
+                # spark-submit first runs a small launcher JVM (org.apache.spark.launcher.Main); the driver's
+                # JVM, which in local mode also runs the executors, is the one running SparkSubmit.
+                if "org.apache.spark.deploy.SparkSubmit" in cmd:
                     if self.jvm is None:
                         self.jvm = pid
                         threading.Thread(target=self._jstat_reader, args=(pid,), daemon=True).start()
                     self.peak["jvm_rss"] = max(self.peak["jvm_rss"], _rss_mb(pid))
-                elif "python" in exe:
+                elif "python" in exe and "pyspark.daemon" in cmd:
                     workers.append(_rss_mb(pid))
                 todo.extend(kids.get(pid, ()))
             if workers:
@@ -198,11 +209,15 @@ def ingest(src: Path, out: Path) -> dict:
            if not k.startswith(("SPARK_DRIVER_MEMORY", "SPARK_EXECUTOR_MEMORY", "PYSPARK_SUBMIT_ARGS"))}
     cmd = [sys.executable, "-m", "forensics", "ingest", str(src), "--out", str(out), "--cluster", "bench", "-q"]
     t0 = time.perf_counter()
+    cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     with Sampler(proc.pid) as s:
         stdout, stderr = proc.communicate()
     wall = time.perf_counter() - t0
-    res = {"wall_s": round(wall, 1), "rc": proc.returncode, **{k: round(v, 1) for k, v in s.peak.items()}}
+    cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = cpu1.ru_utime + cpu1.ru_stime - cpu0.ru_utime - cpu0.ru_stime
+    res = {"wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "rc": proc.returncode,
+           **{k: round(v, 1) for k, v in s.peak.items()}}
     if proc.returncode != 0:
         res["stderr"] = stderr[-2000:]
         return res
@@ -265,13 +280,13 @@ def main() -> None:
             shutil.rmtree(work, ignore_errors=True)
     lines = [f"- {now_utc()}, 2 shared cores, `local[*]`, Spark's default memory (driver heap max 1 GB); "
              f"{len(pieces)} real broker logs ({text / 1e6:.0f} MB of text) repeated into one file",
-             "", "| file | GB of text | GB on disk | lines | events | wall s | JVM heap used peak MB | JVM RSS peak MB | "
+             "", "| file | GB of text | GB on disk | lines | events | wall s | CPU s | JVM heap used peak MB | JVM RSS peak MB | "
              "driver Python RSS peak MB | Python worker RSS peak MB (max / all) | load |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in runs:
         t = r.get("totals", {})
         lines.append(f"| {'server.log.gz' if r['gz'] else 'server.log'} | {r['text_bytes'] / 1e9:.2f} | "
-                     f"{r['disk_bytes'] / 1e9:.2f} | {t.get('lines', 'failed')} | {t.get('events', '-')} | {r['wall_s']} | "
+                     f"{r['disk_bytes'] / 1e9:.2f} | {t.get('lines', 'failed')} | {t.get('events', '-')} | {r['wall_s']} | {r['cpu_s']} | "
                      f"{r['jvm_heap_used']} | {r['jvm_rss']} | {r['driver_rss']} | "
                      f"{r['worker_rss_max']} / {r['workers_rss_sum']} | {r['load']} |")
     for r in runs:

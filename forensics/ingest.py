@@ -3,8 +3,10 @@
 Spark reads every file (``binaryFile``, so any filesystem Spark can reach) and
 our parsers run over Arrow batches on the executors (``mapInArrow``): one file
 per task unit, because multi-line entries and binary records need the file in
-order. The driver only sees per-file summaries and small lookup tables, never
-the events.
+order. A local broker log too big to hold whole is read by parts instead
+(``forensics.bigfiles``: byte ranges of a plain file, a gzip file as a stream),
+with the same events and accounting. The driver only sees per-file summaries
+and small lookup tables, never the events.
 
 Output rows of the parse stage carry a ``row_kind``: ``event``, ``quarantine``
 (unrecognized or damaged lines, kept with file and line) or ``summary`` (one

@@ -117,6 +117,21 @@ def test_tiny_byte_ranges_read_what_the_whole_file_reads(content, range_bytes):
     assert _rows(got_events) == _rows(events)
 
 
+def test_events_handed_on_in_small_batches_are_all_there(content, monkeypatch):
+    """A range hands its events on in batches (a big range has very many): none is lost between them."""
+    from parsers import broker_log, textranges
+
+    monkeypatch.setattr(broker_log, "EVENT_BATCH", 3)
+    monkeypatch.setattr(textranges, "READ_BLOCK", 5000)  # many blocks: a hand-on after each
+    data, _at, path, events, s = content
+    with open(path, "rb") as fh:
+        plan = plan_ranges(fh, len(data), 1 << 20)
+    assert len(plan) == 1
+    got_events, got = _by_parts(path, plan)
+    assert _doc(got) == _doc(s)
+    assert _rows(got_events) == _rows(events)
+
+
 def test_ranges_cut_at_the_awkward_places_read_what_the_whole_file_reads(content):
     data, at, path, events, s = content
     assert data[at["cr_lf"] - 1:at["cr_lf"] + 1] == b"\r\n" and data[at["after_crlf"] - 2:at["after_crlf"]] == b"\r\n"
@@ -239,3 +254,38 @@ def test_ranges_own_every_line_once_with_their_numbers(data, range_bytes, block)
         assert len(got) == n
         assert got == \
             [decode_line(r, i, ReadProblems()) for i, r in enumerate(ref[first - 1:first - 1 + n], first)]
+
+
+@pytest.mark.spark
+def test_ingest_of_a_big_file_by_parts_writes_what_the_whole_file_gives(spark, content, tmp_path, monkeypatch):
+    """Through Spark: the same file (with a gzip copy beside it) read whole, then by ~60 KB ranges and as a
+    gzip stream, gives the same ingest_summary.json, the same events and the same quarantined lines."""
+    import pyarrow.parquet as pq
+
+    from forensics import bigfiles
+    from forensics.ingest import release, run_ingest, write_outputs
+    from forensics.sources import collect_inputs
+
+    data = content[0]
+    src = tmp_path / "in" / "broker-1"
+    src.mkdir(parents=True)
+    (src / "server.log").write_bytes(data)
+    (src / "server.log.1.gz").write_bytes(gzip.compress(data))
+    outs = []
+    for name, range_bytes, gz_bytes in (("whole", 1 << 40, 1 << 40), ("parts", 60_000, 1000)):
+        monkeypatch.setattr(bigfiles, "RANGE_BYTES", range_bytes)
+        monkeypatch.setattr(bigfiles, "GZIP_STREAM_BYTES", gz_bytes)
+        inputs = collect_inputs([str(tmp_path / "in")], tmp_path / f"work-{name}")
+        big = bigfiles.plan_big_files(inputs.files)[1]
+        assert len(big.rows) == (0 if name == "whole" else len(data) // 60_000 + 2)
+        result = run_ingest(spark, inputs, cluster="c")
+        write_outputs(result, tmp_path / name)
+        release(result)
+        outs.append(tmp_path / name)
+    whole, parts = outs
+    assert (whole / "ingest_summary.json").read_text() == (parts / "ingest_summary.json").read_text()
+    for table in ("events", "quarantine"):
+        a, b = pq.read_table(whole / table).to_pylist(), pq.read_table(parts / table).to_pylist()
+        assert a == b and (a or table == "quarantine")
+    summary = json.loads((whole / "ingest_summary.json").read_text())
+    assert summary["totals"]["events"] > 40 and summary["totals"]["files"] == 2

@@ -230,7 +230,9 @@ class Reading:
         yield self._hand_on()
 
     def _hand_on(self) -> list[Event]:
-        out, self.events = self.events, []
+        # Emptied in place: entry_found keeps appending to this very list.
+        out = self.events[:]
+        self.events.clear()
         return out
 
     def state(self, window: tuple[int, int] | None = None) -> dict:

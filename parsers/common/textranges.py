@@ -112,7 +112,8 @@ def line_blocks(chunks: Iterable[bytes], problems: ReadProblems, max_line: int,
         yield first, last
 
 
-def file_chunks(fh: BinaryIO, start: int, block: int = READ_BLOCK) -> Iterator[bytes]:
+def file_chunks(fh: BinaryIO, start: int, block: int | None = None) -> Iterator[bytes]:
+    block = block or READ_BLOCK
     fh.seek(start)
     while True:
         b = fh.read(block)
