@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -176,9 +177,11 @@ def run_ingest(
     if readable:
         from forensics.bigfiles import RANGE_DDL, make_finish_fn, make_part_fn, merge_file_parts, plan_big_files
 
+        t_plan = time.perf_counter()
         whole_refs, big = plan_big_files(readable)
         if big.refs:
-            progress.say(f"ingest: {len(big.refs)} big broker log(s) read in {len(big.rows)} part(s)")
+            progress.say(f"ingest: {len(big.refs)} big broker log(s) read in {len(big.rows)} part(s) "
+                         f"(lines counted per part in {time.perf_counter() - t_plan:.1f} s)")
         meta = {_norm_uri(r.read_path): (r.display, r.broker_hint, r.cluster_hint) for r in whole_refs}
         meta_bc = spark.sparkContext.broadcast(meta)
         prev_batch = spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch")
