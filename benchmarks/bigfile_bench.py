@@ -45,7 +45,7 @@ GB = 1 << 30
 def real_pieces() -> list[bytes]:
     """The real broker logs that start with a header (so the file they are cut from ends between entries)."""
     from parsers.dispatch import sniff_kind
-    from parsers.log4j_layout import KafkaDefaultLayout, LocalClock
+    from parsers.broker_logs.log4j_layout import KafkaDefaultLayout, LocalClock
 
     layout = KafkaDefaultLayout(LocalClock("UTC"))
     out = []

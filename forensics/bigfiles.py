@@ -22,13 +22,13 @@ from typing import Any, Iterator
 import pyarrow as pa
 
 from forensics.sources import FileRef
-from parsers.accounting import KEEP_SAMPLES, FileSummary
-from parsers.broker_log_ranges import OWN_ALL, finish_file_events, merge_parts, read_part
-from parsers.context import SourceContext
+from parsers.broker_logs.broker_log_ranges import OWN_ALL, finish_file_events, merge_parts, read_part
+from parsers.common.accounting import KEEP_SAMPLES, FileSummary
+from parsers.common.context import SourceContext
+from parsers.common.textio import GZIP_MAGIC, ReadProblems
+from parsers.common.textranges import gunzip_stream, plan_ranges
 from parsers.dispatch import sniff_kind
 from parsers.schema import FIELD_NAMES, Event
-from parsers.textio import GZIP_MAGIC, ReadProblems
-from parsers.textranges import gunzip_stream, plan_ranges
 
 # A plain file larger than this is read by ranges of about this size; a gzip file larger than
 # GZIP_STREAM_BYTES (compressed) is read as a stream. Smaller files keep the whole-text fast path.

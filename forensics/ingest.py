@@ -265,7 +265,7 @@ def run_ingest(
             # The parts of one file keep up to KEEP_SAMPLES lines each; the file keeps its first ones.
             from pyspark.sql import Window
 
-            from parsers.accounting import KEEP_SAMPLES
+            from parsers.common.accounting import KEEP_SAMPLES
 
             first = Window.partitionBy("source_file").orderBy("source_sub", "source_pos")
             quarantine_df = quarantine_df.withColumn("_n", F.row_number().over(first)) \

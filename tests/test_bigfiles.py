@@ -20,12 +20,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from parsers.accounting import FileSummary
-from parsers.broker_log import parse_broker_log
-from parsers.broker_log_ranges import OWN_ALL, finish_file_events, merge_parts, read_part
-from parsers.context import SourceContext
-from parsers.textio import ReadProblems, decode_line, decompressed_chunks, iter_raw_lines
-from parsers.textranges import gunzip_stream, line_blocks, plan_ranges
+from parsers.broker_logs.broker_log import parse_broker_log
+from parsers.broker_logs.broker_log_ranges import OWN_ALL, finish_file_events, merge_parts, read_part
+from parsers.common.accounting import FileSummary
+from parsers.common.context import SourceContext
+from parsers.common.textio import ReadProblems, decode_line, decompressed_chunks, iter_raw_lines
+from parsers.common.textranges import gunzip_stream, line_blocks, plan_ranges
 from tests.conftest import REAL_LOGS
 
 STACK = "NikhilDighe9975__kafka_setup/logs/server.log.2024-07-29-12.gz"
@@ -119,7 +119,8 @@ def test_tiny_byte_ranges_read_what_the_whole_file_reads(content, range_bytes):
 
 def test_events_handed_on_in_small_batches_are_all_there(content, monkeypatch):
     """A range hands its events on in batches (a big range has very many): none is lost between them."""
-    from parsers import broker_log, textranges
+    from parsers.broker_logs import broker_log
+    from parsers.common import textranges
 
     monkeypatch.setattr(broker_log, "EVENT_BATCH", 3)
     monkeypatch.setattr(textranges, "READ_BLOCK", 5000)  # many blocks: a hand-on after each
@@ -238,7 +239,7 @@ def test_ranges_own_every_line_once_with_their_numbers(data, range_bytes, block)
     """Whatever the range size and read size: each line belongs to one range, numbered as read whole."""
     import io
 
-    from parsers import textranges
+    from parsers.common import textranges
 
     ref = list(iter_raw_lines(data, ReadProblems()))
     old = textranges.READ_BLOCK, textranges._SMALL

@@ -16,14 +16,14 @@ from __future__ import annotations
 
 from typing import Any, BinaryIO, Iterable, Iterator
 
-from parsers.accounting import FileSummary, merge_chronologies
-from parsers.broker_log import (BACKWARDS_US, MAX_LINE_CHARS, Reading, _is_binary, _take_head,
-                                write_findings)
-from parsers.context import SourceContext
-from parsers.log4j_layout import BadTimestamp, LocalClock, choose_layout
+from parsers.broker_logs.broker_log import (BACKWARDS_US, MAX_LINE_CHARS, Reading, _is_binary, _take_head,
+                                            write_findings)
+from parsers.broker_logs.log4j_layout import BadTimestamp, LocalClock, choose_layout
+from parsers.common.accounting import FileSummary, merge_chronologies
+from parsers.common.context import SourceContext
+from parsers.common.textio import ReadProblems
+from parsers.common.textranges import file_chunks, gunzip_stream, line_blocks
 from parsers.schema import Event
-from parsers.textio import ReadProblems
-from parsers.textranges import file_chunks, gunzip_stream, line_blocks
 
 # Stamps of a range's first entries kept to judge them against the ranges before (Chronology.lead).
 LEAD_CAP = 2000
@@ -161,7 +161,7 @@ def merge_parts(path: str, broker_hint: int | None, cluster: str | None, size: i
 
 def finish_file_events(events: Iterable[Event], broker: int | None) -> Iterator[Event]:
     """A file's events in file order, attributed to its broker and finished as ``parse_broker_log`` does."""
-    from parsers.templates.finish import finish_stream
+    from parsers.broker_logs.templates.finish import finish_stream
 
     def attributed() -> Iterator[Event]:
         for ev in events:
