@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from parsers.schema import Event, iso_utc
+from replay_engine import rules as R
 from replay_engine.config import ConfigState, parse_version
 from replay_engine.controller import ZkControllerReplay
 from replay_engine.explain import Cause, World, explain
@@ -51,6 +52,7 @@ class ReplayResult:
     notes: list[str] = field(default_factory=list)
     skew: list[SkewEstimate] = field(default_factory=list)
     data_loss: list[dict[str, Any]] = field(default_factory=list)
+    broker_versions: dict[int, str] = field(default_factory=dict)  # each broker's own logged 'Kafka version:'
 
     # ---------------------------------------------------------------- agreement
 
@@ -108,6 +110,8 @@ class ReplayResult:
             "window": {"start": iso_utc(self.stream.trace_start), "end": iso_utc(self.stream.trace_end)},
             "kafka_version": ".".join(map(str, cfg.version)) if cfg.version else None,
             "kafka_version_source": cfg.version_source,
+            "broker_versions": {str(b): v for b, v in sorted(self.broker_versions.items())},
+            **R.describe("kraft" if self.mode == "kraft" else "zk", cfg.version),  # rule_set, rules in force
             "decisions": len(self.decisions),
             "agreement": self.agreement(),
             "leaderless": [lp.to_json() for lp in self.leaderless],
@@ -126,6 +130,22 @@ class ReplayResult:
             row["cluster"] = self.cluster
             rows.append(row)
         return rows
+
+
+def _broker_versions(events: list[Event], config: ConfigState) -> tuple[dict[int, str], list[str]]:
+    """Each broker's own 'Kafka version:' (the last it logged), and a note when they differ (a rolling upgrade)."""
+    out: dict[int, str] = {}
+    for e in events:
+        if e.event_type == "kafka_version" and e.broker_id is not None and (e.detail or {}).get("version"):
+            out[e.broker_id] = str(e.detail["version"])
+    notes = []
+    if len(set(out.values())) > 1:
+        each = ", ".join(f"broker {b} {v}" for b, v in sorted(out.items()))
+        used = ".".join(map(str, config.version)) if config.version else "unknown"
+        notes.append(f"brokers log different Kafka versions ({each}): a rolling upgrade; each decision is "
+                     f"replayed with the rules of the acting controller's own version, or of {used} "
+                     f"({config.version_source}) for a controller that logged none")
+    return out, notes
 
 
 def _dedupe_metadata(events: list[Event]) -> list[Event]:
@@ -172,6 +192,7 @@ def _replay_kraft(events: list[Event], cluster: str | None) -> ReplayResult:
         config.version_source = f"logged 'Kafka version: {version}'"
     ctrl = KraftReplay(config)
     ctrl.run(events)
+    versions, version_notes = _broker_versions(events, config)
     ts = [e.ts for e in events if e.ts]
     stream = FactStream([], "kraft", Coverage(), version, min(ts) if ts else None, max(ts) if ts else None, None, [])
     if not ctrl.has_records:
@@ -183,8 +204,8 @@ def _replay_kraft(events: list[Event], cluster: str | None) -> ReplayResult:
                   ctrl.evidence_by_broker, ctrl.evidence_by_tp, stream.trace_end, recorded, ctrl.unclean_elections)
     leaderless = [Leaderless(ep, explain(ep, world)) for ep in leaderless_episodes(intervals)]
     return ReplayResult(cluster, "kraft", stream, intervals, leaderless, ctrl.decisions, ctrl.comparisons,
-                        ctrl, list(stream.notes), estimate_skew(events),
-                        [estimate_loss(d, events) for d in ctrl.unclean_elections])
+                        ctrl, list(stream.notes) + version_notes, estimate_skew(events),
+                        [estimate_loss(d, events) for d in ctrl.unclean_elections], versions)
 
 
 def replay_cluster(events: Iterable[Event], cluster: str | None = None,
@@ -221,6 +242,7 @@ def _replay_cluster(events, cluster, overrides, topic_overrides, keep_tp, contex
     if keep_tp is not None:
         ctrl.journal = []
     ctrl.run(stream.facts, stream.trace_end)
+    versions, version_notes = _broker_versions(events, ctrl.config)
     intervals = ctrl.timeline.finish()
     if keep_tp is not None:
         intervals = [iv for iv in intervals if keep_tp((iv.topic, iv.partition))]
@@ -229,8 +251,8 @@ def _replay_cluster(events, cluster, overrides, topic_overrides, keep_tp, contex
                   ctrl.unclean_elections)
     leaderless = [Leaderless(ep, explain(ep, world)) for ep in leaderless_episodes(intervals)]
     return ReplayResult(cluster, stream.mode, stream, intervals, leaderless, ctrl.decisions, ctrl.comparisons,
-                        ctrl, list(stream.notes), estimate_skew(events),
-                        [estimate_loss(d, events) for d in ctrl.unclean_elections])
+                        ctrl, list(stream.notes) + version_notes, estimate_skew(events),
+                        [estimate_loss(d, events) for d in ctrl.unclean_elections], versions)
 
 
 def replay(events: Iterable[Event], overrides: dict[str, str] | None = None,
