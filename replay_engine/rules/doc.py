@@ -17,7 +17,8 @@ Each row is one rule of the replay and the Kafka releases it holds for, read fro
 cited tag, file and function. Ranges are inclusive (`0.8.2-1.0` = 0.8.2 through 1.0.x; `2.7+` = 2.7 and
 later). The replay decides each question with the row for the version that wrote the evidence: the acting
 controller's own `Kafka version:` line (brokers in a rolling upgrade log different ones), else the first
-version the cluster's logs state, else `inter.broker.protocol.version`. An unknown version is replayed
+version the cluster's logs state, else the Kafka distribution directory the logs sit in
+(`kafka_<scala>-<version>/`), else `inter.broker.protocol.version`. An unknown version is replayed
 with the rules of Kafka {zk} (ZooKeeper mode) or {kraft} (KRaft mode), and the report says so; a version
 outside every range of a decision takes the nearest row (the newest for a later release, the oldest for
 an earlier one).
