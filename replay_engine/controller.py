@@ -16,7 +16,6 @@ See docs/replay.md.
 """
 from __future__ import annotations
 
-import copy
 from typing import Any, Callable
 
 from replay_engine import elections as E
@@ -24,7 +23,7 @@ from replay_engine import facts as F
 from replay_engine import rules as R
 from replay_engine import judge as J
 from replay_engine.apply import DECIDED, OBSERVED, RECORDED, PartitionStore
-from replay_engine.config import UNCLEAN, ConfigState, as_bool, parse_version
+from replay_engine.config import UNCLEAN, ConfigImage, ConfigState, as_bool, parse_version
 from replay_engine.decide import WRITES, change_for
 from replay_engine.from_events import Coverage
 from replay_engine.modes import CounterfactualMode, ZkRecordsMode, mode_for
@@ -81,7 +80,7 @@ class ZkControllerReplay:
         self.failed_elections: dict[F.TP, list[F.Ref]] = {}
         self.unclean_elections: list[Decision] = []
         self.findings: list[dict[str, Any]] = self.store.findings
-        self.config_history: list[tuple[int, ConfigState]] = [(0, copy.deepcopy(config))]
+        self.config_history: list[tuple[int, ConfigImage]] = [(0, config.image())]
         self.now = 0
         self._seq = 0
         self._inferring = False
@@ -150,7 +149,7 @@ class ZkControllerReplay:
 
 
     def _config_changed(self, ts: int) -> None:
-        self.config_history.append((ts, copy.deepcopy(self.config)))
+        self.config_history.append((ts, self.config.image()))
 
     def view(self, p: PState) -> View:
         state = p.state

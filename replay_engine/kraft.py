@@ -12,14 +12,13 @@ replay, so reports, dashboards, what-if and audit work unchanged.
 """
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from parsers.schema import Event
 from replay_engine import facts as F
 from replay_engine import rules as R
 from replay_engine.apply import OBSERVED, RECORDED, Change, PartitionStore
-from replay_engine.config import ConfigState, as_bool, parse_version
+from replay_engine.config import ConfigImage, ConfigState, as_bool, parse_version
 from replay_engine.from_events import ref_of
 from replay_engine.judge import Comparison, judge_kraft, unknown
 from replay_engine.kraft_evidence import previous_registration, topic_names_from_lines
@@ -75,7 +74,7 @@ class KraftReplay:
         self.comparisons: list[Comparison] = []  # one per record judged, whatever the verdict
         self.periods: dict[int, list[BrokerPeriod]] = {}
         self.tenures: list[Tenure] = []
-        self.config_history: list[tuple[int, ConfigState]] = [(0, copy.deepcopy(config))]
+        self.config_history: list[tuple[int, ConfigImage]] = [(0, config.image())]
         self.failed_elections: dict[F.TP, list[F.Ref]] = {}
         self.evidence_by_broker: dict[int, list[F.Ref]] = {}
         self.evidence_by_tp: dict[F.TP, list[F.Ref]] = {}
@@ -284,7 +283,7 @@ class KraftReplay:
             cfg.pop(name, None)
         else:
             cfg[name] = entry
-        self.config_history.append((ev.ts or 0, copy.deepcopy(self.config)))
+        self.config_history.append((ev.ts or 0, self.config.image()))
 
     def _on_feature_level(self, ev: Event) -> None:
         d = ev.detail or {}
