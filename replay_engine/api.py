@@ -15,6 +15,22 @@ from replay_engine.shard_cut import shard_facts
 __all__ = ["Leaderless", "ReplayResult", "replay", "replay_cluster", "replay_kraft"]
 
 
+def _broker_versions(events: list[Event], config: ConfigState) -> tuple[dict[int, str], list[str]]:
+    """Each broker's own 'Kafka version:' (the last it logged), and a note when they differ (a rolling upgrade)."""
+    out: dict[int, str] = {}
+    for e in events:
+        if e.event_type == "kafka_version" and e.broker_id is not None and (e.detail or {}).get("version"):
+            out[e.broker_id] = str(e.detail["version"])
+    notes = []
+    if len(set(out.values())) > 1:
+        each = ", ".join(f"broker {b} {v}" for b, v in sorted(out.items()))
+        used = ".".join(map(str, config.version)) if config.version else "unknown"
+        notes.append(f"brokers log different Kafka versions ({each}): a rolling upgrade; each decision is "
+                     f"replayed with the rules of the acting controller's own version, or of {used} "
+                     f"({config.version_source}) for a controller that logged none")
+    return out, notes
+
+
 def _dedupe_metadata(events: list[Event]) -> list[Event]:
     """The same metadata record read from two copies (segment and checkpoint, two nodes) counts once."""
     seen: set[tuple] = set()
@@ -65,8 +81,9 @@ def _replay_kraft(events: list[Event], cluster: str | None) -> ReplayResult:
         stream.notes.append("no __cluster_metadata log given: leader changes come from the broker logs and the "
                             "replay's own PartitionChangeBuilder decisions")
     recorded = (lambda _ts, _c, _k: True) if ctrl.has_records else None
+    versions, version_notes = _broker_versions(events, config)
     return assemble(ctrl, stream, cluster=cluster, mode="kraft", recorded=recorded, events=events,
-                    notes=stream.notes)
+                    notes=list(stream.notes) + version_notes, broker_versions=versions)
 
 
 def replay_cluster(events: Iterable[Event], cluster: str | None = None,
@@ -103,8 +120,10 @@ def _replay_cluster(events, cluster, overrides, topic_overrides, keep_tp, contex
     if keep_tp is not None:
         ctrl.journal = []
     ctrl.run(stream.facts, stream.trace_end)
+    versions, version_notes = _broker_versions(events, ctrl.config)
     return assemble(ctrl, stream, cluster=cluster, mode=stream.mode, recorded=stream.coverage.recorded,
-                    events=events, keep_tp=keep_tp, notes=stream.notes)
+                    events=events, keep_tp=keep_tp, notes=list(stream.notes) + version_notes,
+                    broker_versions=versions)
 
 
 def replay(events: Iterable[Event], overrides: dict[str, str] | None = None,

@@ -42,14 +42,18 @@ def parse_version(text: str | None) -> Version | None:
 
 
 def kafka_defaults(version: Version | None) -> dict[str, str]:
-    """Defaults that changed across releases (controller-semantics.md section 7)."""
+    """Defaults that changed across releases (controller-semantics.md section 7; the controller's own from the
+    rule table, docs/semantics.md)."""
+    from replay_engine import rules as R
+
     v = version or (3, 0, 0)
+    rebalance = R.decide("zk.auto_rebalance.defaults", v)  # empty before 0.8.1: no auto rebalance at all
     return {
-        UNCLEAN: "true" if v < (0, 11, 0) else "false",  # KIP-106
+        UNCLEAN: R.decide("zk.unclean.default", v),
         MIN_ISR: "1",
-        AUTO_REBALANCE: "true",
-        IMBALANCE_PCT: "10",
-        IMBALANCE_INTERVAL: "300",
+        AUTO_REBALANCE: rebalance.get(AUTO_REBALANCE, "false"),
+        IMBALANCE_PCT: rebalance.get(IMBALANCE_PCT, "10"),
+        IMBALANCE_INTERVAL: rebalance.get(IMBALANCE_INTERVAL, "300"),
         REPLICA_LAG: "10000" if v < (2, 5, 0) else "30000",  # KIP-537
         ZK_SESSION_TIMEOUT: "6000" if v < (2, 5, 0) else "18000",
         BROKER_SESSION_TIMEOUT: "9000",

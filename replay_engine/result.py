@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from parsers.schema import Event, iso_utc
+from replay_engine import rules as R
 from replay_engine.dataloss import estimate as estimate_loss
 from replay_engine.explain import Cause, World, explain
 from replay_engine.from_events import FactStream
@@ -60,6 +61,7 @@ class ReplayResult:
     # counted by what-if's counterfactual sides only.
     unavailable: list[Episode] = field(default_factory=list)
     journal: tuple | None = None  # shard mode: the cluster-wide states the replay went through
+    broker_versions: dict[int, str] = field(default_factory=dict)  # each broker's own logged 'Kafka version:'
 
     # ---------------------------------------------------------------- agreement
 
@@ -116,6 +118,8 @@ class ReplayResult:
             "window": {"start": iso_utc(self.stream.trace_start), "end": iso_utc(self.stream.trace_end)},
             "kafka_version": img.kafka_version,
             "kafka_version_source": img.config.version_source,
+            "broker_versions": {str(b): v for b, v in sorted(self.broker_versions.items())},
+            **R.describe("kraft" if self.mode == "kraft" else "zk", img.config.version),  # rule_set, rules in force
             "decisions": len(self.decisions),
             "agreement": self.agreement(),
             "leaderless": [lp.to_json() for lp in self.leaderless],
@@ -147,7 +151,7 @@ def world_of(image: ClusterImage, history: ClusterHistory, trace_end: int | None
 def assemble(replay, stream: FactStream, *, cluster: str | None, mode: str,
              recorded: Callable[[int, int | None, str], bool] | None, events: list[Event] | None = None,
              keep_tp: Callable[[tuple[str, int]], bool] | None = None, notes: list[str] | None = None,
-             unavailable: bool = False) -> ReplayResult:
+             unavailable: bool = False, broker_versions: dict[int, str] | None = None) -> ReplayResult:
     """The result of a finished replay (``ZkControllerReplay`` or ``KraftReplay``, after ``run``).
 
     ``recorded`` tells the explainer whether a decision would have left a record (None: nothing is
@@ -167,4 +171,5 @@ def assemble(replay, stream: FactStream, *, cluster: str | None, mode: str,
         estimate_skew(events) if events is not None else [],
         [estimate_loss(d, events) for d in image.unclean_elections] if events is not None else [],
         leaderless_episodes(intervals, unavailable=True) if unavailable else [],
-        tuple(replay.journal) if getattr(replay, "journal", None) is not None else None)
+        tuple(replay.journal) if getattr(replay, "journal", None) is not None else None,
+        dict(broker_versions or {}))

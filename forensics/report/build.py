@@ -359,6 +359,7 @@ def build_report(
         "window": {"start": min((c["window"]["start"] for c in clusters if c["window"]["start"]), default=None),
                    "end": max((c["window"]["end"] for c in clusters if c["window"]["end"]), default=None)},
         "kafka_version": [c["kafka_version"] for c in clusters],
+        "rule_set": [c.get("rule_set") for c in clusters],
         "mode": [c["mode"] for c in clusters],
         "leaderless_partitions": len(partitions),
         "leaderless_partition_seconds": round(sum(secs_by_cause.values()), 3),
