@@ -249,7 +249,7 @@ def test_1_0_failover_leaves_dead_replicas_alone_on_real_logs():
     from test_replay_real_logs import load
 
     res = load("minhdc2__kafka-Golang")
-    assert res.controller.config.version == (1, 0, 0)
+    assert res.image.config.version == (1, 0, 0)
     night = "2021-03-18T00:02:23"
     for lp in res.leaderless:
         j = lp.to_json()
