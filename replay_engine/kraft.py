@@ -21,7 +21,10 @@ from replay_engine.apply import OBSERVED, RECORDED, Change, PartitionStore
 from replay_engine.config import ConfigImage, ConfigState, as_bool, parse_version
 from replay_engine.from_events import ref_of
 from replay_engine.judge import Comparison, judge_kraft, unknown
-from replay_engine.kraft_evidence import previous_registration, topic_names_from_lines
+from replay_engine.kraft_evidence import (previous_registration, topic_names_from_lines, unjudged_epoch_reason,
+                                          unseen_partition_changes)
+from replay_engine.kraft_point import rederive_stated_leader, stated_leader_whatever_the_isr
+from replay_engine.kraft_rules import isr_without
 from replay_engine.partition import UNKNOWN, BrokerPeriod, Decision, PState, Tenure
 from replay_engine.states import NON_EXISTENT, OFFLINE, ONLINE
 from replay_engine.timeline import TimelineBuilder, View
@@ -82,6 +85,10 @@ class KraftReplay:
         self.recent_gone: dict[int, int] = {}  # broker -> when it was fenced / began controlled shutdown
         self.has_records = False
         self.last_replayed: dict[F.TP, Decision] = {}
+        self.replayed_epochs: set[tuple[F.TP, int]] = set()  # (partition, leader epoch) the replay's decisions reached
+        self.stated_epoch: dict[F.TP, tuple] = {}  # highest (leader epoch, partition epoch) a broker's line stated
+        self.replayed_since: dict[F.TP, int] = {}  # records the replay wrote since a line stated the partition epoch
+        self.before_skip: dict[F.TP, tuple] = {}  # (epoch, leader, ISR, replicas) before a 'Skipped' line's epoch
         self.leaving: dict[int, set[int]] = {}  # batch base offset -> brokers the batch takes out
         self._seq = 0
 
@@ -406,6 +413,8 @@ class KraftReplay:
         if p is None or (ev.zk_version is not None and p.zk_version is not None and ev.zk_version < p.zk_version):
             return
         self.store.adopt(p, isr=ev.isr, zk_version=ev.zk_version)
+        if ev.zk_version is not None:
+            self.replayed_since[tp] = 0
         self._show(p, ev.ts or 0, ref_of(ev), "recorded")
 
     def _unclean_record(self, p: PState, ev: Event) -> None:
@@ -479,6 +488,7 @@ class KraftReplay:
         before = p.snapshot()
         if not self.store.apply_decision(p, change, ev.ts or 0, ref_of(ev)):
             return
+        self.replayed_since[p.tp] = self.replayed_since.get(p.tp, 0) + 1
         self._seq += 1
         d = Decision(self._seq, ev.ts or 0, p.tp, "election" if leader >= 0 else "election_failed", "KRaft (replayed)",
                      ref_of(ev), before, {"leader": leader, "isr": list(isr), "leader_epoch": p.leader_epoch},
@@ -486,11 +496,45 @@ class KraftReplay:
         self.decisions.append(d)
         if p.leader_epoch is not None and bump:
             self.last_replayed[p.tp] = d
+            self.replayed_epochs.add((p.tp, p.leader_epoch))
         if unclean:
             self.unclean_elections.append(d)
         if leader < 0:
             self.failed_elections.setdefault(p.tp, []).append(ref_of(ev))
         self._show(p, ev.ts or 0, ref_of(ev), "replayed")
+
+    def _unknown(self, p: PState, ev: Event, leader: int | None, why: str) -> None:
+        self.comparisons.append(unknown(p.tp, ev.ts or 0, ref_of(ev), {"leader": leader}, why))
+
+    def _point(self, p: PState, ev: Event, leader: int) -> None:
+        """A stated leader epoch the replay did not reach itself: re-derived from the registration before it."""
+        decided = (p.tp, ev.leader_epoch) in self.replayed_epochs
+        epoch, was, isr, replicas = p.leader_epoch, p.leader, p.isr, p.replicas
+        unseen = unseen_partition_changes(p.zk_version, self.replayed_since.get(p.tp, 0), ev.zk_version)
+        skipped = self.before_skip.get(p.tp)
+        if skipped is not None and epoch == ev.leader_epoch and skipped[0] is not None and skipped[0] + 1 == epoch:
+            epoch, was, isr, replicas = skipped  # the epoch was first seen in another broker's 'Skipped' line
+        if epoch is None or ev.leader_epoch != epoch + 1 or was is None or decided:
+            self._unknown(p, ev, leader, unjudged_epoch_reason(epoch, ev.leader_epoch, decided))
+            return
+        # Where the replay knows no other replica to be acceptable, the outcome follows from ISR membership alone:
+        # the comparison says so (the liveness it rests on is the replay's, from fence / shutdown / unfence lines).
+        others = set(replicas or isr or ()) - {was, leader}
+        alone = "" if others & self.acceptable() else "; no other replica known acceptable"
+        if unseen or not isr:
+            why = f"{unseen} ISR-only partition change(s) before it are in no line" if unseen else "not in the evidence"
+            if stated_leader_whatever_the_isr(replicas, was, leader, self.acceptable(), self._unclean(p.tp[0])):
+                self._judge(p.tp, ev, {"leader": leader}, {"leader": leader},
+                            f"point: elected whatever the ISR ({why}{alone})")
+            else:
+                self._unknown(p, ev, leader, f"leader epoch: ISR unknown ({why})")
+            return
+        want, how = rederive_stated_leader(replicas, isr, was, leader, self.acceptable(), self._unclean(p.tp[0]),
+                                           self.elr_enabled)
+        self._judge(p.tp, ev, {"leader": leader}, {"leader": want}, f"point: {how}{alone}")
+        if want == leader and was >= 0 and leader != was and "left" in how:
+            # the step that moved leadership took the old leader out of the ISR (brokerToRemove)
+            self.store.set(p, isr=isr_without(isr, {was}, self.elr_enabled))
 
     def _observed(self, ev: Event) -> None:
         """A broker says it became leader/follower: the controller's decision, as delivered."""
@@ -500,19 +544,51 @@ class KraftReplay:
         p = self.store.part(tp)
         leader = ev.leader if ev.leader is not None else (ev.broker_id if ev.event_type == "become_leader" else None)
         if leader is None:
+            if not self.has_records and ev.leader_epoch is not None:
+                self._unknown(p, ev, None, "leader epoch: the line does not name the leader")
             return
         last = self.last_replayed.get(tp)
-        if not self.has_records and last is not None and ev.leader_epoch is not None \
-                and last.after.get("leader_epoch") == ev.leader_epoch:
+        judged = not self.has_records and last is not None and ev.leader_epoch is not None \
+            and last.after.get("leader_epoch") == ev.leader_epoch
+        if not judged and not self.has_records and ev.leader_epoch is not None \
+                and ev.event_type != "leader_and_isr_received":
+            self._point(p, ev, leader)
+        if judged:
             # The broker states the outcome of the very decision the replay took (same leader epoch).
             c = judge_kraft(tp, ev.ts or 0, ref_of(ev), {"leader": leader}, {"leader": last.after.get("leader")},
                             "broker's own view of the replayed decision")
             self.comparisons.append(c)
             last.status = c.verdict
             del self.last_replayed[tp]
-        if ev.leader_epoch is not None and p.leader_epoch is not None and ev.leader_epoch < p.leader_epoch:
-            return
-        self.store.adopt(p, leader, ev.isr, ev.leader_epoch, replicas=ev.replicas, ts=ev.ts or 0)
+        stated = self.stated_epoch.get(tp)
+        if ev.leader_epoch is not None and p.leader_epoch is not None and (ev.leader_epoch, ev.zk_version or 0) \
+                < (p.leader_epoch, p.zk_version or 0) and (stated is None or ev.leader_epoch < stated[0]
+                                                            or p.leader_epoch <= stated[0]):
+            return  # older than the registration known (leader epoch, then partition epoch)
+        # A broker stating an epoch below what only the replay's own steps reached: those steps were not what the
+        # controller committed (no broker ever states them); the broker's registration is taken instead.
+        if ev.leader_epoch is not None and (stated is None or ev.leader_epoch >= stated[0]):
+            self.stated_epoch[tp] = (ev.leader_epoch, ev.zk_version)
+        if (ev.detail or {}).get("skipped") and ev.leader_epoch is not None and p.leader_epoch is not None \
+                and ev.leader_epoch > p.leader_epoch:
+            # a broker already at a newer epoch: the registration before it stays at hand for the line stating it
+            self.before_skip[tp] = (p.leader_epoch, p.leader, p.isr, p.replicas)
+        if ev.isr is None and (unseen_partition_changes(p.zk_version, self.replayed_since.get(tp, 0), ev.zk_version)
+                               or (p.leader_epoch is not None and ev.leader_epoch is not None
+                                   and ev.leader_epoch > p.leader_epoch + 1)):
+            self.store.set(p, isr=None)  # the line does not state the ISR, and unseen changes came before it
+        self.store.adopt(p, leader, ev.isr, ev.leader_epoch, zk_version=ev.zk_version, replicas=ev.replicas,
+                         ts=ev.ts or 0)
+        if ev.zk_version is not None:
+            self.replayed_since[tp] = 0
+        b = ev.broker_id
+        if ev.event_type == "become_leader" and b is not None and leader == b and not self.has_records \
+                and (b in self.fenced or b in self.cs or b not in self.registered):
+            # elected at this new epoch, so active then (isAcceptableLeader: registered, unfenced, not shutting down)
+            self.registered.setdefault(b, None)
+            self.fenced.discard(b)
+            self.cs.discard(b)
+            self._liveness(b, ev.ts or 0, ref_of(ev), "elected leader")
         self.store.move(p, ONLINE if leader >= 0 else OFFLINE, OBSERVED, ev.ts or 0, ref_of(ev))
         self._show(p, ev.ts or 0, ref_of(ev), "observed")
 

@@ -36,3 +36,36 @@ def previous_registration(detail: dict[str, Any]) -> dict[str, Any] | None:
         "leader_epoch": detail.get("previous_leader_epoch"),
         "partition_epoch": detail.get("previous_partition_epoch"),
     }
+
+
+def unjudged_epoch_reason(known_epoch: int | None, stated_epoch: int, replay_decided_epoch: bool) -> str:
+    """Why a leader epoch a broker states it started (Partition.makeLeader / makeFollower log one line per new
+    leader epoch, 3.x and 4.x) is not judged by a replay with logs only, where the quorum controller logs its
+    PartitionChangeRecords at DEBUG (ReplicationControlManager.replay, 3.3 to 4.x).
+
+    ``known_epoch``: the partition's leader epoch as the replay held it before the line; ``replay_decided_epoch``:
+    whether the replay itself took a decision that ended at ``stated_epoch`` (its outcome then sits in another
+    broker's line of the same epoch, or was superseded)."""
+    if known_epoch is None:
+        return "leader epoch: partition unknown before the line"
+    if stated_epoch <= known_epoch:
+        return "leader epoch: stated again after a later one was known (a broker restating an older registration)"
+    if replay_decided_epoch:
+        return "leader epoch: the replay's decision at this epoch was superseded before a broker stated it"
+    if stated_epoch > known_epoch + 1:
+        return "leader epoch: the epochs before it were decided in steps no line at INFO shows (state unknown)"
+    return "leader epoch: decided in a step the replay did not re-run (logged at DEBUG only)"
+
+
+def unseen_partition_changes(known_partition_epoch: int | None, replayed_since: int,
+                             stated_partition_epoch: int | None) -> int | None:
+    """How many PartitionChangeRecords came between the registration the replay holds and the one a broker states.
+
+    Every PartitionChangeRecord raises the partition epoch by one (3.9 PartitionRegistration.merge:
+    ``partitionEpoch + 1``), the ISR-only ones too; a broker states the partition epoch with each new leader epoch
+    (Partition.makeLeader / makeFollower) and with each ISR it takes up ("ISR updated to ... and version updated
+    to N"). ``replayed_since``: records the replay wrote itself since it last learned the partition epoch. None
+    when either epoch is unknown; 0 when the stated registration follows the known one directly."""
+    if known_partition_epoch is None or stated_partition_epoch is None:
+        return None
+    return max(0, stated_partition_epoch - (known_partition_epoch + replayed_since) - 1)

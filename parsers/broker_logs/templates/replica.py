@@ -148,6 +148,24 @@ def _follower_leader_unavailable(entry, m):
                  controller_id=int(m["c"]), controller_epoch=int(m["ce"]), leader=int(m["leader"]), detail=detail)
 
 
+def _skipped_become(entry, m):
+    """Partition.makeLeader / makeFollower (2.4+; KRaft 3.x-4.x): an unchanged leader epoch is not taken up again, but
+    the partition state the broker was handed (a new ISR or partition epoch: an ISR-only PartitionChangeRecord in
+    KRaft) is printed whole."""
+    state = request_partition_state(m["state"]) or {}
+    tp = split_topic_partition(m["tp"])
+    if tp is None or state.get("leader") is None:
+        return None
+    detail = {"skipped": m["role"]}
+    if m["tid"]:
+        detail["topic_id"] = _topic_id(m["tid"])
+    if state.get("state_controller_epoch") is not None:
+        detail["state_controller_epoch"] = state["state_controller_epoch"]
+    return Event("leader_and_isr_received", broker_id=_broker(m), topic=tp[0], partition=tp[1], leader=state["leader"],
+                 isr=state.get("isr"), leader_epoch=state.get("leader_epoch"), zk_version=state.get("zk_version"),
+                 replicas=state.get("replicas"), detail=detail)
+
+
 _REQUEST_NAMES = {"LeaderAndIsr": "LeaderAndIsr", "StopReplica": "StopReplica", "stop replica": "StopReplica",
                   "update metadata": "UpdateMetadata", "UpdateMetadata": "UpdateMetadata"}
 
@@ -210,6 +228,11 @@ RULES = [
                     r"epoch (?P<ce>\d+) for partition (?P<tp>\S+) (?:\(last update controller epoch (?P<sce>\d+)\) )?"
                     r"but cannot become follower since the new leader (?P<leader>-?\d+) is unavailable\.?$"),
          _follower_leader_unavailable),
+    Rule("replica.skipped_become", BROKER_SC, ("Skipped the become-", "partition state LeaderAndIsrPartitionState("),
+         re.compile(_BRK + r"Skipped the become-(?P<role>leader|follower) state change for (?P<tp>\S+) "
+                    r"(?:with topic id (?P<tid>\S+) )?and partition state (?P<state>LeaderAndIsrPartitionState\(.*?\)) "
+                    r"since .*$"),
+         _skipped_become),
     Rule("replica.stale_controller", BROKER_SC, ("Latest known controller epoch is",),
          re.compile(r"(?P<kind>LeaderAndIsr|StopReplica|stop replica|update metadata|UpdateMetadata) request"
                     r"(?: \(delete=\w+\))? (?:from controller (?P<c1>\d+) with correlation id (?P<corr>\d+) since its "

@@ -1,0 +1,58 @@
+"""A leader epoch a KRaft broker states it started, re-derived at the line (logs only, no metadata log).
+
+The quorum controller writes a new leader epoch only when a PartitionChangeRecord sets the leader
+(PartitionChangeBuilder.build, 3.6 to 4.x). Knowing the registration just before (the epoch before, its leader,
+ISR and replica order), the change a broker states is judged by the election that made it, without knowing which
+step ran it, because each step's election is PartitionChangeBuilder.electLeader over a target ISR
+(3.9 ReplicationControlManager.generateLeaderAndIsrUpdates):
+
+- a leaderless partition gaining a leader: handleBrokerUnfenced over partitionsWithNoLeader, the unfenced broker
+  acceptable (``brokerToAdd``), target ISR the current one;
+- a leader leaving with no successor (leader -1), or a successor: handleBrokerFenced / enterControlledShutdown of
+  the old leader (``brokerToRemove``, never acceptable), target ISR without it (the last member stays without ELR);
+- or, the old leader still acceptable, the periodic rebalance (maybeBalancePartitionLeaders, Election.PREFERRED):
+  the first replica.
+
+An elected leader was acceptable at its election (isAcceptableLeader: active, or the broker being unfenced), so
+the stated leader counts as acceptable; the check is that no replica ahead of it in the election's order was.
+"""
+from __future__ import annotations
+
+from typing import AbstractSet, Sequence
+
+from replay_engine.kraft_rules import elect, elect_preferred, isr_without
+
+
+def rederive_stated_leader(replicas: Sequence[int] | None, isr: Sequence[int] | None, leader_before: int,
+                           stated_leader: int, acceptable: AbstractSet[int], unclean: bool,
+                           elr_enabled: bool = False) -> tuple[int | None, str]:
+    """(the leader PartitionChangeBuilder elects for this change, how); (None, why) when it cannot be derived."""
+    if not isr:
+        return None, "leader epoch: ISR before the line unknown"
+    order = tuple(replicas) if replicas else tuple(isr)
+    elected = {stated_leader} if stated_leader >= 0 else set()
+    if leader_before < 0:
+        res = elect(order, isr, None, frozenset(acceptable) | elected, unclean, (), elr_enabled)
+        return res.leader, f"leaderless partition elected (handleBrokerUnfenced, {res.how})"
+    ok = (frozenset(acceptable) | elected) - {leader_before}
+    res = elect(order, isr_without(isr, {leader_before}, elr_enabled), None, ok, unclean, (), elr_enabled)
+    if res.leader != stated_leader and leader_before in acceptable and stated_leader >= 0:
+        pref = elect_preferred(order, isr, leader_before, frozenset(acceptable) | elected)
+        if pref.how == "preferred":
+            return pref.leader, "preferred election (maybeBalancePartitionLeaders)"
+    return res.leader, f"leader {leader_before} left (handleBrokerFenced / enterControlledShutdown, {res.how})"
+
+
+def stated_leader_whatever_the_isr(replicas: Sequence[int] | None, leader_before: int, stated_leader: int,
+                                   acceptable: AbstractSet[int], unclean: bool) -> bool:
+    """True when the stated outcome is what the election gives for every ISR it could have had.
+
+    When ISR-only changes came in between unseen, the ISR is any subset of the replicas holding the stated leader
+    (a clean election elects from the ISR). electLeader takes the first ISR member in replica order that is
+    acceptable: if no replica ahead of the stated leader was acceptable, it is elected whatever the rest of the ISR;
+    a stated -1 holds whatever the ISR when no replica but the leaving one was acceptable (and no unclean election)."""
+    if not replicas or unclean:
+        return False
+    ok = (frozenset(acceptable) | ({stated_leader} if stated_leader >= 0 else set())) - {leader_before}
+    first = next((r for r in replicas if r in ok), -1)
+    return first == stated_leader
