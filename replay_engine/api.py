@@ -13,6 +13,7 @@ from replay_engine.explain import Cause, World, explain
 from replay_engine.from_events import ClusterContext, FactStream, build_facts
 from replay_engine.judge import DIVERGED, Comparison, tally, unknown_reasons
 from replay_engine.partition import Decision
+from replay_engine.restarts import annotate as annotate_restarts, failed_starts, generated_ids
 from replay_engine.shard_cut import shard_facts
 from replay_engine.dataloss import estimate as estimate_loss
 from replay_engine.skew import SkewEstimate, estimate_skew
@@ -51,6 +52,7 @@ class ReplayResult:
     notes: list[str] = field(default_factory=list)
     skew: list[SkewEstimate] = field(default_factory=list)
     data_loss: list[dict[str, Any]] = field(default_factory=list)
+    restarts: dict[str, Any] = field(default_factory=dict)  # failed starts and generated broker ids
 
     # ---------------------------------------------------------------- agreement
 
@@ -115,6 +117,8 @@ class ReplayResult:
             "brokers": brokers,
             "unclean_elections": unclean,
             "clock_skew": [s.to_json() for s in self.skew if s.significant],
+            "failed_starts": self.restarts.get("failed_starts", []),
+            "generated_broker_ids": self.restarts.get("generated_ids", []),
             "findings": ctrl.findings + [{"kind": "clock_skew", "text": s.text()} for s in self.skew if s.significant],
             "notes": self.notes,
         }
@@ -184,7 +188,8 @@ def _replay_kraft(events: list[Event], cluster: str | None) -> ReplayResult:
     leaderless = [Leaderless(ep, explain(ep, world)) for ep in leaderless_episodes(intervals)]
     return ReplayResult(cluster, "kraft", stream, intervals, leaderless, ctrl.decisions, ctrl.comparisons,
                         ctrl, list(stream.notes), estimate_skew(events),
-                        [estimate_loss(d, events) for d in ctrl.unclean_elections])
+                        [estimate_loss(d, events) for d in ctrl.unclean_elections],
+                        _restarts(events, leaderless, ctrl.ar_history))
 
 
 def replay_cluster(events: Iterable[Event], cluster: str | None = None,
@@ -230,7 +235,15 @@ def _replay_cluster(events, cluster, overrides, topic_overrides, keep_tp, contex
     leaderless = [Leaderless(ep, explain(ep, world)) for ep in leaderless_episodes(intervals)]
     return ReplayResult(cluster, stream.mode, stream, intervals, leaderless, ctrl.decisions, ctrl.comparisons,
                         ctrl, list(stream.notes), estimate_skew(events),
-                        [estimate_loss(d, events) for d in ctrl.unclean_elections])
+                        [estimate_loss(d, events) for d in ctrl.unclean_elections],
+                        _restarts(events, leaderless, ctrl.ar_history))
+
+
+def _restarts(events: list[Event], leaderless: list[Leaderless], ar_history) -> dict[str, Any]:
+    """Failed start-ups, told in the outages they prolonged; brokers that came back under a generated id."""
+    fails = failed_starts(events)
+    annotate_restarts(leaderless, fails)
+    return {"failed_starts": [f.to_json() for f in fails], "generated_ids": generated_ids(events, ar_history)}
 
 
 def replay(events: Iterable[Event], overrides: dict[str, str] | None = None,
