@@ -18,6 +18,7 @@ from replay_engine.shard_cut import shard_facts
 from replay_engine.dataloss import estimate as estimate_loss
 from replay_engine.skew import SkewEstimate, estimate_skew
 from replay_engine.timeline import Episode, Interval, leaderless_episodes
+from replay_engine.write_outages import UnderMinIsr, compute as compute_write_outages
 
 
 @dataclass
@@ -53,6 +54,7 @@ class ReplayResult:
     skew: list[SkewEstimate] = field(default_factory=list)
     data_loss: list[dict[str, Any]] = field(default_factory=list)
     restarts: dict[str, Any] = field(default_factory=dict)  # failed starts and generated broker ids
+    under_min_isr: list[UnderMinIsr] = field(default_factory=list)  # write outages with a live leader
 
     # ---------------------------------------------------------------- agreement
 
@@ -113,6 +115,7 @@ class ReplayResult:
             "decisions": len(self.decisions),
             "agreement": self.agreement(),
             "leaderless": [lp.to_json() for lp in self.leaderless],
+            "under_min_isr": [o.to_json() for o in self.under_min_isr],
             "controllers": controllers,
             "brokers": brokers,
             "unclean_elections": unclean,
@@ -189,7 +192,8 @@ def _replay_kraft(events: list[Event], cluster: str | None) -> ReplayResult:
     return ReplayResult(cluster, "kraft", stream, intervals, leaderless, ctrl.decisions, ctrl.comparisons,
                         ctrl, list(stream.notes), estimate_skew(events),
                         [estimate_loss(d, events) for d in ctrl.unclean_elections],
-                        _restarts(events, leaderless, ctrl.ar_history))
+                        _restarts(events, leaderless, ctrl.ar_history),
+                        compute_write_outages(intervals, world, ctrl.config, events))
 
 
 def replay_cluster(events: Iterable[Event], cluster: str | None = None,
@@ -236,7 +240,8 @@ def _replay_cluster(events, cluster, overrides, topic_overrides, keep_tp, contex
     return ReplayResult(cluster, stream.mode, stream, intervals, leaderless, ctrl.decisions, ctrl.comparisons,
                         ctrl, list(stream.notes), estimate_skew(events),
                         [estimate_loss(d, events) for d in ctrl.unclean_elections],
-                        _restarts(events, leaderless, ctrl.ar_history))
+                        _restarts(events, leaderless, ctrl.ar_history),
+                        compute_write_outages(intervals, world, ctrl.config, events))
 
 
 def _restarts(events: list[Event], leaderless: list[Leaderless], ar_history) -> dict[str, Any]:

@@ -1,0 +1,104 @@
+"""Under-min-ISR write outages (replay_engine/write_outages.py) against Kafka's rule and hand-read scripts.
+
+Kafka's rule (Partition.appendRecordsToLeader, 0.9+, e.g. 2.8.0 core/src/main/scala/kafka/cluster/Partition.scala):
+an acks=-1 produce to a leader with inSyncReplicaIds.size < minIsr throws NotEnoughReplicasException. The
+default min.insync.replicas is 1 (KafkaConfig), so without a setting no partition with a leader is ever short.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from parsers.common.context import SourceContext
+from parsers.dispatch import parse_source
+from parsers.schema import Event
+from replay_engine.config import ConfigState, Resolved
+from replay_engine.facts import Ref
+from replay_engine.timeline import Interval, View
+from replay_engine.write_outages import explain_all, partition_seconds, under_min_isr
+from tests.conftest import SAMPLES
+
+S = 1_000_000
+
+
+def _iv(start, end, leader, isr, event="partition_state_change", p=0):
+    return Interval("t", p, start * S, None if end is None else end * S,
+                    View(leader, tuple(isr), 1, 1, "OnlinePartition", True), Ref(start * S, event, "f", start, "x"), "recorded")
+
+
+def _need(n):
+    return lambda topic, ts: Resolved(str(n), "topic config of t")
+
+
+def test_runs_of_a_short_isr_with_a_live_leader_are_one_outage_each():
+    ivs = [_iv(0, 10, 1, [1, 2, 3]), _iv(10, 20, 1, [1, 2], "isr_shrink"), _iv(20, 30, 1, [1]),
+           _iv(30, 40, -1, [1]), _iv(40, 50, 2, [2]), _iv(50, None, 2, [1, 2, 3])]
+    got = under_min_isr(ivs, _need(3))
+    # [1,2] and [1] are one run (10..30); leader -1 is a leaderless outage, not this kind; [2] alone again (40..50)
+    assert [(o.start // S, o.end // S, o.isr) for o in got] == [(10, 30, (1,)), (40, 50, (2,))]
+    assert partition_seconds(got, None) == 30.0
+    assert under_min_isr(ivs, _need(1)) == []
+
+
+def test_a_replica_the_leader_dropped_lagged_past_replica_lag_time_max_ms():
+    ivs = [_iv(0, 10, 1, [1, 2]), _iv(10, None, 1, [1], "isr_shrink")]
+    got = under_min_isr(ivs, _need(2))
+    errs = [Event("client_error", ts=12 * S, topic="t", partition=0, source_file="app.log", source_pos=7,
+                  detail={"client": "java", "error": "NOT_ENOUGH_REPLICAS"}),
+            Event("client_error", ts=5 * S, topic="t", partition=0, detail={"error": "NOT_ENOUGH_REPLICAS"}),
+            Event("client_error", ts=13 * S, topic="t", partition=1, detail={"error": "NOT_ENOUGH_REPLICAS"})]
+    explain_all(got, ivs, None, errs, lambda t, ts: Resolved("30000", "Kafka 2.8.0 default"))
+    (o,) = got
+    assert [(d.replica, d.why) for d in o.dropped] == [(2, "lagged")]
+    assert "replica.lag.time.max.ms (30000 ms, Kafka 2.8.0 default)" in o.summary
+    assert o.error_counts == {"NOT_ENOUGH_REPLICAS": 1}  # before the outage and another partition: not tied
+    assert o.client_errors[0].source_pos == 7
+
+
+def _sample_events(name):
+    root = SAMPLES / name
+    out = []
+    for p in sorted(root.rglob("*")):
+        if p.is_file() and p.name not in ("README.md", "expected.json"):
+            evs, _ = parse_source(p.read_bytes(), SourceContext(path=p.relative_to(root).as_posix(), cluster=name))
+            out += evs
+    return out
+
+
+@pytest.fixture(scope="module")
+def rf1_kill():
+    return _sample_events("rf1_broker_kill")
+
+
+def test_rf1_broker_kill_has_no_write_outage_at_kafkas_default(rf1_kill):
+    from replay_engine.api import replay_cluster
+
+    assert replay_cluster(rf1_kill, "rf1_broker_kill").under_min_isr == []
+
+
+def test_rf1_broker_kill_with_min_isr_3_hand_read(rf1_kill):
+    """README of the sample: broker 1 killed 10:32:05, session expired 10:32:23.000, the controller removes it
+    from the ISR of every __consumer_offsets partition (RF 3) at 10:32:23.012 onwards; broker 1 is back at
+    11:12:32.512 and rejoins the ISRs after catching up. dw_test_kafka_0816000 has RF 1: below
+    min.insync.replicas = 3 from its creation (09:15:02) whatever happens."""
+    from replay_engine.api import replay_cluster
+    from replay_engine.whatif import metrics
+
+    res = replay_cluster(rf1_kill, "rf1_broker_kill", overrides={"min.insync.replicas": "3"})
+    co = [o for o in res.under_min_isr if o.topic == "__consumer_offsets"]
+    assert sorted({o.partition for o in co}) == list(range(50))
+    lo, hi = 1629109943012000, 1629109944000000  # 10:32:23.012 .. 10:32:24.000
+    back = 1629112352512000  # 11:12:32.512
+    for o in co:
+        assert lo <= o.start < hi and o.end is not None and o.end > back
+        assert [(d.replica, d.why) for d in o.dropped] == [(1, "broker_failed")]
+        assert "broker 1 lost its ZooKeeper session at 2021-08-16T10:32:23.000Z" in o.summary
+        assert o.min_isr == 3 and o.min_isr_source == "what-if" and len(o.isr) == 2
+    rf1 = [o for o in res.under_min_isr if o.topic == "dw_test_kafka_0816000"]
+    assert {o.partition for o in rf1} == set(range(300))
+    assert all("replication factor, 1, is below min.insync.replicas" in o.summary for o in rf1)
+    # whatif's figure is this computation's
+    m = metrics(res, rf1_kill)
+    assert m["under_min_isr_partition_seconds"] == round(partition_seconds(res.under_min_isr, res.stream.trace_end), 3)
+    assert res.to_json()["under_min_isr"][0]["min_insync_replicas"] == 3
