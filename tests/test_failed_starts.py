@@ -96,6 +96,11 @@ def test_a_failed_restart_is_told_in_the_outages_it_prolonged():
                "/brokers/ids/0 was still held by ZooKeeper session 0x10004f7cc460000" in lp.cause.summary
         assert "(server.log.gz:3305)" in lp.cause.summary
         assert any(r.source_pos == 3305 for r in lp.cause.chain)
+    from forensics.report.build import build_report
+    from forensics.report.render import render_text
+
+    text = render_text(build_report([res], {}, events, sources=[cluster]))
+    assert "Finding: broker 0 tried to restart at 2024-08-06T10:27:50.734Z and failed: NodeExistsException" in text
 
 
 def _entry_events(text: str, rel: str = "b/server.log"):

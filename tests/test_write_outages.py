@@ -102,3 +102,26 @@ def test_rf1_broker_kill_with_min_isr_3_hand_read(rf1_kill):
     m = metrics(res, rf1_kill)
     assert m["under_min_isr_partition_seconds"] == round(partition_seconds(res.under_min_isr, res.stream.trace_end), 3)
     assert res.to_json()["under_min_isr"][0]["min_insync_replicas"] == 3
+
+
+def test_the_report_has_the_section_and_the_headline_names_the_larger_outage(rf1_kill):
+    """With min.insync.replicas=3 the write outage (300 RF-1 partitions for the whole window, 50 more for 40
+    minutes) is larger than the leaderless one (100 partitions, 40 minutes): it leads the headline."""
+    from forensics.report.build import build_report
+    from forensics.report.render import render_html, render_markdown, render_text
+    from replay_engine.api import replay_cluster
+
+    base = build_report([replay_cluster(rf1_kill, "rf1_broker_kill")], {}, rf1_kill, sources=["s"])
+    assert base["write_outages"] == [] and base["summary"]["under_min_isr_partitions"] == 0
+    assert "refused acks=all" not in base["summary"]["headline"]
+    res = replay_cluster(rf1_kill, "rf1_broker_kill", overrides={"min.insync.replicas": "3"})
+    rep = build_report([res], {}, rf1_kill, sources=["s"])
+    s = rep["summary"]
+    assert s["under_min_isr_partitions"] == 350
+    assert s["under_min_isr_partition_seconds"] > s["leaderless_partition_seconds"] > 0
+    assert s["headline"].startswith("350 partition(s) refused acks=all writes")
+    by_topic = {(g["topic"], g["reason"]): g["count"] for g in rep["write_outages"]}
+    assert by_topic == {("dw_test_kafka_0816000", "replication factor 1 < min.insync.replicas 3"): 300,
+                        ("__consumer_offsets", "broker_failed (replica 1)"): 50}
+    for render in (render_text, render_markdown, render_html):
+        assert "under min.insync.replicas" in render(rep) or "ISR < min.insync.replicas" in render(rep)
