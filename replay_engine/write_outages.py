@@ -203,6 +203,10 @@ def _summary(o: UnderMinIsr, prev: Interval | None) -> str:
         why = f"its replication factor, {len(o.replicas)}, is below min.insync.replicas: it can never take acks=all"
     elif o.dropped:
         why = "; ".join(d.text for d in o.dropped)
+        before = set(prev.view.isr or ()) if prev is not None else set()
+        out = [r for r in (o.replicas or ()) if r not in before and r not in o.isr]
+        if out:
+            why += f" (replica{'s' if len(out) > 1 else ''} {', '.join(map(str, out))} had already left the ISR)"
     elif prev is None:
         why = "the ISR was already that small where the evidence starts"
     else:
