@@ -48,7 +48,7 @@ class FailedStart:
     message: str  # the proving line's text
     proof: Ref  # the proving line itself (file and line number)
     lines: int  # fatal lines that told this attempt
-    recovered_at: int | None = None  # the broker did start later (only a delay)
+    recovered_at: int | None = None  # the broker started later (for a refused registration: only a delay)
 
     @property
     def exception(self) -> str:
@@ -76,7 +76,10 @@ class FailedStart:
         at = iso_utc(self.start)
         if self.phase == "running":
             return f"{who} stopped itself at {at}: {self.exception} ({self.where()})"
-        tail = f"; it started at {iso_utc(self.recovered_at)}" if self.recovered_at is not None else ""
+        tail = ""
+        if self.recovered_at is not None:
+            tail = (f"; it registered at {iso_utc(self.recovered_at)} after retrying" if self.phase == "registration"
+                    else f"; a later start succeeded at {iso_utc(self.recovered_at)}")
         return f"{who} {verb} at {at} and failed: {self.exception} ({self.where()}){tail}"
 
     def to_json(self) -> dict[str, Any]:

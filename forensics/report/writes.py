@@ -65,7 +65,8 @@ def restart_findings(results) -> list[dict[str, Any]]:
     for res in results:
         restarts = getattr(res, "restarts", {})
         for f in restarts.get("failed_starts", []):
-            if f.get("recovered_at") is None:
+            # a registration the same process retried until it succeeded was a delay; a start whose JVM exited failed
+            if f.get("recovered_at") is None or f["phase"] != "registration":
                 out.append({"kind": "failed_start", "cluster": res.cluster, "text": f["sentence"],
                             "cause": f["cause"], "evidence": [f["proof"]]})
         for g in restarts.get("generated_ids", []):
