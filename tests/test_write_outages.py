@@ -125,3 +125,19 @@ def test_the_report_has_the_section_and_the_headline_names_the_larger_outage(rf1
                         ("__consumer_offsets", "broker_failed (replica 1)"): 50}
     for render in (render_text, render_markdown, render_html):
         assert "under min.insync.replicas" in render(rep) or "ISR < min.insync.replicas" in render(rep)
+
+
+def test_risk_ranks_broker_losses_by_both_kinds_of_write_outage():
+    """A loss that leaves 5 partitions refusing acks=all is worse for acks=all producers than one leaving 1
+    partition leaderless; at equal totals, no leader at all (every write fails) ranks first."""
+    from replay_engine.risk import Impact, impact_json, rank
+
+    def imp(leaderless, under):
+        i = Impact()
+        i.leaderless, i.under_min_isr = leaderless, under
+        return i
+
+    items = [impact_json("broker 1", [1], imp(1, 0)), impact_json("broker 2", [2], imp(0, 5)),
+             impact_json("broker 3", [3], imp(2, 3))]
+    assert [d["failure"] for d in rank(items)] == ["broker 3", "broker 2", "broker 1"]
+    assert [d["write_unavailable_partitions"] for d in rank(items)] == [5, 5, 1]
