@@ -411,6 +411,8 @@ def metrics(res: ReplayResult, events: list[Event], horizon: int | None = None) 
         "possible_data_loss": len(loss),
         "messages_lost_at_least": sum(u["lost_messages"] or 0 for u in loss),
         "under_min_isr_partition_seconds": round(under, 3),
+        # no acks=all write possible: no leader, or a leader with too small an ISR (disjoint: see write_outages)
+        "write_unavailable_partition_seconds": round(secs / 1e6 + under, 3),
         "client_messages_exposed": exposed,
         "leaders_per_broker_at_end": {str(b): n for b, n in sorted(leaders.items())},
         "leadership_skew_at_end": (max(leaders.values()) - min(leaders.values())) if leaders else 0,
@@ -488,7 +490,8 @@ class WhatIf:
         delta = {k: round(vm[k] - bm[k], 3) for k in ("leaderless_partition_seconds", "leaderless_partitions",
                                                       "unavailable_partition_seconds",
                                                       "unclean_elections", "possible_data_loss",
-                                                      "under_min_isr_partition_seconds", "client_messages_exposed")}
+                                                      "under_min_isr_partition_seconds",
+                                                      "write_unavailable_partition_seconds", "client_messages_exposed")}
         return {
             "cluster": self.baseline.cluster,
             "changes": [c.to_json() for c in self.changes],

@@ -141,3 +141,52 @@ def test_risk_ranks_broker_losses_by_both_kinds_of_write_outage():
              impact_json("broker 3", [3], imp(2, 3))]
     assert [d["failure"] for d in rank(items)] == ["broker 3", "broker 2", "broker 1"]
     assert [d["write_unavailable_partitions"] for d in rank(items)] == [5, 5, 1]
+
+
+def test_the_dashboard_counts_the_partitions_refusing_acks_all():
+    """sample under_min_isr (README): 6 payments partitions refuse acks=all from about 10:25:18 to 10:40:05-06."""
+    from dashboards.counts import counts_figure
+    from dashboards.model import cluster_view
+    from replay_engine.api import replay_cluster
+
+    events = _sample_events("under_min_isr")
+    res = replay_cluster(events, "under_min_isr")
+    view = cluster_view(res.to_json(), res.timeline_rows())
+    assert len(view.write_outages) == 6
+    fig = counts_figure(view, "UTC", "t")
+    (line,) = [t for t in fig["data"] if t["name"].startswith("acks=all refused")]
+    assert max(line["y"]) == 6
+    peak_at = line["x"][line["y"].index(6)]
+    assert peak_at.startswith("2021-11-03") and "10:25:18" in peak_at
+
+
+def test_a_sharded_replay_carries_the_write_outages_to_the_audit_incident_table():
+    """The audit replays by partition shard: the 6 payments write outages of sample under_min_isr survive the
+    merge once each and become incident rows of cause_kind under_min_isr."""
+    from forensics.audit.tables import incident_rows
+    from replay_engine.shard import replay_sharded
+
+    m = replay_sharded(_sample_events("under_min_isr"), "under_min_isr", 3)
+    assert sorted(w["partition"] for w in m.write_outages) == [0, 1, 2, 3, 4, 5]
+    rows = [r for r in incident_rows(m) if r["cause_kind"] == "under_min_isr"]
+    assert sorted(r["partitions"][0] for r in rows) == [0, 1, 2, 3, 4, 5]
+    assert all(r["isr_at_loss"] == [1] and r["cause_brokers"] == [3] and r["partition_seconds"] > 800 for r in rows)
+
+
+@pytest.mark.parametrize("sets,low,high", [
+    # Kafka's default 1: a leader alone is enough, nothing refused
+    (["min.insync.replicas=1"], 0, 0),
+    # 3 on payments: short from broker 2's loss (ISR writes 10:20:18.04-.21) until broker 3 is back in every ISR
+    # (10:45:05.1-.9): 6 x 1486.9 .. 6 x 1487.9 s (README's times)
+    (["topic:payments.min.insync.replicas=3"], 6 * 1486.9, 6 * 1487.9),
+])
+def test_whatif_on_min_insync_replicas_changes_the_write_unavailable_time(sets, low, high):
+    """Baseline (topic config 2): 6 partitions x 10:25:18.0x -> 10:40:05.1-.9 = 6 x 887.0 .. 6 x 887.9 s."""
+    from replay_engine.whatif import parse_changes, whatif
+
+    w = whatif(_sample_events("under_min_isr"), parse_changes(sets, None), "under_min_isr").to_json()
+    b, v = w["baseline"], w["variant"]
+    assert 6 * 887.0 <= b["under_min_isr_partition_seconds"] <= 6 * 887.9
+    assert low <= v["under_min_isr_partition_seconds"] <= high
+    assert v["write_unavailable_partition_seconds"] == round(v["leaderless_partition_seconds"]
+                                                             + v["under_min_isr_partition_seconds"], 3)
