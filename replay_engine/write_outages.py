@@ -11,6 +11,7 @@ Pure: the replay's timeline intervals, broker periods and configuration history 
 """
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
@@ -223,10 +224,18 @@ def partition_seconds(outages: list[UnderMinIsr], trace_end: int | None) -> floa
 
 def resolver(world, fallback, key: str = MIN_ISR) -> Resolve:
     """(topic, ts) -> the setting (min.insync.replicas) from the configuration in force at ts (the replay's
-    history), or from ``fallback`` (a ConfigState) without one."""
+    history), or from ``fallback`` (a ConfigState) without one. Memoised per (topic, configuration): a
+    timeline has millions of intervals and the history a handful of entries."""
+    hist = list(getattr(world, "config_history", None) or [])
+    times = [t for t, _ in hist]
+    cache: dict[tuple[str, int], Resolved] = {}
+
     def resolve(topic: str, ts: int) -> Resolved:
-        cfg = world.config_at(ts) if world is not None else None
-        return (cfg or fallback).resolve(key, topic)
+        i = max(bisect_right(times, ts) - 1, 0) if times else -1
+        got = cache.get((topic, i))
+        if got is None:
+            got = cache[(topic, i)] = (hist[i][1] if i >= 0 else fallback).resolve(key, topic)
+        return got
     return resolve
 
 
