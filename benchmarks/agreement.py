@@ -220,9 +220,6 @@ def measure(name: str, mode_label: str, events) -> Row:
             left[(k[0], k[1], None)] = getattr(c, "reason", None) or "unknown"
             continue
         judged[k] = judged.get(k, True) and c.agreed
-    replay_obj = getattr(res, "controller", None)
-    for r, why in getattr(replay_obj, "uncompared_records", []):
-        left.setdefault(_key(r.source_file, r.source_pos, None), why)
     row.unrecorded = ag["compared"] - sum(1 for c in res.comparisons if getattr(c, "verdict", None) != "unknown")
     recorded = recorded_decisions(res, events)
     row.recorded = len(recorded)

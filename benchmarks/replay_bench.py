@@ -86,7 +86,7 @@ def one_core(parquet: str, runs: int) -> dict:
     return {"events": len(events), "load_s": load_s, "cpu": cpu, "wall": wall, "intervals": len(res.intervals),
             "leaderless": len(res.leaderless), "decisions": len(res.decisions),
             "partitions": len({(i.topic, i.partition) for i in res.intervals}),
-            "brokers": len(res.controller.known_brokers), "vm_hwm_mb": vm_hwm_mb()}
+            "brokers": len(res.image.known_brokers), "vm_hwm_mb": vm_hwm_mb()}
 
 
 def distributed(parquet: str, master: str, shards: int, runs: int) -> dict:

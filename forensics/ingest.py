@@ -3,8 +3,10 @@
 Spark reads every file (``binaryFile``, so any filesystem Spark can reach) and
 our parsers run over Arrow batches on the executors (``mapInArrow``): one file
 per task unit, because multi-line entries and binary records need the file in
-order. The driver only sees per-file summaries and small lookup tables, never
-the events.
+order. A local broker log too big to hold whole is read by parts instead
+(``forensics.bigfiles``: byte ranges of a plain file, a gzip file as a stream),
+with the same events and accounting. The driver only sees per-file summaries
+and small lookup tables, never the events.
 
 Output rows of the parse stage carry a ``row_kind``: ``event``, ``quarantine``
 (unrecognized or damaged lines, kept with file and line) or ``summary`` (one
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -172,25 +175,63 @@ def run_ingest(
 
     events_df = None
     if readable:
-        meta = {_norm_uri(r.read_path): (r.display, r.broker_hint, r.cluster_hint) for r in readable}
+        from forensics.bigfiles import RANGE_DDL, make_finish_fn, make_part_fn, merge_file_parts, plan_big_files
+
+        t_plan = time.perf_counter()
+        whole_refs, big = plan_big_files(readable)
+        if big.refs:
+            progress.say(f"ingest: {len(big.refs)} big broker log(s) read in {len(big.rows)} part(s) "
+                         f"(lines counted per part in {time.perf_counter() - t_plan:.1f} s)")
+        meta = {_norm_uri(r.read_path): (r.display, r.broker_hint, r.cluster_hint) for r in whole_refs}
         meta_bc = spark.sparkContext.broadcast(meta)
         prev_batch = spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch")
-        # One file per Arrow batch: a batch holds whole file contents.
+        # One file (or one part of a big file) per Arrow batch: a batch holds whole file contents.
         spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "1")
         try:
-            raw = (
-                spark.read.format("binaryFile")
-                .option("recursiveFileLookup", "false")
-                .load([_glob_escape(r.read_path) for r in readable])
-                .select("path", "content")
-            )
-            parse_fn = make_parse_fn(meta_bc, tz, cluster, tuple(inputs.broker_map))
-            parsed = raw.mapInArrow(parse_fn, OUT_DDL).persist(StorageLevel.MEMORY_AND_DISK)
+            outputs = []
+            if whole_refs:
+                raw = (
+                    spark.read.format("binaryFile")
+                    .option("recursiveFileLookup", "false")
+                    .load([_glob_escape(r.read_path) for r in whole_refs])
+                    .select("path", "content")
+                )
+                outputs.append(raw.mapInArrow(make_parse_fn(meta_bc, tz, cluster, tuple(inputs.broker_map)), OUT_DDL))
+            if big.rows:
+                # One task per part: the parts are planned to even sizes.
+                ranges = spark.createDataFrame(spark.sparkContext.parallelize(big.rows, len(big.rows)), RANGE_DDL)
+                outputs.append(ranges.mapInArrow(make_part_fn(tz, cluster, OUT_ARROW, _BATCH_ROWS), OUT_DDL))
+            parsed = outputs[0] if len(outputs) == 1 else outputs[0].unionByName(outputs[1])
+            parsed = parsed.persist(StorageLevel.MEMORY_AND_DISK)
             with progress.watch_spark(spark, "ingest"):
-                summary_rows = parsed.where(F.col("row_kind") == "summary").select("detail").collect()
+                summary_rows = parsed.where(F.col("row_kind").isin("summary", "part")) \
+                    .select("row_kind", "source_file", "source_pos", "detail").collect()
         finally:
             spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", prev_batch)
-        parsed_summaries = [FileSummary.from_json(json.loads(r["detail"])) for r in summary_rows]
+        parsed_summaries = [FileSummary.from_json(json.loads(r["detail"])) for r in summary_rows
+                            if r["row_kind"] == "summary"]
+        big_summaries = merge_file_parts(
+            big, [(r["source_file"], r["source_pos"], r["detail"]) for r in summary_rows if r["row_kind"] == "part"],
+            cluster)
+        finished_big = None
+        if big.refs:
+            brokers_bc = spark.sparkContext.broadcast({s.path: s.broker_id for s in big_summaries})
+            finished_big = (
+                parsed.where((F.col("row_kind") == "event") & F.col("source_file").isin(list(big.refs)))
+                .repartition(len(big.refs), "source_file")
+                .sortWithinPartitions("source_file", "source_pos", "source_sub")
+                .mapInArrow(make_finish_fn(brokers_bc, OUT_ARROW, _BATCH_ROWS), OUT_DDL)
+                # One partition holds all of a big file's events: kept on disk, streamed, never unrolled
+                # in the heap (MEMORY_AND_DISK ran a 4 GB file's 2.3 M events out of Spark's default 1 GB).
+                .persist(StorageLevel.DISK_ONLY)
+            )
+            counts = finished_big.groupBy("source_file", "event_type").count().collect()
+            by_path = {s.path: s for s in big_summaries}
+            for r in counts:
+                s = by_path[r["source_file"]]
+                s.event_counts[r["event_type"]] += r["count"]
+                s.events += r["count"]
+        parsed_summaries.extend(big_summaries)
         # Spark's binaryFile returns no row for an empty file: account for every file given all the same.
         returned = {s.path for s in parsed_summaries}
         for ref in readable:
@@ -209,7 +250,10 @@ def run_ingest(
                 s.notes.append(f"broker {s.broker_id} inferred from the other files in its folder")
         summaries.extend(parsed_summaries)
 
-        events_df = parsed.where(F.col("row_kind") == "event").drop("row_kind")
+        events_df = parsed.where(F.col("row_kind") == "event")
+        if finished_big is not None:
+            events_df = events_df.where(~F.col("source_file").isin(list(big.refs))).unionByName(finished_big)
+        events_df = events_df.drop("row_kind")
         if fill:
             fill_df = spark.createDataFrame(sorted(fill.items()), "source_file string, dir_broker int")
             events_df = (
@@ -218,11 +262,22 @@ def run_ingest(
                 .drop("dir_broker")
                 .select(*FIELD_NAMES)
             )
-        quarantine_df = parsed.where(F.col("row_kind") == "quarantine").select(
+        quarantine_df = parsed.where(F.col("row_kind") == "quarantine")
+        if big.refs:
+            # The parts of one file keep up to KEEP_SAMPLES lines each; the file keeps its first ones.
+            from pyspark.sql import Window
+
+            from parsers.common.accounting import KEEP_SAMPLES
+
+            first = Window.partitionBy("source_file").orderBy("source_sub", "source_pos")
+            quarantine_df = quarantine_df.withColumn("_n", F.row_number().over(first)) \
+                .where(F.col("_n") <= KEEP_SAMPLES)
+        quarantine_df = quarantine_df.select(
             "source_file", "source_pos", F.col("event_type").alias("category"),
             F.get_json_object("detail", "$.reason").alias("reason"), "raw",
         ).orderBy("source_file", "source_pos")
-        result = IngestResult(summaries, events_df, {}, list(inputs.problems), quarantine_df, parsed)
+        result = IngestResult(summaries, events_df, {}, list(inputs.problems), quarantine_df,
+                              parsed if finished_big is None else [parsed, finished_big])
     else:
         result = IngestResult(summaries, None, {}, list(inputs.problems))
 
@@ -274,8 +329,10 @@ def write_outputs(result: IngestResult, out_dir: Path) -> None:
 
 
 def release(result: IngestResult) -> None:
-    if result.persisted is not None:
-        result.persisted.unpersist()
+    persisted = result.persisted if isinstance(result.persisted, list) else [result.persisted]
+    for df in persisted:
+        if df is not None:
+            df.unpersist()
 
 
 def require_evidence(result: IngestResult) -> None:

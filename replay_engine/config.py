@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping
+
+from replay_engine.frozen import EMPTY, FrozenMap
 
 Version = tuple[int, int, int]
 
@@ -40,14 +42,18 @@ def parse_version(text: str | None) -> Version | None:
 
 
 def kafka_defaults(version: Version | None) -> dict[str, str]:
-    """Defaults that changed across releases (controller-semantics.md section 7)."""
+    """Defaults that changed across releases (controller-semantics.md section 7; the controller's own from the
+    rule table, docs/semantics.md)."""
+    from replay_engine import rules as R
+
     v = version or (3, 0, 0)
+    rebalance = R.decide("zk.auto_rebalance.defaults", v)  # empty before 0.8.1: no auto rebalance at all
     return {
-        UNCLEAN: "true" if v < (0, 11, 0) else "false",  # KIP-106
+        UNCLEAN: R.decide("zk.unclean.default", v),
         MIN_ISR: "1",
-        AUTO_REBALANCE: "true",
-        IMBALANCE_PCT: "10",
-        IMBALANCE_INTERVAL: "300",
+        AUTO_REBALANCE: rebalance.get(AUTO_REBALANCE, "false"),
+        IMBALANCE_PCT: rebalance.get(IMBALANCE_PCT, "10"),
+        IMBALANCE_INTERVAL: rebalance.get(IMBALANCE_INTERVAL, "300"),
         REPLICA_LAG: "10000" if v < (2, 5, 0) else "30000",  # KIP-537
         ZK_SESSION_TIMEOUT: "6000" if v < (2, 5, 0) else "18000",
         BROKER_SESSION_TIMEOUT: "9000",
@@ -68,17 +74,15 @@ def as_bool(text: str) -> bool:
     return str(text).strip().lower() == "true"
 
 
-@dataclass
-class ConfigState:
-    """The configuration the controller sees at a point of the replay (mutated as config events arrive)."""
+class _Resolution:
+    """How a setting resolves; shared by the live :class:`ConfigState` and its frozen :class:`ConfigImage`."""
 
-    version: Version | None = None
-    version_source: str = "unknown (assumed 3.x defaults)"
-    broker_static: dict[int, dict[str, tuple[str, Any]]] = field(default_factory=dict)
-    cluster_dynamic: dict[str, tuple[str, Any]] = field(default_factory=dict)
-    topic: dict[str, dict[str, tuple[str, Any]]] = field(default_factory=dict)
-    override_cluster: dict[str, str] = field(default_factory=dict)
-    override_topic: dict[str, dict[str, str]] = field(default_factory=dict)
+    version: Version | None
+    broker_static: Mapping[int, Mapping[str, tuple[str, Any]]]
+    cluster_dynamic: Mapping[str, tuple[str, Any]]
+    topic: Mapping[str, Mapping[str, tuple[str, Any]]]
+    override_cluster: Mapping[str, str]
+    override_topic: Mapping[str, Mapping[str, str]]
 
     def resolve(self, key: str, topic: str | None = None, controller: int | None = None) -> Resolved:
         if topic is not None and key in self.override_topic.get(topic, {}):
@@ -116,6 +120,42 @@ class ConfigState:
             return int(float(self.resolve(key, topic, controller).value))
         except ValueError:
             return int(kafka_defaults(self.version)[key])
+
+
+@dataclass
+class ConfigState(_Resolution):
+    """The configuration the controller sees at a point of the replay (mutated as config events arrive)."""
+
+    version: Version | None = None
+    version_source: str = "unknown (assumed 3.x defaults)"
+    broker_static: dict[int, dict[str, tuple[str, Any]]] = field(default_factory=dict)
+    cluster_dynamic: dict[str, tuple[str, Any]] = field(default_factory=dict)
+    topic: dict[str, dict[str, tuple[str, Any]]] = field(default_factory=dict)
+    override_cluster: dict[str, str] = field(default_factory=dict)
+    override_topic: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def image(self) -> "ConfigImage":
+        """The configuration in force now, frozen (values are (text, evidence) pairs: shared, not copied)."""
+        return ConfigImage(self.version, self.version_source, _freeze2(self.broker_static),
+                           FrozenMap(self.cluster_dynamic), _freeze2(self.topic), FrozenMap(self.override_cluster),
+                           _freeze2(self.override_topic))
+
+
+@dataclass(frozen=True)
+class ConfigImage(_Resolution):
+    """A frozen :class:`ConfigState`: what the cluster image and the config history hold."""
+
+    version: Version | None = None
+    version_source: str = "unknown (assumed 3.x defaults)"
+    broker_static: Mapping[int, Mapping[str, tuple[str, Any]]] = EMPTY
+    cluster_dynamic: Mapping[str, tuple[str, Any]] = EMPTY
+    topic: Mapping[str, Mapping[str, tuple[str, Any]]] = EMPTY
+    override_cluster: Mapping[str, str] = EMPTY
+    override_topic: Mapping[str, Mapping[str, str]] = EMPTY
+
+
+def _freeze2(d: Mapping[Any, Mapping[str, Any]]) -> FrozenMap:
+    return FrozenMap({k: FrozenMap(v) for k, v in d.items()})
 
 
 def parse_overrides(items: list[str] | None) -> tuple[dict[str, str], dict[str, dict[str, str]]]:

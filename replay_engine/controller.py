@@ -16,21 +16,20 @@ See docs/replay.md.
 """
 from __future__ import annotations
 
-import copy
 from typing import Any, Callable
 
 from replay_engine import elections as E
 from replay_engine import facts as F
+from replay_engine import rules as R
 from replay_engine import judge as J
 from replay_engine.apply import DECIDED, OBSERVED, RECORDED, PartitionStore
-from replay_engine.config import UNCLEAN, ConfigState, as_bool, parse_version
+from replay_engine.config import UNCLEAN, ConfigImage, ConfigState, as_bool, parse_version
 from replay_engine.decide import WRITES, change_for
 from replay_engine.from_events import Coverage
 from replay_engine.modes import CounterfactualMode, ZkRecordsMode, mode_for
 from replay_engine.partition import UNKNOWN, BrokerPeriod, Decision, PState, Tenure
 from replay_engine.states import NEW, NON_EXISTENT, OFFLINE, ONLINE
 from replay_engine.timeline import TimelineBuilder, View
-from replay_engine.version_gates import failover_takes_offline_replicas_out_of_isr
 
 class ZkControllerReplay:
     def __init__(self, config: ConfigState, coverage: Coverage | None = None, mode: ZkRecordsMode | None = None):
@@ -56,6 +55,7 @@ class ZkControllerReplay:
         self.offline_replicas: dict[int, set[F.TP]] = {}  # broker -> replicas on a failed log dir
         self.known_brokers: set[int] = set()
         self.broker_epochs: dict[int, Any] = {}
+        self.broker_versions: dict[int, tuple[int, int, int]] = {}  # each broker's own 'Kafka version:'
         self.controller: int | None = None
         self.controller_epoch: int | None = None
         # The partitions, who leads which, and their assignments over time: written only by the apply module.
@@ -80,7 +80,7 @@ class ZkControllerReplay:
         self.failed_elections: dict[F.TP, list[F.Ref]] = {}
         self.unclean_elections: list[Decision] = []
         self.findings: list[dict[str, Any]] = self.store.findings
-        self.config_history: list[tuple[int, ConfigState]] = [(0, copy.deepcopy(config))]
+        self.config_history: list[tuple[int, ConfigImage]] = [(0, config.image())]
         self.now = 0
         self._seq = 0
         self._inferring = False
@@ -149,7 +149,7 @@ class ZkControllerReplay:
 
 
     def _config_changed(self, ts: int) -> None:
-        self.config_history.append((ts, copy.deepcopy(self.config)))
+        self.config_history.append((ts, self.config.image()))
 
     def view(self, p: PState) -> View:
         state = p.state
@@ -196,6 +196,11 @@ class ZkControllerReplay:
 
     def _unclean_allowed(self, topic: str) -> bool:
         return as_bool(self.config.unclean_enabled(topic, self.controller).value)
+
+    def _rule(self, decision: str, *args):
+        """Kafka's rule for ``decision`` in the version that wrote the evidence (replay_engine.rules): the acting
+        controller's own version when it logged one (a rolling upgrade mixes them), else the cluster's."""
+        return R.decide(decision, self.broker_versions.get(self.controller, self.config.version), *args)
 
     def _recorded_here(self, ts: int, kind: str) -> bool:
         return self.coverage.recorded(ts, self.controller, kind)
@@ -255,7 +260,7 @@ class ZkControllerReplay:
         if cand is None or p.isr is None:
             return None  # too little known about this partition to decide
         unclean_ok = self._unclean_allowed(p.tp[0]) if allow_unclean is None else allow_unclean
-        res = E.offline_partition_leader(cand, p.isr, self.online_set(p.tp), unclean_ok)
+        res = self._rule("zk.election.offline", cand, p.isr, self.online_set(p.tp), unclean_ok)
         if res is None:
             return self._propose(p, "election_failed", E.OFFLINE + f"({str(bool(allow_unclean)).lower()})", trigger)
         return self._propose(p, "election", E.OFFLINE + f"({str(bool(allow_unclean)).lower()})", trigger,
@@ -286,9 +291,7 @@ class ZkControllerReplay:
             p = self.parts[tp]
             if p.deleting or p.isr is None or b not in p.isr or p.leader is None:
                 continue
-            leader, isr = E.remove_replica_from_isr(p.leader, p.isr, b)
-            if self.config.version is not None and self.config.version < (1, 1, 0):
-                leader, isr = E.remove_replica_from_isr_010(p.leader, p.isr, b, self._unclean_allowed(tp[0]))
+            leader, isr = self._rule("zk.offline_replica.isr", p.leader, p.isr, b, self._unclean_allowed(tp[0]))
             out.append(self._propose(p, "isr_removal", "OfflineReplica", trigger, leader, isr,
                                      note=f"replica {b} removed from the ISR"))
         return out
@@ -369,11 +372,13 @@ class ZkControllerReplay:
         self.server_stopping.discard(b)
         bounced = (b in self.registered and f.epoch is not None and self.broker_epochs.get(b) is not None
                    and self.broker_epochs[b] != f.epoch)
+        old_epoch = self.broker_epochs.get(b)
         if bounced:
             self._deregister(b, f, "bounced")
         self._register(b, f)
         if f.epoch is not None:
             self.broker_epochs[b] = f.epoch
+        bounced = bounced and self._rule("zk.broker.bounce", old_epoch, f.epoch)  # the controller notices it
         if not self._controller_view_follows(f) or (b in self.live and not bounced):
             return
         if bounced and b in self.live and self.controller is not None:
@@ -457,7 +462,7 @@ class ZkControllerReplay:
         self.live.add(c)
         # onControllerFailover: ReplicaStateMachine.startup before PartitionStateMachine.startup.
         self.shutting.clear()
-        if failover_takes_offline_replicas_out_of_isr(self.config.version):
+        if self._rule("zk.failover.offline_replicas"):
             for b in sorted(self.known_brokers - self.live):
                 self._remove_replica_from_isr(b, f)
         for tp in sorted(self.parts):
@@ -528,7 +533,7 @@ class ZkControllerReplay:
                     continue
                 for p in off:
                     if self.online(b) and p.isr is not None and b in p.isr:
-                        res = E.preferred_replica_leader(p.replicas, p.isr, self.online_set(p.tp))
+                        res = self._rule("zk.election.preferred", p.replicas, p.isr, self.online_set(p.tp))
                         if res is not None:
                             self._commit(self._propose(p, "election", E.PREFERRED, timer, res.leader, res.isr,
                                                        note="auto leader rebalance"))
@@ -558,7 +563,7 @@ class ZkControllerReplay:
             self.store.set_replicas(p, ar, f.ts)
             self.store.set(p, isr=isr)
             if p.leader == b:
-                res = E.reassign_partition_leader(ar, isr, self.online_set(tp))
+                res = self._rule("zk.election.reassign", ar, isr, self.online_set(tp))
                 if res is not None:
                     self._commit(self._propose(p, "election", E.REASSIGN, f, res.leader, res.isr,
                                                note=f"moved off broker {b}"))
@@ -585,7 +590,7 @@ class ZkControllerReplay:
             elif p.reassign_target is not None and tuple(ar) == p.reassign_target:
                 self.store.set(p, reassign_target=None)
                 if p.leader is not None and p.isr is not None and (p.leader not in ar or not self.online(p.leader)):
-                    res = E.reassign_partition_leader(ar, p.isr, self.online_set(p.tp))
+                    res = self._rule("zk.election.reassign", ar, p.isr, self.online_set(p.tp))
                     if res is None:
                         self._commit(self._propose(p, "election_failed", E.REASSIGN, f))
                     else:
@@ -609,7 +614,7 @@ class ZkControllerReplay:
         self.config.topic[f.topic] = {k: (str(v), f.ref) for k, v in f.config.items()}
         after = self._unclean_allowed(f.topic)
         self._config_changed(f.ts)
-        if after and not before and self.controller is not None and self._version_at_least(2, 4):
+        if after and not before and self.controller is not None and self._rule("zk.unclean.enable_retries_offline", "topic"):
             # TopicUncleanLeaderElectionEnable: offline partitions of the topic get another (unclean) chance.
             self._trigger_online_state_change(f, only=lambda p: p.tp[0] == f.topic)
 
@@ -619,7 +624,7 @@ class ZkControllerReplay:
             before = {t: self._unclean_allowed(t) for t in {tp[0] for tp in self.parts}}
             self.config.cluster_dynamic.update(entries)
             self._config_changed(f.ts)
-            if self.controller is not None and self._version_at_least(2, 4) and UNCLEAN in f.config:
+            if self.controller is not None and self._rule("zk.unclean.enable_retries_offline", "cluster") and UNCLEAN in f.config:
                 self._trigger_online_state_change(
                     f, only=lambda p: self._unclean_allowed(p.tp[0]) and not before.get(p.tp[0]))
             return
@@ -630,11 +635,10 @@ class ZkControllerReplay:
             self.config.version_source = f"inter.broker.protocol.version of broker {f.broker}"
         self._config_changed(f.ts)
 
-    def _version_at_least(self, major: int, minor: int) -> bool:
-        return self.config.version is None or self.config.version >= (major, minor, 0)
-
     def _kafka_version(self, f: F.KafkaVersion) -> None:
         v = parse_version(f.version)
+        if v is not None and f.ref.broker is not None:
+            self.broker_versions[f.ref.broker] = v
         if v is not None and (self.config.version is None or self.config.version_source.startswith("inter.broker")):
             self.config.version = v
             self.config.version_source = f"logged 'Kafka version: {f.version}'"
@@ -673,7 +677,7 @@ class ZkControllerReplay:
             if p.leader == b:
                 if len(p.candidates) <= 1:
                     continue  # RF=1: nothing to move; the partition goes down with the broker
-                res = E.controlled_shutdown_leader(p.candidates, p.isr, live_or_sd, self.shutting)
+                res = self._rule("zk.election.controlled_shutdown", p.candidates, p.isr, live_or_sd, self.shutting)
                 if res is not None:
                     out.append(self._propose(p, "election", E.CONTROLLED_SHUTDOWN, f, res.leader, res.isr))
                 else:
@@ -681,7 +685,7 @@ class ZkControllerReplay:
                     out.append(self._propose(p, "election_failed", E.CONTROLLED_SHUTDOWN, f, keep_state=True,
                                              note=f"no other live ISR member to take over from broker {b}"))
             elif b in p.isr and len(p.isr) > 1:
-                leader, isr = E.remove_replica_from_isr(p.leader, p.isr, b)
+                leader, isr = self._rule("zk.offline_replica.isr", p.leader, p.isr, b, self._unclean_allowed(tp[0]))
                 out.append(self._propose(p, "isr_removal", "OfflineReplica (controlled shutdown)", f, leader, isr,
                                          note=f"replica {b} removed from the ISR for its controlled shutdown"))
         return out
@@ -696,7 +700,7 @@ class ZkControllerReplay:
             p = self.parts.get(tp)
             if p is None or p.deleting or p.replicas is None or p.isr is None or p.leader == p.replicas[0]:
                 continue
-            res = E.preferred_replica_leader(p.replicas, p.isr, self.online_set(p.tp))
+            res = self._rule("zk.election.preferred", p.replicas, p.isr, self.online_set(p.tp))
             if res is not None:
                 self._commit(self._propose(p, "election", E.PREFERRED, f, res.leader, res.isr))
 

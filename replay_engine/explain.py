@@ -10,12 +10,12 @@ import re
 
 from bisect import bisect_right
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 from parsers.schema import iso_utc
-from replay_engine.config import ConfigState, Resolved, as_bool
+from replay_engine.config import ConfigImage, Resolved, as_bool
 from replay_engine.facts import TP, Ref
-from replay_engine.partition import BrokerPeriod, Tenure
+from replay_engine.image import PeriodImage, TenureImage
 from replay_engine.timeline import Episode
 
 ALL_REPLICAS_OFFLINE = "all_replicas_offline"
@@ -80,18 +80,17 @@ def fmt_ts(ts: int | None) -> str:
 
 @dataclass
 class World:
-    """Everything the explainer may consult, as the replay left it."""
+    """Everything the explainer may consult, as the replay left it (``replay_engine.result.world_of``
+    takes it from the cluster image and its history)."""
 
-    periods: dict[int, list[BrokerPeriod]]
-    tenures: list[Tenure]
-    ar_history: dict[TP, list[tuple[int, tuple[int, ...]]]]
-    config_history: list[tuple[int, ConfigState]]
-    failed_elections: dict[TP, list[Ref]]
-    evidence_by_broker: dict[int, list[Ref]]
-    evidence_by_tp: dict[TP, list[Ref]]
+    periods: Mapping[int, Sequence[PeriodImage]]
+    tenures: Sequence[TenureImage]
+    ar_history: Mapping[TP, Sequence[tuple[int, tuple[int, ...]]]]
+    config_history: Sequence[tuple[int, ConfigImage]]
+    failed_elections: Mapping[TP, Sequence[Ref]]
     trace_end: int | None
     recorded: Any = None  # (ts, controller, kind) -> would the controller's decision have left a record?
-    unclean: list = field(default_factory=list)  # the unclean elections (Decision) of the replay
+    unclean: Sequence = ()  # the unclean elections (Decision) of the replay
 
     def alive(self, b: int, ts: int) -> bool | None:
         ps = self.periods.get(b)
@@ -105,7 +104,7 @@ class World:
                 break
         return state
 
-    def period_at(self, b: int, ts: int) -> BrokerPeriod | None:
+    def period_at(self, b: int, ts: int) -> PeriodImage | None:
         cur = None
         for p in self.periods.get(b, []):
             if p.start is not None and p.start <= ts:
@@ -119,13 +118,13 @@ class World:
         i = bisect_right([t for t, _ in hist], ts)
         return hist[max(i - 1, 0)][1]
 
-    def config_at(self, ts: int) -> ConfigState | None:
+    def config_at(self, ts: int) -> ConfigImage | None:
         if not self.config_history:
             return None
         i = bisect_right([t for t, _ in self.config_history], ts)
         return self.config_history[max(i - 1, 0)][1]
 
-    def controller_at(self, ts: int) -> Tenure | None:
+    def controller_at(self, ts: int) -> TenureImage | None:
         for t in self.tenures:
             if t.start <= ts and (t.end is None or ts < t.end):
                 return t
@@ -168,7 +167,7 @@ _CAUSE_OF_EVENT = {"broker_failed": "controller_detected", "broker_deregistered"
                    "broker_fenced": "fenced"}
 
 
-def _how_down(world: World, down: BrokerPeriod) -> str | None:
+def _how_down(world: World, down: PeriodImage) -> str | None:
     """How the up-period before a down-period ended (session expired, clean stop...)."""
     prev = None
     for q in world.periods.get(down.broker, []):

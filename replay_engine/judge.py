@@ -98,6 +98,8 @@ class View(Protocol):
 
     def _unclean_allowed(self, topic: str) -> bool: ...
 
+    def _rule(self, decision: str, *args: Any) -> Any: ...  # Kafka's rule for the acting controller's version
+
 
 # ------------------------------------------------------------------------------------ replayed decisions waiting
 
@@ -191,12 +193,12 @@ def point_decision(ctx: View, p: PState, kind: str, f: F.RecordedState) -> tuple
             # "Starting preferred replica leader election for partitions ..." came first. The ISR is not
             # changed by this election, so the recorded one is the ISR it was decided on.
             isr = list(f.isr) if f.isr is not None else list(p.isr)
-            res = E.preferred_replica_leader(cand, isr, live)
+            res = ctx._rule("zk.election.preferred", cand, isr, live)
             le = None if p.leader_epoch is None else p.leader_epoch + 1
             if res is None:
                 return {"leader": p.leader, "isr": list(p.isr), "leader_epoch": p.leader_epoch}, E.PREFERRED
             return {"leader": res.leader, "isr": list(res.isr), "leader_epoch": le}, E.PREFERRED
-        res = E.offline_partition_leader(cand, p.isr, live, ctx._unclean_allowed(p.tp[0]))
+        res = ctx._rule("zk.election.offline", cand, p.isr, live, ctx._unclean_allowed(p.tp[0]))
         if res is None:
             return {"leader": -1, "isr": list(p.isr), "leader_epoch": p.leader_epoch}, E.OFFLINE
         le = None if p.leader_epoch is None else p.leader_epoch + 1
@@ -217,7 +219,7 @@ def point_decision(ctx: View, p: PState, kind: str, f: F.RecordedState) -> tuple
             # Kafka logs this line for every partition of the replica, but writes (and bumps the
             # leader epoch) only where the replica was in the ISR.
             return {"leader": p.leader, "isr": list(p.isr), "leader_epoch": p.leader_epoch}, "OfflineReplica (not in ISR)"
-        leader, isr = E.remove_replica_from_isr(p.leader, p.isr, int(removed))
+        leader, isr = ctx._rule("zk.offline_replica.isr", p.leader, p.isr, int(removed), ctx._unclean_allowed(p.tp[0]))
         le = None if p.leader_epoch is None else p.leader_epoch + 1
         return {"leader": leader, "isr": list(isr), "leader_epoch": le}, "OfflineReplica"
     return None, ""
@@ -239,11 +241,11 @@ def alternatives(ctx: View, p: PState, f: F.RecordedState, recorded: dict[str, A
     if cand and cand[0] == f.leader and f.leader in isr_then and f.leader in live and f.from_state != OFFLINE:
         return "preferred replica election (auto rebalance or admin request not in the trace)", None
     if p.leader is not None and p.leader >= 0 and p.leader in ctx.live and cand:
-        res = E.controlled_shutdown_leader(cand, p.isr, frozenset(ctx.live), frozenset({p.leader}))
+        res = ctx._rule("zk.election.controlled_shutdown", cand, p.isr, frozenset(ctx.live), frozenset({p.leader}))
         if res is not None and res.leader == f.leader and (rec_isr is None or list(rec_isr) == list(res.isr)):
             return f"controlled shutdown of broker {p.leader} (request inferred: not in the trace)", p.leader
     if p.reassign_target is not None:
-        res = E.reassign_partition_leader(p.reassign_target, p.isr, live)
+        res = ctx._rule("zk.election.reassign", p.reassign_target, p.isr, live)
         if res is not None and res.leader == f.leader:
             return "partition reassignment", None
     return None, None
@@ -349,18 +351,18 @@ def judge_failed(ctx: View, pending: Pending, p: PState, f: F.RecordedFailedElec
         # Online -> Online without a named strategy (1.x logs): an auto-rebalance preferred
         # election or a controlled-shutdown move; judge it by whichever was attempted.
         sd = set(ctx.shutting) | ({p.leader} if p.leader is not None and p.leader >= 0 else set())
-        pref = E.preferred_replica_leader(cand, isr, live)
-        cs = E.controlled_shutdown_leader(cand, isr, frozenset(ctx.live | sd), frozenset(sd))
+        pref = ctx._rule("zk.election.preferred", cand, isr, live)
+        cs = ctx._rule("zk.election.controlled_shutdown", cand, isr, frozenset(ctx.live | sd), frozenset(sd))
         res = None if (pref is None or p.leader in ctx.shutting and cs is None) else pref
     elif f.strategy and "ControlledShutdown" in f.strategy:
         # Kafka runs this strategy only for partitions led by a broker in controlled shutdown:
         # the current leader is shutting down even if its request is not in the evidence.
         sd = set(ctx.shutting) | ({p.leader} if p.leader is not None and p.leader >= 0 else set())
-        res = E.controlled_shutdown_leader(cand, isr, frozenset(ctx.live | sd), frozenset(sd))
+        res = ctx._rule("zk.election.controlled_shutdown", cand, isr, frozenset(ctx.live | sd), frozenset(sd))
     elif f.strategy and "Preferred" in f.strategy or (
             f.from_state == ONLINE and f.ts - ctx.preferred_requested.get(f.tp, -1 << 62) <= MATCH_WINDOW_US):
-        res = E.preferred_replica_leader(cand, isr, live)
+        res = ctx._rule("zk.election.preferred", cand, isr, live)
     else:
-        res = E.offline_partition_leader(cand, isr, live, unclean)
+        res = ctx._rule("zk.election.offline", cand, isr, live, unclean)
     replayed = {"leader": -1, "failed": True} if res is None else {"leader": res.leader, "isr": list(res.isr)}
     return Comparison(f.tp, f.ts, f.ref, recorded, replayed, verdict(res is None), f"point: {f.strategy or E.OFFLINE}")

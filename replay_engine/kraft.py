@@ -12,17 +12,16 @@ replay, so reports, dashboards, what-if and audit work unchanged.
 """
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from parsers.schema import Event
 from replay_engine import facts as F
+from replay_engine import rules as R
 from replay_engine.apply import OBSERVED, RECORDED, Change, PartitionStore
-from replay_engine.config import ConfigState, as_bool, parse_version
+from replay_engine.config import ConfigImage, ConfigState, as_bool, parse_version
 from replay_engine.from_events import ref_of
 from replay_engine.judge import Comparison, judge_kraft, unknown
 from replay_engine.kraft_evidence import previous_registration, topic_names_from_lines
-from replay_engine.kraft_rules import change_bumps_epoch, elect, elect_preferred, isr_without
 from replay_engine.partition import UNKNOWN, BrokerPeriod, Decision, PState, Tenure
 from replay_engine.states import NON_EXISTENT, OFFLINE, ONLINE
 from replay_engine.timeline import TimelineBuilder, View
@@ -75,7 +74,7 @@ class KraftReplay:
         self.comparisons: list[Comparison] = []  # one per record judged, whatever the verdict
         self.periods: dict[int, list[BrokerPeriod]] = {}
         self.tenures: list[Tenure] = []
-        self.config_history: list[tuple[int, ConfigState]] = [(0, copy.deepcopy(config))]
+        self.config_history: list[tuple[int, ConfigImage]] = [(0, config.image())]
         self.failed_elections: dict[F.TP, list[F.Ref]] = {}
         self.evidence_by_broker: dict[int, list[F.Ref]] = {}
         self.evidence_by_tp: dict[F.TP, list[F.Ref]] = {}
@@ -137,6 +136,10 @@ class KraftReplay:
 
     def _unclean(self, topic: str) -> bool:
         return as_bool(self.config.unclean_enabled(topic).value)
+
+    def _rule(self, decision: str, *args):
+        """Kafka's rule for ``decision`` in the version that wrote the evidence (replay_engine.rules)."""
+        return R.decide(decision, self.config.version, *args)
 
     # ------------------------------------------------------------------ events
 
@@ -280,7 +283,7 @@ class KraftReplay:
             cfg.pop(name, None)
         else:
             cfg[name] = entry
-        self.config_history.append((ev.ts or 0, copy.deepcopy(self.config)))
+        self.config_history.append((ev.ts or 0, self.config.image()))
 
     def _on_feature_level(self, ev: Event) -> None:
         d = ev.detail or {}
@@ -359,10 +362,11 @@ class KraftReplay:
                     elr = tuple(d.get("elr") or ())
                 # ELR is in use when the feature is on, or a registration holds ELR members (only KIP-966 fills them)
                 elr_on = self.elr_enabled or d.get("elr") is not None or bool(prev and prev["elr"])
-                res = elect(p.replicas or p.isr, target, p.leader, ok, self._unclean(tp[0]), elr, elr_on)
+                res = self._rule("kraft.election", p.replicas or p.isr, target, p.leader, ok, self._unclean(tp[0]), elr, elr_on,
+                                 self.elr.get(tp, ((), ()))[1])  # lastKnownElr before this change
                 if res.how == "kept" and ev.leader != res.leader and "isr" not in changed:
                     # Only a PREFERRED election (the periodic rebalance) moves leadership off a valid leader.
-                    res = elect_preferred(p.replicas or p.isr, target, p.leader, ok, elr, elr_on)
+                    res = self._rule("kraft.election.preferred", p.replicas or p.isr, target, p.leader, ok, elr, elr_on)
                 recorded = {"leader": ev.leader}
                 replayed = {"leader": res.leader}
                 self._judge(tp, ev, recorded, replayed, f"PartitionChangeBuilder ({res.how})")
@@ -374,7 +378,7 @@ class KraftReplay:
                     self.failed_elections.setdefault(tp, []).append(r)
             elif "isr" in changed and gone & set(p.isr):
                 # The controller took a fenced / shutting-down broker out of the ISR (no leader change).
-                replayed = {"isr": list(isr_without(p.isr, gone, self.elr_enabled or d.get("elr") is not None))}
+                replayed = {"isr": list(self._rule("kraft.isr_shrink", p.isr, gone, self.elr_enabled or d.get("elr") is not None))}
                 self._judge(tp, ev, {"isr": list(ev.isr or [])}, replayed, "ISR shrink on fence / shutdown")
         if ev.replicas is not None and "replicas" in changed:
             self._set_replicas(p, ev.replicas, ev.ts or 0)
@@ -452,8 +456,8 @@ class KraftReplay:
             p = self.parts[tp]
             if p.isr is None or b not in set(p.isr) | {p.leader}:
                 continue
-            target = isr_without(p.isr, {b}, self.elr_enabled)
-            res = elect(p.replicas or p.isr, target, p.leader, ok, self._unclean(tp[0]), (), self.elr_enabled)
+            target = self._rule("kraft.isr_shrink", p.isr, {b}, self.elr_enabled)
+            res = self._rule("kraft.election", p.replicas or p.isr, target, p.leader, ok, self._unclean(tp[0]), (), self.elr_enabled)
             self._apply_replayed(p, ev, res.leader, res.isr, res.how == "unclean")
 
     def _replay_unfence(self, ev: Event) -> None:
@@ -461,12 +465,12 @@ class KraftReplay:
         for tp in sorted(self.parts):
             p = self.parts[tp]
             if p.leader is not None and p.leader < 0 and p.isr is not None:
-                res = elect(p.replicas or p.isr, p.isr, None, ok, self._unclean(tp[0]), (), self.elr_enabled)
+                res = self._rule("kraft.election", p.replicas or p.isr, p.isr, None, ok, self._unclean(tp[0]), (), self.elr_enabled)
                 if res.leader >= 0:
                     self._apply_replayed(p, ev, res.leader, res.isr, res.how == "unclean")
 
     def _apply_replayed(self, p: PState, ev: Event, leader: int, isr, unclean: bool) -> None:
-        bump = change_bumps_epoch(p.leader, p.isr, leader, isr, self.config.version)
+        bump = self._rule("kraft.leader_epoch_bump", p.leader, p.isr, leader, isr)
         if bump is None:
             return  # the controller writes no record for a change that changes nothing
         le = p.leader_epoch + 1 if bump and p.leader_epoch is not None else p.leader_epoch

@@ -154,22 +154,22 @@ def rank(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def states_from_replay(res) -> tuple[list[PartitionState], frozenset[int], list[str]]:
-    """The replay's final knowledge -> partition states (AR unknown: the ISR and leader stand in for it)."""
+    """The replay's final image -> partition states (AR unknown: the ISR and leader stand in for it)."""
     from replay_engine.config import MIN_ISR, as_bool
 
-    ctrl = res.controller
+    img = res.image
+    cfg = img.config
     notes: list[str] = []
     parts: list[PartitionState] = []
     guessed = 0
-    for tp in sorted(ctrl.parts):
-        p = ctrl.parts[tp]
+    for tp in sorted(img.partitions):
+        p = img.partitions[tp]
         if p.deleting or p.isr is None or p.leader is None:
             continue
         reps = p.replicas
         if reps is None:
             reps = tuple(dict.fromkeys(([p.leader] if p.leader >= 0 else []) + list(p.isr)))
             guessed += 1
-        cfg = ctrl.config
         try:
             min_isr = int(cfg.resolve(MIN_ISR, tp[0]).value)
         except ValueError:
@@ -179,4 +179,4 @@ def states_from_replay(res) -> tuple[list[PartitionState], frozenset[int], list[
     if guessed:
         notes.append(f"{guessed} partition(s) have no assignment in the evidence: their ISR and leader stand in "
                      "for it (their other replicas, if any, are not counted)")
-    return parts, frozenset(ctrl.live), notes
+    return parts, img.live, notes

@@ -133,14 +133,12 @@ class ShardOutput:
 
     @classmethod
     def of(cls, res, bucket: int, journal: str, with_intervals: bool = True) -> "ShardOutput":
-        ctrl = res.controller
-        cfg = ctrl.config
+        img = res.image
         return cls(bucket, journal, res.cluster, res.mode, list(res.intervals) if with_intervals else [],
-                   list(res.leaderless), res.agreement(), list(ctrl.findings), list(res.data_loss),
-                   list(ctrl.tenures), dict(ctrl.periods),
-                   ".".join(map(str, cfg.version)) if cfg.version else None,
+                   list(res.leaderless), res.agreement(), list(img.findings), list(res.data_loss),
+                   list(img.tenures), dict(img.periods), img.kafka_version,
                    res.stream.trace_start, res.stream.trace_end,
-                   topic_stats(res.intervals, ctrl.ar_history, res.stream.trace_end),
+                   topic_stats(res.intervals, res.history.ar_history, res.stream.trace_end),
                    [o.to_json() for o in res.under_min_isr])
 
 
@@ -191,7 +189,7 @@ def replay_shard(events: list[Event], cluster: str | None, bucket: int, buckets:
     from replay_engine.api import replay_cluster
 
     res = replay_cluster(events, cluster, keep_tp=in_bucket(bucket, buckets), context=context)
-    return ShardOutput.of(res, bucket, journal_digest(res.controller.journal), with_intervals)
+    return ShardOutput.of(res, bucket, journal_digest(res.journal), with_intervals)
 
 
 def replay_whole(events: list[Event], cluster: str | None, with_intervals: bool = True) -> ShardOutput:

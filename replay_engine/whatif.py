@@ -17,16 +17,16 @@ from typing import Any
 from parsers.schema import Event, iso_utc
 from replay_engine import facts as F
 from replay_engine.api import Leaderless, ReplayResult, replay_cluster
+from replay_engine.frozen import EMPTY
+from replay_engine.result import assemble
 from replay_engine.assignment import extend_replication
 from replay_engine.config import (MIN_ISR, REPLICA_LAG, UNCLEAN, ZK_SESSION_TIMEOUT, BROKER_SESSION_TIMEOUT,
-                                  CONTROLLED_SHUTDOWN, ConfigState, as_bool, parse_version)
+                                  CONTROLLED_SHUTDOWN, ConfigImage, ConfigState, as_bool, parse_version)
 from replay_engine.controller import ZkControllerReplay
 from replay_engine.crash import CRASH_CAUSES, LastLines, kill_time, session_timeouts
 from replay_engine.dataloss import estimate as estimate_loss
-from replay_engine.explain import World, explain
 from replay_engine.from_events import build_facts
 from replay_engine.modes import CounterfactualMode
-from replay_engine.timeline import leaderless_episodes
 from replay_engine.write_outages import partition_seconds, resolver, under_min_isr
 
 SETTABLE = {UNCLEAN, MIN_ISR, "auto.leader.rebalance.enable", REPLICA_LAG, ZK_SESSION_TIMEOUT, BROKER_SESSION_TIMEOUT,
@@ -183,7 +183,7 @@ def _resort(facts: list[F.Fact]) -> list[F.Fact]:
     return sorted(facts, key=lambda f: (f.ts, f.order[1], f.order[2]))
 
 
-def plan_variant(base: list[F.Fact], events: list[Event], changes: list[Change], config: ConfigState) -> Plan:
+def plan_variant(base: list[F.Fact], events: list[Event], changes: list[Change], config: ConfigImage) -> Plan:
     facts = [copy.copy(f) for f in base]
     plan = Plan(facts)
     brokers, racks = _brokers_and_racks(events, facts)
@@ -333,14 +333,8 @@ def run_side(events: list[Event], facts: list[F.Fact], stream, overrides=None, t
     config.override_topic = {t: dict(v) for t, v in (topic_overrides or {}).items()}
     ctrl = ZkControllerReplay(config, None, CounterfactualMode(dict(rewrite or {})))
     ctrl.run(facts, stream.trace_end)
-    intervals = ctrl.timeline.finish()
-    world = World(ctrl.periods, ctrl.tenures, ctrl.ar_history, ctrl.config_history, ctrl.failed_elections,
-                  ctrl.evidence_by_broker, ctrl.evidence_by_tp, stream.trace_end, None, ctrl.unclean_elections)
-    leaderless = [Leaderless(ep, explain(ep, world)) for ep in leaderless_episodes(intervals)]
-    res = ReplayResult(cluster, "whatif", stream, intervals, leaderless, ctrl.decisions, ctrl.comparisons,
-                       ctrl, [])
-    res.unavailable = leaderless_episodes(intervals, unavailable=True)  # type: ignore[attr-defined]
-    return res
+    # counterfactual: nothing is recorded, and a side also counts the time a killed leader still looked alive
+    return assemble(ctrl, stream, cluster=cluster, mode="whatif", recorded=None, unavailable=True)
 
 
 def _crash_stops(facts: list[F.Fact], events: list[Event], timeouts: dict[int, int], default: int) -> list[F.Fact]:
@@ -360,7 +354,7 @@ def _crash_stops(facts: list[F.Fact], events: list[Event], timeouts: dict[int, i
 
 def _inferred_inputs(recorded: ReplayResult) -> list[F.Fact]:
     out = []
-    for f in recorded.controller.findings:
+    for f in recorded.image.findings:
         if f["kind"] == "inferred_controlled_shutdown":
             ref = F.Ref(f["ts"], "inferred_controlled_shutdown", None, None, f["text"])
             out.append(F.ControlledShutdownRequest(f["ts"] - 1, ref, broker=f["broker"]))
@@ -382,16 +376,17 @@ def metrics(res: ReplayResult, events: list[Event], horizon: int | None = None) 
             secs += _span(ep.start, ep.end, end)
             parts.add((ep.topic, ep.partition))
     unavail = 0
-    for ep in getattr(res, "unavailable", []):
+    for ep in res.unavailable:
         unavail += _span(ep.start, ep.end, end)
-    cfg = res.controller.config
+    img = res.image
+    cfg = img.config
     # the same computation as the report's under-min-ISR section (replay_engine/write_outages.py)
     under = partition_seconds(under_min_isr(res.intervals, resolver(None, cfg)), end)
-    unclean = [estimate_loss(d, events) for d in res.controller.unclean_elections]
+    unclean = [estimate_loss(d, events) for d in img.unclean_elections]
     loss = [u for u in unclean if u["possible_data_loss"]]
     leaders: dict[int, int] = {}
-    for p in res.controller.parts.values():
-        if p.leader is not None and p.leader >= 0 and p.leader in res.controller.live:
+    for p in img.partitions.values():
+        if p.leader is not None and p.leader >= 0 and p.leader in img.live:
             leaders[p.leader] = leaders.get(p.leader, 0) + 1
     exposed = 0
     for e in events:
@@ -440,7 +435,7 @@ def _secs(lps: list[Leaderless], end: int | None) -> int:
 
 def _unavailable(res: ReplayResult, horizon: int | None) -> dict[F.TP, int]:
     out: dict[F.TP, int] = {}
-    for ep in getattr(res, "unavailable", []):
+    for ep in res.unavailable:
         tp = (ep.topic, ep.partition)
         out[tp] = out.get(tp, 0) + _span(ep.start, ep.end, horizon)
     return out
@@ -449,8 +444,8 @@ def _unavailable(res: ReplayResult, horizon: int | None) -> dict[F.TP, int]:
 def changed_partitions(base: ReplayResult, var: ReplayResult, horizon: int | None) -> list[dict[str, Any]]:
     b, v = _per_partition(base), _per_partition(var)
     ab, av = _unavailable(base, horizon), _unavailable(var, horizon)
-    ub = {d.tp for d in base.controller.unclean_elections}
-    uv = {d.tp for d in var.controller.unclean_elections}
+    ub = {d.tp for d in base.image.unclean_elections}
+    uv = {d.tp for d in var.image.unclean_elections}
     out = []
     for tp in sorted(set(b) | set(v) | set(ab) | set(av) | ub | uv):
         sb, sv = _secs(b.get(tp, []), horizon), _secs(v.get(tp, []), horizon)
@@ -532,8 +527,7 @@ def whatif(events: list[Event], changes: list[Change], cluster: str | None = Non
     recorded = replay_cluster(events, cluster)
     stream = build_facts(events)
     inferred = _inferred_inputs(recorded)
-    cfg = copy.deepcopy(recorded.controller.config)
-    cfg.override_cluster, cfg.override_topic = {}, {}
+    cfg = dataclasses.replace(recorded.image.config, override_cluster=EMPTY, override_topic=EMPTY)
     timeouts = session_timeouts(events)
     stops = _crash_stops(stream.facts, events, timeouts, cfg.int_value(ZK_SESSION_TIMEOUT) * MS)
     base_facts = _resort([copy.copy(f) for f in stream.facts] + inferred + stops)

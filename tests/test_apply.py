@@ -169,7 +169,7 @@ def test_every_transition_on_the_evidence_passes_the_table(checked, load, name, 
     assert judged, f"{origin} state moves were checked"
     bad = [c for c in checked if not c[3]]
     assert bad == []
-    assert [f for f in res.controller.findings if f["kind"] == A.INVALID_TRANSITION] == []
+    assert [f for f in res.image.findings if f["kind"] == A.INVALID_TRANSITION] == []
 
 
 def test_only_the_apply_module_writes_partition_state():
@@ -204,7 +204,6 @@ def test_ground_truth_states_agree_with_the_store():
     truth = json.loads((ZK_REAL / "s2_controller_failover" / "ground_truth.json").read_text())
     for path, st in truth["final_state"]["partition_states"].items():
         parts = path.split("/")
-        p = res.controller.parts[(parts[3], int(parts[5]))]
-        assert isinstance(p, PState)
+        p = res.image.partitions[(parts[3], int(parts[5]))]
         s = st["state"]
         assert (p.leader, list(p.isr), p.leader_epoch) == (s["leader"], s["isr"], s["leader_epoch"]), path

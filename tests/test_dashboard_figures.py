@@ -116,7 +116,7 @@ def test_broker_lanes_equal_the_replay_periods(scenario):
         for y, a, b in bars(trace(lanes, name)):
             drawn[(int(y.split()[1]), state)].append((a, b))
     want = defaultdict(list)
-    for b, periods in res.controller.periods.items():
+    for b, periods in res.image.periods.items():
         for p in periods:
             want[(b, p.state)].append((p.start, p.end if p.end is not None else end))
     merged = {}
@@ -157,7 +157,7 @@ def test_session_expiry_marks_and_controller_lane_match_ground_truth(scenario):
                                                               for e in elected]
     for (_, _, _, hover), e in zip(drawn, elected):
         assert f"zxid {e['zxid']}" in hover
-    assert [(s, c) for s, c, _, _ in drawn] == [(t.start, t.controller) for t in res.controller.tenures]
+    assert [(s, c) for s, c, _, _ in drawn] == [(t.start, t.controller) for t in res.image.tenures]
 
 
 def test_leaderless_count_at_the_end_is_the_ground_truth(scenario):

@@ -24,6 +24,11 @@ class Ctx:
     def online_set(self, tp=None):
         return frozenset(self.live - self.shutting)
 
+    def _rule(self, decision, *args):
+        from replay_engine import rules
+
+        return rules.decide(decision, None, *args)  # version unknown: the newest rules
+
     def _unclean_allowed(self, topic):
         return self.unclean
 
@@ -84,10 +89,7 @@ def test_agreement_counts_unknown_verdicts_as_uncompared():
     cs = [judged(p, record(3, [2, 3], 5)), judged(p, record(2, [2, 3], 5)),
           judged(PState(TP, isr=(1, 2, 3), leader=1), record(2, [2, 3], 5))]
 
-    class Ctrl:
-        pass
-
-    res = ReplayResult("c", "zk", None, [], [], [], cs, Ctrl())
+    res = ReplayResult("c", "zk", None, [], [], [], cs, None, None)  # image and history: not read here
     ag = res.agreement()
     assert (ag["compared"], ag["agreed"], ag["uncompared"], ag["evidence_gaps"]) == (2, 1, 1, 0)
     assert [d["replayed"]["leader"] for d in ag["divergences"]] == [3]

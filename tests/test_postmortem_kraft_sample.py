@@ -66,12 +66,12 @@ def test_replay_agrees_with_every_recorded_decision(outcome):
 def test_controller_and_broker_2s_periods(outcome):
     _, results = outcome
     exp = expected(NAME)
-    ctrl = results[0].controller
+    img = results[0].image
     c = exp["controllers"][0]
-    assert [(t.controller, t.epoch) for t in ctrl.tenures] == [(c["node"], c["epoch"])]
-    assert abs(ctrl.tenures[0].start / 1000 - ms(c["from"])) <= c["tolerance_ms"]
+    assert [(t.controller, t.epoch) for t in img.tenures] == [(c["node"], c["epoch"])]
+    assert abs(img.tenures[0].start / 1000 - ms(c["from"])) <= c["tolerance_ms"]
     f = exp["broker_failures"][0]
-    downs = [p for p in ctrl.periods[f["broker"]] if p.state == "down" and p.start / 1000 > ms(f["died_at"])]
+    downs = [p for p in img.periods[f["broker"]] if p.state == "down" and p.start / 1000 > ms(f["died_at"])]
     assert len(downs) == 1
     assert abs(downs[0].start / 1000 - ms(f["fenced_at"])) <= f["tolerance_ms"]
     assert abs(downs[0].end / 1000 - ms(f["unfenced_at"])) <= f["tolerance_ms"]

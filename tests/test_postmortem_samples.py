@@ -101,7 +101,7 @@ def test_controller_failover_sample_has_no_lasting_outage(spark, tmp_path):
     exp = expected("controller_failover")
     assert exp["leaderless_total"] == 0
     assert [i for i in report["incidents"] if i["cause_kind"] != "leader_failover"] == []
-    tenures = results[0].controller.tenures
+    tenures = results[0].image.tenures
     assert [(t.controller, t.epoch) for t in tenures] == [(c["broker"], c["epoch"]) for c in exp["controllers"]]
     for t, c in zip(tenures, exp["controllers"]):
         assert abs(t.start / 1000 - ms(c["from"])) <= c["tolerance_ms"]

@@ -5,7 +5,7 @@ source at a release tag (file and function named).
 """
 from parsers.schema import iso_utc
 from replay_engine.from_events import version_from_paths
-from replay_engine.version_gates import failover_takes_offline_replicas_out_of_isr
+from replay_engine import rules as R
 from test_replay_real_logs import load
 
 
@@ -29,10 +29,10 @@ def test_version_from_the_distribution_directory():
 def test_failover_moves_dead_replicas_out_of_isr_only_from_23():
     # ReplicaStateMachine.startup: 2.2.0 hands only live replicas to OnlineReplica; 2.3.0 (KAFKA-3143) also hands
     # the dead brokers' replicas to OfflineReplica ("Triggering offline replica state changes").
-    assert not failover_takes_offline_replicas_out_of_isr((2, 2, 1))
-    assert not failover_takes_offline_replicas_out_of_isr((0, 9, 0))
-    assert failover_takes_offline_replicas_out_of_isr((2, 3, 0))
-    assert failover_takes_offline_replicas_out_of_isr(None)
+    assert not R.decide("zk.failover.offline_replicas", (2, 2, 1))
+    assert not R.decide("zk.failover.offline_replicas", (0, 9, 0))
+    assert R.decide("zk.failover.offline_replicas", (2, 3, 0))
+    assert R.decide("zk.failover.offline_replicas", None)
     # agamsidhu (0.9.0.0): controller 2 took over at 20:58:53.384 with Hello-Kafka-0's only replica (broker 0) gone;
     # its next election (controller.log.2017-10-06-20.gz line 241) wrote {"leader":0,"leader_epoch":1,"isr":[0]}:
     # the epoch was still 0 in between, no OfflineReplica write at failover.

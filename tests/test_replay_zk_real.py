@@ -91,7 +91,7 @@ def test_failed_elections_are_the_ground_truths(scenario):
 def test_controlled_shutdowns_are_inferred(scenario):
     name, res, truth = scenario
     gt = [e["broker"] for e in truth["events"] if e["kind"] == "controlled_shutdown_begin"]
-    ours = [f["broker"] for f in res.controller.findings if f["kind"] == "inferred_controlled_shutdown"]
+    ours = [f["broker"] for f in res.image.findings if f["kind"] == "inferred_controlled_shutdown"]
     assert ours == gt
 
 
@@ -109,5 +109,5 @@ def test_causes_in_the_seed_like_scenarios():
     for lp in open_.values():
         assert lp.cause.kind == "no_live_isr_unclean_disabled"
         assert "unclean.leader.election.enable was false (topic config of ledger)" in lp.cause.summary
-    assert len(res.controller.unclean_elections) == 3  # clickstream's partitions, elected uncleanly
-    assert {d.tp[0] for d in res.controller.unclean_elections} == {"clickstream"}
+    assert len(res.image.unclean_elections) == 3  # clickstream's partitions, elected uncleanly
+    assert {d.tp[0] for d in res.image.unclean_elections} == {"clickstream"}

@@ -54,16 +54,16 @@ def test_sharded_replay_equals_the_whole(root):
     assert [lp.to_json() for lp in merged.leaderless] == [lp.to_json() for lp in whole.leaderless]
     ag = whole.agreement()
     assert {k: merged.agreement[k] for k in ag} == ag
-    assert by_json(merged.findings) == by_json(whole.controller.findings)
+    assert by_json(merged.findings) == by_json(whole.image.findings)
     assert by_json(merged.data_loss) == by_json(whole.data_loss)
     assert [(t.controller, t.epoch, t.start) for t in merged.tenures] == [
-        (t.controller, t.epoch, t.start) for t in whole.controller.tenures]
-    whole_topics = topic_stats(whole.intervals, whole.controller.ar_history, whole.stream.trace_end)
+        (t.controller, t.epoch, t.start) for t in whole.image.tenures]
+    whole_topics = topic_stats(whole.intervals, whole.history.ar_history, whole.stream.trace_end)
     assert set(merged.topics) == set(whole_topics)
     for t, st in whole_topics.items():
         assert merged.topics[t] == pytest.approx(st), t
     periods = {b: [(p.state, p.start, p.end, p.end_cause) for p in ps] for b, ps in merged.periods.items()}
-    assert periods == {b: [(p.state, p.start, p.end, p.end_cause) for p in ps] for b, ps in whole.controller.periods.items()}
+    assert periods == {b: [(p.state, p.start, p.end, p.end_cause) for p in ps] for b, ps in whole.image.periods.items()}
 
 
 def test_shards_without_each_others_records_disagree_and_say_so():

@@ -107,7 +107,7 @@ class _CrashClock:
         self.last = LastLines(mine)
         self.kraft = res.mode == "kraft"
         self.timeouts = {} if self.kraft else session_timeouts(mine)
-        cfg = res.controller.config
+        cfg = res.image.config
         key = BROKER_SESSION_TIMEOUT if self.kraft else ZK_SESSION_TIMEOUT
         self.default = cfg.int_value(key) * 1_000 if cfg is not None else None
         self.causes = ("fenced",) if self.kraft else CRASH_CAUSES
@@ -297,7 +297,7 @@ def _loss_remedies(data_loss: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _unclean_stops(results: list[ReplayResult]) -> list[int]:
     out = set()
     for res in results:
-        for b, periods in res.controller.periods.items():
+        for b, periods in res.image.periods.items():
             for p in periods:
                 if p.state == "up" and p.end_cause in ("session_expired", "expired"):
                     out.add(b)
@@ -360,6 +360,7 @@ def build_report(
         "window": {"start": min((c["window"]["start"] for c in clusters if c["window"]["start"]), default=None),
                    "end": max((c["window"]["end"] for c in clusters if c["window"]["end"]), default=None)},
         "kafka_version": [c["kafka_version"] for c in clusters],
+        "rule_set": [c.get("rule_set") for c in clusters],
         "mode": [c["mode"] for c in clusters],
         "leaderless_partitions": len(partitions),
         "leaderless_partition_seconds": round(sum(secs_by_cause.values()), 3),

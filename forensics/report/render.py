@@ -82,6 +82,10 @@ def render_text(report: dict[str, Any], tz: str = "UTC", max_evidence: int = 8) 
         src = _evidence_kind(rep)
         ver = rep.get("kafka_version") or "unknown"
         lines.append(f"Evidence: {src}; Kafka version {ver} ({rep.get('kafka_version_source')})")
+        if rep.get("rule_set"):
+            lines.append(f"Rules: {rep['rule_set']} (docs/semantics.md)")
+        if len(set((rep.get("broker_versions") or {}).values())) > 1:
+            lines.append("Broker versions: " + ", ".join(f"{b}: {v}" for b, v in rep["broker_versions"].items()))
         lines.append("Brokers:")
         lines.extend(_brokers_line(rep, tz) or ["  (no broker membership in the evidence)"])
         lines.append("Controllers:")
@@ -279,6 +283,8 @@ def render_html(report: dict[str, Any], tz: str = "UTC") -> str:
         f"<p>{e(s['headline'])}</p>",
         f"<p>Window: {e(show_ts(s['window']['start'], tz))} to {e(show_ts(s['window']['end'], tz))} {e(_zone_label(tz))}</p>",
     ]
+    parts.extend(f"<p>Kafka version {e(str(rep.get('kafka_version') or 'unknown'))}; rules: {e(rep['rule_set'])} "
+                 "(docs/semantics.md)</p>" for rep in _replays(report) if rep.get("rule_set"))
     for i, inc in enumerate(report["incidents"], 1):
         parts.append(f"<h2>{i}. {e(inc['topic'])} <span class='k'>{e(inc['cause_kind'])}</span></h2>")
         parts.append(f"<p>{e(inc['summary'])}</p>")

@@ -34,18 +34,6 @@ MAX_LINE_CHARS = 1_000_000
 SNIFF_LINES = 400
 
 
-def _numbered(data: bytes, problems: ReadProblems, summary: FileSummary) -> Iterator[tuple[int, str]]:
-    n = 0
-    for raw in iter_raw_lines(data, problems, max_line=MAX_LINE_CHARS):
-        n += 1
-        yield n, decode_line(raw, n, problems)
-    summary.lines = n
-    for line_no, length in problems.long_lines[:MAX_REPORTED]:
-        summary.errors.append(f"line {line_no}: {length} bytes long; only the first {MAX_LINE_CHARS} were parsed")
-    if len(problems.long_lines) > MAX_REPORTED:
-        summary.errors.append(f"{len(problems.long_lines) - MAX_REPORTED} more line(s) longer than {MAX_LINE_CHARS} bytes")
-
-
 # Per kind of problem, how many single-line messages a file may add (all are counted).
 MAX_REPORTED = 5
 # Entries dated this much before the entry above them are reported (async appenders reorder by milliseconds).
@@ -91,113 +79,204 @@ _PARTIAL_HEADER = re.compile(r"^\[?\d{1,4}([-/]\d{0,2}([-/]\d{0,2}([ T][\d:,.]*(
 def parse_broker_log(data: bytes, ctx: SourceContext, summary: FileSummary, fast: bool = True) -> list[Event]:
     """``fast=False`` forces the reference path (line by line, entry objects for every entry):
     the equivalence test compares the two."""
-    from parsers.broker_logs import templates  # the grammar; imported here so the rules load once per worker
-
     problems = ReadProblems()
-    clock = LocalClock(ctx.tz)
     got = whole_lines(data, problems, MAX_LINE_CHARS) if fast else None
-    whole, has_ctrl = got if got is not None else (None, True)
-    if whole is not None:
-        summary.lines = len(whole)
-        numbered: Iterator[tuple[int, str]] = enumerate(whole, 1)
+    if got is not None:
+        whole, has_ctrl = got
+        blocks: Iterator[tuple[int, list[str]]] = iter([(1, whole)] if whole else [])
     else:
-        numbered = _numbered(data, problems, summary)
-
-    head: list[tuple[int, str]] = []
-    for item in numbered:
-        head.append(item)
-        if len(head) >= SNIFF_LINES:
-            break
-    layout = choose_layout([t for _, t in head], clock)
-
-    def cut_short(line_no: int, text: str) -> bool:
-        return line_no == problems.unterminated_line and layout is not None and \
-            _cut_short(layout, text, [t for n, t in head if n != line_no])
-
-    def lines() -> Iterator[tuple[int, str]]:
-        for line_no, text in _chain(head, numbered):
-            if cut_short(line_no, text):
-                orphan_cut(line_no, text)
-                continue
-            yield line_no, text
-
-    def orphan_cut(line_no: int, text: str) -> None:
-        orphan(Orphan(line_no, text, "quarantined", "the file ends inside this line (cut mid-line)"))
-
-    damaged: dict[str, list] = {}  # kind of damage -> [count, first line, first reason]
-
-    def orphan(o: Orphan) -> None:
-        summary.count(o.reason)
-        summary.sample(Quarantined(ctx.path, o.line_no, o.reason, o.why, o.text[:2000]))
-        if o.reason == "quarantined":
-            d = damaged.setdefault(o.why.split(":", 1)[0], [0, o.line_no, o.why])
-            d[0] += 1
-
+        has_ctrl = True
+        blocks = ((n, [decode_line(raw, n, problems)])
+                  for n, raw in enumerate(iter_raw_lines(data, problems, max_line=MAX_LINE_CHARS), 1))
+    head, blocks = _take_head(blocks)
+    reading = Reading(ctx, summary, problems)
     events: list[Event] = []
-    chron = Chronology(BACKWARDS_US)
-    writer_of = templates.writer_id
-
-    def entry_found(entry: LogEntry) -> None:
-        chron.see(entry.ts, entry.line_no)
-        writer = writer_of(entry.message)
-        if writer is not None:
-            summary.writer_ids[writer] += 1
-        category, evs, why = templates.RULES.classify(entry)
-        summary.count(category, entry.n_lines)
-        if category == "unrecognized":
-            summary.sample(Quarantined(ctx.path, entry.line_no, "unrecognized", why or "", _raw(entry)[:2000]))
-            return
-        for sub, ev in enumerate(evs):
-            _stamp(ev, entry, ctx, writer, sub)
-            if ev.event_type == "kafka_version" and ev.detail and summary.kafka_version is None:
-                summary.kafka_version = ev.detail.get("version")
-            events.append(ev)
-
-    if layout is None:
-        for line_no, text in lines():
-            orphan(Orphan(line_no, text, "unrecognized", "not a log4j log: no line has a recognisable header"))
-        summary.errors.append("no line has a log header this tool recognises (not a Kafka broker log?)")
-    elif whole is not None and layout.name == "kafka-default":
-        stop = len(whole)
-        last_cut = stop > 0 and cut_short(stop, whole[-1])
-
-        def before_last_entry() -> None:
-            if last_cut:
-                orphan_cut(stop, whole[-1])
-
-        # No control character anywhere (the usual case): no line can be binary junk.
-        scan(whole, stop - 1 if last_cut else stop, layout, clock, templates.RULES, summary, chron, orphan, entry_found,
-             _is_binary if has_ctrl else None, before_last_entry)
-    else:
-        for entry in iter_entries(lines(), layout, orphan, _is_binary):
-            entry_found(entry)
-
-    summary.see_ts(chron.first)
-    summary.see_ts(chron.last)
+    for batch in reading.run(blocks, head, got is not None, _is_binary if has_ctrl else None):
+        events.extend(batch)
+    state = reading.state()
+    summary.see_ts(state["chron"]["first"])
+    summary.see_ts(state["chron"]["last"])
     _attribute_writer(events, ctx, summary)
+    finish_events(events, summary)
+    write_findings(summary, state, exact_chronology=True)
+    return events
+
+
+def finish_events(events: list[Event], summary: FileSummary) -> None:
+    """What one line cannot know, settled over the file's events (in file order)."""
+    from parsers.broker_logs import templates
+
     templates.finish(events)
     for ev in events:
         summary.event_counts[ev.event_type] += 1
     summary.events = len(events)
-    summary.errors.extend(problems.errors)
-    for count, first, why in damaged.values():
+
+
+def _take_head(blocks: Iterator[tuple[int, list[str]]]) -> tuple[list[tuple[int, str]], Iterator]:
+    """The first SNIFF_LINES lines (numbered), and the blocks with nothing taken out."""
+    taken = []
+    head: list[tuple[int, str]] = []
+    for first, block in blocks:
+        taken.append((first, block))
+        head.extend(zip(range(first, first + SNIFF_LINES - len(head)), block))
+        if len(head) >= SNIFF_LINES:
+            break
+    return head, _chain(taken, blocks)
+
+
+# Events a reader hands on at a time (a range of a big file can hold very many).
+EVENT_BATCH = 20_000
+
+
+class Reading:
+    """One pass over a broker log's lines, or over the lines one range of it owns.
+
+    ``run`` yields the events in batches; ``state`` is what the file's summary is made
+    from (``write_findings``), as plain data, so the states of a file's ranges can be
+    merged into the same summary the whole file would give.
+    """
+
+    def __init__(self, ctx: SourceContext, summary: FileSummary, problems: ReadProblems, lead_cap: int = 0):
+        from parsers.broker_logs import templates  # the grammar; imported here so the rules load once per worker
+
+        self.templates = templates
+        self.ctx = ctx
+        self.summary = summary
+        self.problems = problems
+        self.chron = Chronology(BACKWARDS_US, lead_cap)
+        self.damaged: dict[str, list] = {}  # kind of damage -> [count, first line, first reason]
+        self.layout_none = False
+        self.events: list[Event] = []
+        self.cut: tuple[int, str] | None = None
+
+    def run(self, blocks: Iterator[tuple[int, list[str]]], head: list[tuple[int, str]], scan_ok: bool,
+            is_binary) -> Iterator[list[Event]]:
+        ctx, summary, problems, templates = self.ctx, self.summary, self.problems, self.templates
+        clock = LocalClock(ctx.tz)
+        layout = choose_layout([t for _, t in head], clock)
+
+        def cut_short(line_no: int, text: str) -> bool:
+            return line_no == problems.unterminated_line and layout is not None and \
+                _cut_short(layout, text, [t for n, t in head if n != line_no])
+
+        def orphan_cut(line_no: int, text: str) -> None:
+            orphan(Orphan(line_no, text, "quarantined", "the file ends inside this line (cut mid-line)"))
+
+        def lines() -> Iterator[tuple[int, str]]:
+            for first, block in blocks:
+                summary.lines += len(block)
+                for line_no, text in enumerate(block, first):
+                    if line_no == problems.unterminated_line and cut_short(line_no, text):
+                        orphan_cut(line_no, text)
+                        continue
+                    yield line_no, text
+
+        damaged = self.damaged
+
+        def orphan(o: Orphan) -> None:
+            summary.count(o.reason)
+            summary.sample(Quarantined(ctx.path, o.line_no, o.reason, o.why, o.text[:2000]))
+            if o.reason == "quarantined":
+                d = damaged.setdefault(o.why.split(":", 1)[0], [0, o.line_no, o.why])
+                d[0] += 1
+
+        events = self.events
+        chron = self.chron
+        writer_of = templates.writer_id
+
+        def entry_found(entry: LogEntry) -> None:
+            chron.see(entry.ts, entry.line_no)
+            writer = writer_of(entry.message)
+            if writer is not None:
+                summary.writer_ids[writer] += 1
+            category, evs, why = templates.RULES.classify(entry)
+            summary.count(category, entry.n_lines)
+            if category == "unrecognized":
+                summary.sample(Quarantined(ctx.path, entry.line_no, "unrecognized", why or "", _raw(entry)[:2000]))
+                return
+            for sub, ev in enumerate(evs):
+                _stamp(ev, entry, ctx, writer, sub)
+                if ev.event_type == "kafka_version" and ev.detail and summary.kafka_version is None:
+                    summary.kafka_version = ev.detail.get("version")
+                events.append(ev)
+
+        if layout is None:
+            self.layout_none = True
+            for line_no, text in lines():
+                orphan(Orphan(line_no, text, "unrecognized", "not a log4j log: no line has a recognisable header"))
+        elif scan_ok and layout.name == "kafka-default":
+            def counted() -> Iterator[tuple[int, list[str]]]:
+                for first, block in blocks:
+                    summary.lines += len(block)
+                    last = first + len(block) - 1
+                    if block and cut_short(last, block[-1]):
+                        self.cut = (last, block[-1])
+                        block = block[:-1]
+                    yield first, block
+
+            def before_last_entry() -> None:
+                if self.cut is not None:
+                    orphan_cut(*self.cut)
+
+            for _ in scan(counted(), layout, clock, templates.RULES, summary, chron, orphan, entry_found,
+                          is_binary, before_last_entry):
+                if len(events) >= EVENT_BATCH:
+                    yield self._hand_on()
+        else:
+            for entry in iter_entries(lines(), layout, orphan, is_binary):
+                entry_found(entry)
+                if len(events) >= EVENT_BATCH:
+                    yield self._hand_on()
+        yield self._hand_on()
+
+    def _hand_on(self) -> list[Event]:
+        # Emptied in place: entry_found keeps appending to this very list.
+        out = self.events[:]
+        self.events.clear()
+        return out
+
+    def state(self, window: tuple[int, int] | None = None) -> dict:
+        """What the summary's findings are written from; ``window`` keeps only the read problems of
+        the lines [lo, hi) this reader owned (a range decodes a few lines around them)."""
+        p = self.problems
+        long_lines = p.long_lines
+        bad = (p.non_utf8_lines, p.first_non_utf8_line)
+        if window is not None:
+            lo, hi = window
+            long_lines = [x for x in long_lines if lo <= x[0] < hi]
+            mine = [n for n in (p.bad_lines or ()) if lo <= n < hi]
+            bad = (len(mine), mine[0] if mine else None)
+        return {"chron": self.chron.to_json(), "damaged": self.damaged, "layout_none": self.layout_none,
+                "long_lines": [list(x) for x in long_lines], "read_errors": list(p.errors),
+                "non_utf8": list(bad)}
+
+
+def write_findings(summary: FileSummary, state: dict, exact_chronology: bool) -> None:
+    """The file's errors and notes, in the order a reader meets them, from a (merged) state."""
+    long_lines = state["long_lines"]
+    for line_no, length in long_lines[:MAX_REPORTED]:
+        summary.errors.append(f"line {line_no}: {length} bytes long; only the first {MAX_LINE_CHARS} were parsed")
+    if len(long_lines) > MAX_REPORTED:
+        summary.errors.append(f"{len(long_lines) - MAX_REPORTED} more line(s) longer than {MAX_LINE_CHARS} bytes")
+    if state["layout_none"]:
+        summary.errors.append("no line has a log header this tool recognises (not a Kafka broker log?)")
+    summary.errors.extend(state["read_errors"])
+    for count, first, why in sorted(state["damaged"].values(), key=lambda d: d[1]):
         summary.errors.append(f"line {first}: {why}" + (f" ({count} lines quarantined)" if count > 1 else "; quarantined"))
-    if layout is not None and chron.backwards is not None:
-        count, first, back = chron.backwards
+    back = state["chron"]["backwards"]
+    if not state["layout_none"] and back is not None:
+        count, first, secs = back
         summary.notes.append(
-            f"line {first}: entry dated {back:.1f} s before an entry above it ({count} such entr"
-            f"{'y' if count == 1 else 'ies'}: clock stepped back, or files joined out of order); "
+            f"line {first}: entry dated {secs:.1f} s before an entry above it ({'' if exact_chronology else 'at least '}"
+            f"{count} such entr{'y' if count == 1 else 'ies'}: clock stepped back, or files joined out of order); "
             "events are ordered by their own time"
         )
-    if problems.non_utf8_lines:
-        summary.notes.append(
-            f"{problems.non_utf8_lines} line(s) were not valid UTF-8 (first at line {problems.first_non_utf8_line});"
-            " read as Latin-1"
-        )
-    return events
+    bad, first_bad = state["non_utf8"]
+    if bad:
+        summary.notes.append(f"{bad} line(s) were not valid UTF-8 (first at line {first_bad}); read as Latin-1")
 
 
-def _chain(head: list[tuple[int, str]], rest: Iterator[tuple[int, str]]) -> Iterator[tuple[int, str]]:
+def _chain(head: list, rest: Iterator) -> Iterator:
     yield from head
     yield from rest
 

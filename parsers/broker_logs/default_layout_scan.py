@@ -14,7 +14,7 @@ impossible date) goes through the layout's own parser exactly as
 from __future__ import annotations
 
 import datetime as dt
-from typing import Callable
+from typing import Callable, Iterable, Iterator
 
 from parsers.common.accounting import Chronology, FileSummary
 from parsers.broker_logs.log4j_layout import (MAX_KEPT_CONTINUATION, BadTimestamp, KafkaDefaultLayout, Layout,
@@ -24,8 +24,7 @@ from parsers.broker_logs.templates.writer import writer_id
 
 
 def scan(
-    lines: list[str],
-    stop: int,
+    blocks: Iterable[tuple[int, list[str]]],
     layout: Layout,
     clock: LocalClock,
     rules: RuleSet,
@@ -35,8 +34,10 @@ def scan(
     on_entry: Callable[[LogEntry], None],
     is_binary: Callable[[str], bool] | None,
     before_last_entry: Callable[[], None] | None = None,
-) -> None:
-    """Group ``lines[:stop]`` (line numbers are index + 1) into entries as ``iter_entries`` does.
+) -> Iterator[None]:
+    """Group the lines of ``blocks`` ((number of the first line, lines) pairs, in order) into
+    entries as ``iter_entries`` does. A generator: it stops after each block, so that a caller
+    reading a big file can pass on what was found so far.
 
     Entries a rule may want go to ``on_entry`` as LogEntry. A routine entry is accounted here,
     as ``on_entry`` would: its time in ``chron``, its writer in ``summary.writer_ids``, its
@@ -59,6 +60,8 @@ def scan(
     by_text = clock.zone is dt.timezone.utc
     last_stamp: str | None = None
     stale = False
+    # While the chronology keeps the stamps of a range's first entries, every entry goes to it.
+    recording = chron.recording
     # open entry: [line_no, text, strict match or None, Header or None, n_lines, continuation]
     cur: list | None = None
     quarantining = False
@@ -74,13 +77,15 @@ def scan(
             stale = False
 
     def close(e: list) -> None:
-        nonlocal routine_lines, last_stamp, stale, by_text
+        nonlocal routine_lines, last_stamp, stale, by_text, recording
         m = e[2]
         if m is None:
             sync()
             by_text = False
             h = e[3]
             on_entry(LogEntry(e[0], e[4], h.ts, h.ts_raw, h.level, h.logger, h.message, e[5], e[1]))
+            if recording:
+                recording = chron.recording
             return
         message, cont, stamp = m[6], e[5], e[1][1:24]
         # RuleSet.classify's needle screen: no rule's needles in it, no rule would try its regex
@@ -90,11 +95,13 @@ def scan(
             if rule.thrown and cont and first in cont[0] and all(n in cont[0] for n in rest):
                 break
         else:
-            if by_text and last_stamp is not None and stamp >= last_stamp:
+            if by_text and last_stamp is not None and stamp >= last_stamp and not recording:
                 last_stamp, stale = stamp, True
             else:
                 sync()
                 see(micros(stamp), e[0])
+                if recording:
+                    recording = chron.recording
                 if by_text and (last_stamp is None or stamp > last_stamp):
                     last_stamp = stamp
             w = writer_of(message)
@@ -104,57 +111,60 @@ def scan(
             return
         sync()
         on_entry(LogEntry(e[0], e[4], micros(stamp), stamp, m[5], m[7], message, cont, e[1]))
+        if recording:
+            recording = chron.recording
         if by_text and (last_stamp is None or stamp > last_stamp):
             last_stamp = stamp
 
-    for i in range(stop):
-        text = lines[i]
-        if is_binary is not None and is_binary(text):
-            on_orphan(Orphan(i + 1, text, "quarantined", "binary data in a text log"))
-            continue
-        m = match(text)
-        if m is not None:
-            hour = text[1:14]
-            if hour not in good_hours:
-                try:
-                    hour_base(hour)
-                    good_hours.add(hour)
-                except BadTimestamp:
-                    m = None  # month 13: the layout's parser says so, below
+    for first, block in blocks:
+        for i, text in enumerate(block, first):
+            if is_binary is not None and is_binary(text):
+                on_orphan(Orphan(i, text, "quarantined", "binary data in a text log"))
+                continue
+            m = match(text)
             if m is not None:
+                hour = text[1:14]
+                if hour not in good_hours:
+                    try:
+                        hour_base(hour)
+                        good_hours.add(hour)
+                    except BadTimestamp:
+                        m = None  # month 13: the layout's parser says so, below
+                if m is not None:
+                    if cur is not None:
+                        close(cur)
+                    quarantining = False
+                    cur = [i, text, m, None, 1, []]
+                    continue
+            try:
+                h = parse(text)
+            except BadTimestamp as exc:
+                if cur is not None:
+                    close(cur)
+                    cur = None
+                quarantining = True
+                on_orphan(Orphan(i, text, "quarantined", f"impossible timestamp: {exc}"))
+                continue
+            except (ValueError, IndexError) as exc:
+                h = None
+                if cur is None:
+                    on_orphan(Orphan(i, text, "unrecognized", f"malformed header: {exc}"))
+                    continue
+            if h is not None:
                 if cur is not None:
                     close(cur)
                 quarantining = False
-                cur = [i + 1, text, m, None, 1, []]
+                cur = [i, text, None, h, 1, []]
                 continue
-        try:
-            h = parse(text)
-        except BadTimestamp as exc:
             if cur is not None:
-                close(cur)
-                cur = None
-            quarantining = True
-            on_orphan(Orphan(i + 1, text, "quarantined", f"impossible timestamp: {exc}"))
-            continue
-        except (ValueError, IndexError) as exc:
-            h = None
-            if cur is None:
-                on_orphan(Orphan(i + 1, text, "unrecognized", f"malformed header: {exc}"))
-                continue
-        if h is not None:
-            if cur is not None:
-                close(cur)
-            quarantining = False
-            cur = [i + 1, text, None, h, 1, []]
-            continue
-        if cur is not None:
-            cur[4] += 1
-            if len(cur[5]) < MAX_KEPT_CONTINUATION:
-                cur[5].append(text)
-        elif quarantining:
-            on_orphan(Orphan(i + 1, text, "quarantined", "continuation of a quarantined entry"))
-        else:
-            on_orphan(Orphan(i + 1, text, "unrecognized", "no log header before this line"))
+                cur[4] += 1
+                if len(cur[5]) < MAX_KEPT_CONTINUATION:
+                    cur[5].append(text)
+            elif quarantining:
+                on_orphan(Orphan(i, text, "quarantined", "continuation of a quarantined entry"))
+            else:
+                on_orphan(Orphan(i, text, "unrecognized", "no log header before this line"))
+        yield
     if before_last_entry is not None:
         before_last_entry()
     if cur is not None:

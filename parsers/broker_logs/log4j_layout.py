@@ -123,6 +123,9 @@ def iso_with_zone_micros(text: str) -> int:
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + int(frac)
 
 
+_LOGGER_NAME = re.compile(r"[\w.$-]+")
+
+
 def _split_logger(rest: str) -> tuple[str, str | None]:
     """'message text (kafka.controller.KafkaController)' -> (message, logger).
 
@@ -139,7 +142,8 @@ def _split_logger(rest: str) -> tuple[str, str | None]:
         i = rest.rfind(" (")
         if i >= 0:
             logger = rest[i + 2 : -1]
-            if logger and " " not in logger and "(" not in logger:
+            # a logger is a Java category name; a message may end in '(Leader:1,ISR:1,...)' with no space
+            if _LOGGER_NAME.fullmatch(logger):
                 return rest[:i], logger
         elif rest.startswith("(") and " " not in rest:
             return "", rest[1:-1]

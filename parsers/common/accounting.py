@@ -108,27 +108,94 @@ class FileSummary:
 class Chronology:
     """A log file's time line as its entries arrive: earliest and latest stamp, and entries
     dated more than ``backwards_us`` before the latest one above them (a clock stepped back,
-    files joined out of order)."""
+    files joined out of order).
 
-    __slots__ = ("backwards_us", "first", "last", "backwards")
+    A reader of one range of a file does not know the latest stamp above its range: with
+    ``lead_cap`` it keeps the stamps of its first entries that were not behind its own latest
+    one (``lead``), so ``merge_chronologies`` can judge them against the ranges before it.
+    """
 
-    def __init__(self, backwards_us: int):
+    __slots__ = ("backwards_us", "first", "last", "backwards", "first_back", "lead", "lead_cap", "recording")
+
+    def __init__(self, backwards_us: int, lead_cap: int = 0):
         self.backwards_us = backwards_us
         self.first: int | None = None
         self.last: int | None = None  # the latest stamp so far: what "before" is measured from
         self.backwards: list | None = None  # [count, first line, seconds back]
+        self.first_back: tuple[int, int, int] | None = None  # (line, stamp, latest stamp above it) of the first
+        self.lead: list[tuple[int, int]] | None = [] if lead_cap else None  # (stamp, line)
+        self.lead_cap = lead_cap
+        self.recording = lead_cap > 0
+
+    def _record(self, ts: int, line_no: int) -> None:
+        self.lead.append((ts, line_no))
+        if len(self.lead) >= self.lead_cap:
+            self.recording = False
 
     def see(self, ts: int, line_no: int) -> None:
         last = self.last
         if last is None:
             self.first = self.last = ts
+            if self.recording:
+                self._record(ts, line_no)
             return
         if ts >= last:
             self.last = ts  # the usual case; first cannot move
+            if self.recording:
+                self._record(ts, line_no)
             return
         if ts < self.first:
             self.first = ts
         if ts < last - self.backwards_us:
             if self.backwards is None:
                 self.backwards = [0, line_no, (last - ts) / 1e6]
+                self.first_back = (line_no, ts, last)
             self.backwards[0] += 1
+        elif self.recording:
+            self._record(ts, line_no)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"first": self.first, "last": self.last, "backwards": self.backwards,
+                "first_back": self.first_back, "lead": self.lead, "full": not self.recording and self.lead_cap > 0}
+
+
+def merge_chronologies(parts: list[dict[str, Any]], backwards_us: int) -> tuple[int | None, int | None, list | None, bool]:
+    """The chronologies of a file's ranges, in file order -> (first, last, backwards, exact) of the whole file.
+
+    An entry of one range is behind the latest stamp above it when it is behind its own range's
+    latest or the latest of the ranges before. The second is judged here from the range's lead;
+    past a full lead the count can only be short (``exact`` False).
+    """
+    first = last = None
+    count = 0
+    first_line = secs = None
+    exact = True
+    for part in parts:
+        if part["first"] is None:
+            continue
+        above = last  # the latest stamp of the ranges before
+        extra = 0
+        extra_first = None
+        if above is not None:
+            m = above
+            for ts, line in part["lead"] or ():
+                if ts < m - backwards_us:
+                    extra += 1
+                    if extra_first is None:
+                        extra_first = (line, (m - ts) / 1e6)
+                elif ts > m:
+                    m = ts
+            if part["full"] and m == above:
+                exact = False
+        own = part["backwards"]
+        if own is not None:
+            line, ts, own_last = part["first_back"]
+            cand = (line, (max(own_last, above if above is not None else own_last) - ts) / 1e6)
+            if extra_first is None or cand[0] < extra_first[0]:
+                extra_first = cand
+        if extra_first is not None and first_line is None:
+            first_line, secs = extra_first
+        count += extra + (own[0] if own is not None else 0)
+        first = part["first"] if first is None else min(first, part["first"])
+        last = part["last"] if last is None else max(last, part["last"])
+    return first, last, ([count, first_line, secs] if count else None), exact

@@ -25,6 +25,9 @@ class ReadProblems:
     first_non_utf8_line: int | None = None
     unterminated_line: int | None = None  # the last line, when the data ends inside it
     long_lines: list[tuple[int, int]] = field(default_factory=list)  # (line number, full length) of cut lines
+    # The numbers of the non-UTF-8 lines, when a reader of part of a file must tell its own from
+    # the lines it decoded around them (None: only the count and the first are kept).
+    bad_lines: list[int] | None = None
 
 
 def decompressed_chunks(data: bytes, problems: ReadProblems, limit: int | None = None) -> Iterator[bytes]:
@@ -154,6 +157,8 @@ def decode_line(raw: bytes, line_no: int, problems: ReadProblems) -> str:
         problems.non_utf8_lines += 1
         if problems.first_non_utf8_line is None:
             problems.first_non_utf8_line = line_no
+        if problems.bad_lines is not None:
+            problems.bad_lines.append(line_no)
         return raw.decode("latin-1")
 
 

@@ -10,6 +10,8 @@
 """
 from __future__ import annotations
 
+from typing import Iterable, Iterator
+
 from parsers.schema import Event
 
 # Event types whose subject is always the broker that wrote the line.
@@ -34,30 +36,48 @@ def _about_writer(ev: Event) -> bool:
 
 def finish(events: list[Event]) -> None:
     """Complete a file's events in place (events are in file order)."""
+    for _ in finish_stream(events):
+        pass
+
+
+def finish_stream(events: Iterable[Event]) -> Iterator[Event]:
+    """``finish`` for a file whose events do not fit in memory: each event is completed in place
+    and given back once no later event can change it (an election waits for its epoch line)."""
     pending_election: dict[int, Event] = {}
     for ev in events:
         t = ev.event_type
         if t == "client_error":
             ev.broker_id = None
             ev.source_kind = "client_log"
+            yield ev
             continue
         if ev.subject_broker is None and ev.broker_id is not None and _about_writer(ev):
             ev.subject_broker = ev.broker_id
         if t == "controller_elected":
             if ev.controller_epoch is None and ev.controller_id is not None:
+                replaced = pending_election.pop(ev.controller_id, None)
+                if replaced is not None:
+                    yield replaced
                 pending_election[ev.controller_id] = ev
-            else:
-                pending_election.pop(ev.controller_id, None)
+                continue
+            done = pending_election.pop(ev.controller_id, None)
+            if done is not None:
+                yield done
         elif t == "controller_resigned":
-            pending_election.pop(ev.controller_id, None)
+            done = pending_election.pop(ev.controller_id, None)
+            if done is not None:
+                yield done
         elif t == "controller_startup_state" and ev.detail and ev.detail.get("kind") == "epoch":
             elected = pending_election.pop(ev.controller_id, None)
             if elected is not None:
                 elected.controller_epoch = ev.controller_epoch
                 elected.detail = {**(elected.detail or {}), "epoch_from_line": ev.source_pos}
+                yield elected
             else:
                 # 0.8-0.10 controller.log has no "elected" line of its own: the epoch line is the election.
                 ev.event_type = "controller_elected"
                 ev.subject_broker = ev.controller_id
                 ev.detail = {k: v for k, v in ev.detail.items() if k != "kind"}
                 ev.detail["via"] = "epoch_line"
+        yield ev
+    yield from pending_election.values()

@@ -1,0 +1,186 @@
+"""Broker logs too big to hand to a task whole: planned on the driver, read by parts on the executors.
+
+Spark's ``binaryFile`` gives a task the whole file as one value (the JVM holds it, then
+Python): a 426 MB ``kafkaServer.out`` is a heap error. A plain file over ``range_bytes`` is
+cut into byte ranges, as Spark's own text source splits files, each read by one task from
+the file itself; a big gzip file is read as a stream by one task. Tasks read local paths
+(what ``sources.collect_inputs`` gives for local files and extracted archives); remote URIs
+stay with ``binaryFile``.
+
+Per file the driver then merges the parts' accounting (``merge_parts``), and one more pass
+attributes the file's events to its broker and finishes them in file order, as the
+whole-file parser does (``finish_file_events``).
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import os
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+import pyarrow as pa
+
+from forensics.sources import FileRef
+from parsers.broker_logs.broker_log_ranges import OWN_ALL, finish_file_events, merge_parts, read_part
+from parsers.common.accounting import KEEP_SAMPLES, FileSummary
+from parsers.common.context import SourceContext
+from parsers.common.textio import GZIP_MAGIC, ReadProblems
+from parsers.common.textranges import gunzip_stream, plan_ranges
+from parsers.dispatch import sniff_kind
+from parsers.schema import FIELD_NAMES, Event
+
+# A plain file larger than this is read by ranges of about this size; a gzip file larger than
+# GZIP_STREAM_BYTES (compressed) is read as a stream. Smaller files keep the whole-text fast path.
+RANGE_BYTES = int(os.environ.get("KAFKA_FORENSICS_RANGE_BYTES", str(64 << 20)))
+GZIP_STREAM_BYTES = int(os.environ.get("KAFKA_FORENSICS_GZIP_STREAM_BYTES", str(8 << 20)))
+RANGE_DDL = ("read_path string, display string, broker_hint int, cluster_hint string, size long, "
+             "start long, first_no long, owned long, gz boolean, part int")
+
+
+@dataclass
+class BigPlan:
+    rows: list[tuple]  # one per task, as RANGE_DDL
+    refs: dict[str, FileRef]  # display -> file read by parts
+
+
+def _local(ref: FileRef) -> bool:
+    return "://" not in ref.read_path or ref.read_path.startswith("file://")
+
+
+def _head(path: str, gz: bool, n: int = 65536) -> bytes:
+    with open(path, "rb") as fh:
+        if not gz:
+            return fh.read(n)
+        out = bytearray()
+        for chunk in gunzip_stream(fh, os.path.getsize(path), ReadProblems()):
+            out += chunk
+            if len(out) >= n:
+                break
+        return bytes(out[:n])
+
+
+def plan_big_files(refs: list[FileRef], range_bytes: int | None = None,
+                   gzip_bytes: int | None = None) -> tuple[list[FileRef], BigPlan]:
+    """Split ``refs`` into the files read whole (returned) and the big broker logs read by parts."""
+    range_bytes = RANGE_BYTES if range_bytes is None else range_bytes
+    gzip_bytes = GZIP_STREAM_BYTES if gzip_bytes is None else gzip_bytes
+    whole: list[FileRef] = []
+    plan = BigPlan([], {})
+    for ref in refs:
+        path = ref.read_path[len("file://"):] if ref.read_path.startswith("file://") else ref.read_path
+        gz = False
+        big = False
+        if _local(ref) and ref.size > min(range_bytes, gzip_bytes):
+            try:
+                with open(path, "rb") as fh:
+                    gz = fh.read(2) == GZIP_MAGIC
+                big = ref.size > (gzip_bytes if gz else range_bytes) and \
+                    sniff_kind(ref.display, _head(path, gz)) == "broker_log"
+            except OSError:
+                big = False
+        if not big:
+            whole.append(ref)
+            continue
+        plan.refs[ref.display] = ref
+        if gz:
+            ranges = [(0, ref.size, 1, OWN_ALL)]
+        else:
+            with open(path, "rb") as fh:
+                ranges = plan_ranges(fh, ref.size, range_bytes)
+        for part, (start, _end, first_no, owned) in enumerate(ranges):
+            plan.rows.append((path, ref.display, ref.broker_hint, ref.cluster_hint, ref.size, start, first_no,
+                              owned, gz, part))
+        if not ranges:  # nothing but an empty payload: one part still accounts for the file
+            plan.rows.append((path, ref.display, ref.broker_hint, ref.cluster_hint, ref.size, 0, 1, OWN_ALL, gz, 0))
+    return whole, plan
+
+
+def make_part_fn(tz: str, default_cluster: str | None, out_schema: pa.Schema, batch_rows: int):
+    """What Spark runs per range: (range rows) -> events, quarantined lines and one ``part`` row."""
+
+    def to_batch(rows: list[dict[str, Any]]) -> pa.RecordBatch:
+        return pa.RecordBatch.from_arrays([pa.array([r.get(f.name) for r in rows], type=f.type) for f in out_schema],
+                                          schema=out_schema)
+
+    def parse(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            for r in batch.to_pylist():
+                cluster = r["cluster_hint"] or default_cluster
+                ctx = SourceContext(r["display"], cluster, r["broker_hint"], tz)
+                for kind, got in read_part(r["read_path"], r["size"], ctx, r["start"], r["first_no"], r["owned"],
+                                           r["gz"]):
+                    if kind == "events":
+                        for i in range(0, len(got), batch_rows):
+                            rows = [ev.as_row() for ev in got[i:i + batch_rows]]
+                            for row in rows:
+                                row["row_kind"] = "event"
+                            yield to_batch(rows)
+                        continue
+                    rows = [{
+                        "cluster": cluster, "source_kind": "broker_log", "source_file": q.source_file,
+                        "source_pos": q.source_pos, "source_sub": r["part"] * KEEP_SAMPLES + seq,
+                        "event_type": q.category, "detail": json.dumps({"reason": q.reason}, sort_keys=True),
+                        "raw": q.raw, "row_kind": "quarantine",
+                    } for seq, q in enumerate(got["samples"])]
+                    rows.append({"cluster": cluster, "source_file": r["display"], "source_pos": r["part"],
+                                 "source_sub": 0, "row_kind": "part",
+                                 "detail": json.dumps({"summary": got["summary"], "state": got["state"]})})
+                    yield to_batch(rows)
+
+    return parse
+
+
+def merge_file_parts(plan: BigPlan, part_rows: list[tuple[str, int, str]], cluster: str | None) -> list[FileSummary]:
+    """(display, part index, part JSON) rows -> one summary per file read by parts."""
+    by_file: dict[str, list[tuple[int, dict]]] = {}
+    for display, part, detail in part_rows:
+        by_file.setdefault(display, []).append((part, json.loads(detail)))
+    out = []
+    for display, ref in sorted(plan.refs.items()):
+        parts = [p for _, p in sorted(by_file.get(display, []), key=lambda x: x[0])]
+        out.append(merge_parts(display, ref.broker_hint, ref.cluster_hint or cluster, ref.size, parts))
+    return out
+
+
+def make_finish_fn(brokers_bc, out_schema: pa.Schema, batch_rows: int):
+    """Events of the files read by parts, sorted by (file, line, sub) within a partition -> attributed
+    and finished events (``finish_file_events``), a batch at a time."""
+
+    def rows_of(batches: Iterator[pa.RecordBatch]) -> Iterator[dict[str, Any]]:
+        for batch in batches:
+            cols = {}
+            for name in out_schema.names:
+                col = batch.column(batch.schema.get_field_index(name))
+                cols[name] = (col.cast(pa.int64()) if name == "ts" else col).to_pylist()
+            for i in range(batch.num_rows):
+                yield {name: cols[name][i] for name in out_schema.names}
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        brokers = brokers_bc.value
+        raws: dict[tuple[int, int], str | None] = {}
+
+        def events(rows) -> Iterator[Event]:
+            for row in rows:
+                kw = {n: row[n] for n in FIELD_NAMES if n not in ("detail", "raw")}
+                kw["detail"] = json.loads(row["detail"]) if row["detail"] else None
+                raws[(row["source_pos"], row["source_sub"])] = row["raw"]  # already cut to RAW_LIMIT
+                yield Event(**kw)
+
+        out: list[dict[str, Any]] = []
+        for display, rows in itertools.groupby(rows_of(batches), key=lambda r: r["source_file"]):
+            raws.clear()
+            for ev in finish_file_events(events(rows), brokers.get(display)):
+                row = ev.as_row()
+                row["raw"] = raws.pop((ev.source_pos, ev.source_sub), None)
+                row["row_kind"] = "event"
+                out.append(row)
+                if len(out) >= batch_rows:
+                    yield pa.RecordBatch.from_arrays(
+                        [pa.array([r.get(f.name) for r in out], type=f.type) for f in out_schema], schema=out_schema)
+                    out = []
+        if out:
+            yield pa.RecordBatch.from_arrays(
+                [pa.array([r.get(f.name) for r in out], type=f.type) for f in out_schema], schema=out_schema)
+
+    return run

@@ -1,0 +1,175 @@
+"""KRaft mode: the quorum controller's decisions (``ReplicationControlManager``, ``PartitionChangeBuilder``,
+``BrokerHeartbeatManager``, ``QuorumController``).
+
+What changed: 3.2 marks an unclean leader RECOVERING (KIP-704); 3.7 adds Eligible Leader Replicas
+(KIP-966, behind the ``eligible.leader.replicas.version`` feature): the ISR may then shrink to empty,
+the members that leave it below min.insync.replicas become ELR, and with an empty ISR a live ELR
+member is a valid leader, found in *replica* order like an ISR member (``isValidNewLeader``).
+"""
+from __future__ import annotations
+
+from typing import AbstractSet, Sequence
+
+from replay_engine import kraft_rules as K
+from replay_engine.kraft_rules import KraftElection
+from replay_engine.rules.rule import Rule
+
+PCB = "metadata/src/main/java/org/apache/kafka/controller/PartitionChangeBuilder.java"
+RCM = "metadata/src/main/java/org/apache/kafka/controller/ReplicationControlManager.java"
+QC = "metadata/src/main/java/org/apache/kafka/controller/QuorumController.java"
+BHM = "metadata/src/main/java/org/apache/kafka/controller/BrokerHeartbeatManager.java"
+
+
+def elect_no_elr(replicas: Sequence[int], target_isr: Sequence[int], current_leader: int | None,
+                 acceptable: AbstractSet[int], unclean: bool, elr: Sequence[int] = (),
+                 elr_enabled: bool = False, last_known_elr: Sequence[int] = ()) -> KraftElection:
+    """3.0-3.6: no ELR exists whatever the caller passes."""
+    return K.elect(replicas, target_isr, current_leader, acceptable, unclean, (), False)
+
+
+def elect_with_elr(replicas: Sequence[int], target_isr: Sequence[int], current_leader: int | None,
+                   acceptable: AbstractSet[int], unclean: bool, elr: Sequence[int] = (),
+                   elr_enabled: bool = False, last_known_elr: Sequence[int] = ()) -> KraftElection:
+    """3.7+: ``isValidNewLeader(r) = (targetIsr.contains(r) || (targetIsr.isEmpty() && targetElr.contains(r)))
+    && isAcceptableLeader(r)``, tried on the current leader, then on the replicas in order; an ELR winner becomes
+    the sole ISR member. Then ``canElectLastKnownLeader``: ISR and ELR empty and ``lastKnownElr`` a single broker
+    (the last leader, kept there by ``maybeUpdateLastKnownLeader``) -> it is elected as an unclean leader. Its
+    liveness is only logged, not required (the ``isAcceptableLeader`` test there guards a trace line). Without the
+    feature, as 3.0-3.6."""
+    if not elr_enabled:
+        return elect_no_elr(replicas, target_isr, current_leader, acceptable, unclean)
+    isr = tuple(target_isr)
+    elr_set = set(elr)
+
+    def valid(r: int) -> bool:
+        return (r in isr or (not isr and r in elr_set)) and r in acceptable
+
+    def won(r: int, how: str) -> KraftElection:
+        if r not in isr and r in elr_set:
+            return KraftElection(r, (r,), "elr")
+        return KraftElection(r, isr, how)
+
+    if current_leader is not None and current_leader >= 0 and valid(current_leader):
+        return won(current_leader, "kept")
+    for r in replicas:
+        if valid(r):
+            return won(r, "isr")
+    if not isr and not elr_set and len(last_known_elr) == 1:
+        return KraftElection(last_known_elr[0], (last_known_elr[0],), "unclean")
+    if unclean:
+        for r in replicas:
+            if r in acceptable:
+                return KraftElection(r, (r,), "unclean")
+    return KraftElection(-1, isr, "none")
+
+
+def isr_shrink_no_elr(isr: Sequence[int], gone: AbstractSet[int], elr_enabled: bool = False) -> tuple[int, ...]:
+    return K.isr_without(isr, gone, False)
+
+
+def isr_shrink_elr(isr: Sequence[int], gone: AbstractSet[int], elr_enabled: bool = False) -> tuple[int, ...]:
+    return K.isr_without(isr, gone, elr_enabled)
+
+
+def epoch_bump_on_shrink(old_leader, old_isr, new_leader, new_isr) -> bool | None:
+    """3.0-3.5: ``!Replicas.contains(targetIsr, partition.isr)`` -> ``record.setLeader(partition.leader)``: an ISR
+    shrink bumps the leader epoch. None: no record (nothing changes); False: an ISR-only change, no new epoch."""
+    return K.change_bumps_epoch(old_leader, old_isr, new_leader, new_isr, (3, 5, 0))
+
+
+def epoch_bump_leader_only(old_leader, old_isr, new_leader, new_isr) -> bool | None:
+    """3.6+: ``bumpLeaderEpochOnIsrShrink = metadataVersion.isLeaderEpochBumpRequiredOnIsrShrink() ||
+    zkMigrationEnabled`` (true only below 3.6-IV0): only a new leader (or a reassignment) bumps the epoch."""
+    return K.change_bumps_epoch(old_leader, old_isr, new_leader, new_isr, (3, 6, 0))
+
+
+def recovery_none() -> str:
+    return "RECOVERED"
+
+
+def recovery_recovering() -> str:
+    return "RECOVERING"
+
+
+def fenced_after(last_contact_us: int, now_us: int, session_timeout_ms: int = 9000) -> bool:
+    """``broker.lastContactNs + sessionTimeoutNs >= time.nanoseconds()`` is a valid session; past it, fenced."""
+    return last_contact_us + session_timeout_ms * 1000 < now_us
+
+
+def controlled_shutdown_partitions() -> str:
+    """``generateLeaderAndIsrUpdates("enterControlledShutdown", brokerId, NO_LEADER, ...,
+    partitionsWithBrokerInIsr(brokerId))``: the broker leaves every ISR it is in; those it led get a new leader."""
+    return "leave_isr_and_leadership"
+
+
+def renounce_keep(offsets: Sequence[int], last_committed_offset: int | None) -> list[int]:
+    """``snapshotRegistry.revertToSnapshot(lastCommittedOffset)``: records the old quorum leader appended after the
+    last committed offset are undone; only those at or below it stand."""
+    if last_committed_offset is None:
+        return list(offsets)
+    return [o for o in offsets if o <= last_committed_offset]
+
+
+ELECTION = "kraft.election"
+PREFERRED = "kraft.election.preferred"
+ISR_SHRINK = "kraft.isr_shrink"
+RECOVERY = "kraft.unclean.recovery_state"
+UNCLEAN_DEFAULT = "kraft.unclean.default"
+FENCING = "kraft.broker.fencing"
+CONTROLLED_SHUTDOWN = "kraft.controlled_shutdown"
+RENOUNCE = "kraft.renounce"
+EPOCH_BUMP = "kraft.leader_epoch_bump"
+
+RULES = [
+    Rule("PartitionChangeBuilder without ELR", ELECTION, (3, 0, 0), (3, 7, 0), elect_no_elr,
+         ("3.4.0", PCB, "PartitionChangeBuilder.electAnyLeader"),
+         "The current leader if it stays in the target ISR and is acceptable (registered, unfenced, not shutting "
+         "down); else the first replica in the target ISR and acceptable; else, unclean allowed, the first "
+         "acceptable replica with ISR = [it]; else no leader (-1)."),
+    Rule("PartitionChangeBuilder with ELR (KIP-966)", ELECTION, (3, 7, 0), None, elect_with_elr,
+         ("3.7.0", PCB, "PartitionChangeBuilder.electAnyLeader"),
+         "As before, with `isValidNewLeader` also accepting an ELR member when the target ISR is empty, in replica "
+         "order; an ELR winner becomes the sole ISR member; with ISR and ELR empty, a single lastKnownElr member "
+         "(the last leader) is elected unclean (`canElectLastKnownLeader`). Needs eligible.leader.replicas.version "
+         ">= 1."),
+    Rule("first replica if in ISR and acceptable", PREFERRED, (3, 0, 0), None, K.elect_preferred,
+         ("3.7.0", PCB, "PartitionChangeBuilder.electPreferredLeader"),
+         "Election.PREFERRED: the first replica if valid, else as an ordinary election, never unclean."),
+    Rule("ISR shrink keeps the last member", ISR_SHRINK, (3, 0, 0), (3, 7, 0), isr_shrink_no_elr,
+         ("3.4.0", PCB, "PartitionChangeBuilder.build"),
+         "The fenced / shutting-down broker is removed from the target ISR; `if (record.isr() == null && "
+         "!targetIsr.isEmpty() && ...)`: an empty target ISR is not written, the last member stays."),
+    Rule("ISR may shrink to empty with ELR", ISR_SHRINK, (3, 7, 0), None, isr_shrink_elr,
+         ("3.7.0", PCB, "PartitionChangeBuilder.maybePopulateTargetElr"),
+         "With ELR enabled the empty ISR is written (`!targetIsr.isEmpty() || eligibleLeaderReplicasEnabled`) and "
+         "members leaving an ISR below min.insync.replicas become ELR."),
+    Rule("ISR shrink bumps the leader epoch", EPOCH_BUMP, (3, 0, 0), (3, 6, 0), epoch_bump_on_shrink,
+         ("3.5.0", PCB, "PartitionChangeBuilder.triggerLeaderEpochBumpIfNeeded"),
+         "A new leader, a shrunk ISR (`!Replicas.contains(targetIsr, partition.isr)`) or a shrunk replica set "
+         "sets the leader field, so the leader epoch goes up; a change that changes nothing writes no record."),
+    Rule("only a leader change bumps the epoch (KAFKA-15021)", EPOCH_BUMP, (3, 6, 0), None, epoch_bump_leader_only,
+         ("3.6.0", PCB, "PartitionChangeBuilder.triggerLeaderEpochBumpIfNeeded"),
+         "From metadata version 3.6-IV0 (`isLeaderEpochBumpRequiredOnIsrShrink`) an ISR shrink raises only the "
+         "partition epoch; the Kafka release stands in for the metadata version when the evidence does not state it."),
+    Rule("unclean leader: no recovery state", RECOVERY, (3, 0, 0), (3, 2, 0), recovery_none,
+         ("3.0.0", PCB, "PartitionChangeBuilder.BestLeader"), "ISR = [the unclean leader]; no LeaderRecoveryState."),
+    Rule("unclean leader RECOVERING (KIP-704)", RECOVERY, (3, 2, 0), None, recovery_recovering,
+         ("3.2.0", PCB, "PartitionChangeBuilder.tryElection"),
+         "`record.setLeaderRecoveryState(LeaderRecoveryState.RECOVERING.value())` with ISR = [leader], until the "
+         "leader reports RECOVERED."),
+    Rule("unclean.leader.election.enable false", UNCLEAN_DEFAULT, (3, 0, 0), None, lambda: "false",
+         ("3.0.0", "core/src/main/scala/kafka/server/KafkaConfig.scala", "Defaults.UncleanLeaderElectionEnable"),
+         "Every KRaft release defaults to false."),
+    Rule("fenced after broker.session.timeout.ms without heartbeat", FENCING, (3, 0, 0), None, fenced_after,
+         ("3.0.0", BHM, "BrokerHeartbeatManager.hasValidSession"),
+         "`broker.lastContactNs + sessionTimeoutNs >= time.nanoseconds()` (broker.session.timeout.ms, default "
+         "9000); a stale broker is fenced and its partitions handled as by handleBrokerFenced."),
+    Rule("enterControlledShutdown: leave ISRs and leadership", CONTROLLED_SHUTDOWN, (3, 0, 0), None,
+         controlled_shutdown_partitions, ("3.0.0", RCM, "ReplicationControlManager.generateLeaderAndIsrUpdates"),
+         "`partitionsWithBrokerInIsr(brokerId)` get a PartitionChangeRecord without the broker, which is no longer "
+         "an acceptable leader."),
+    Rule("renounce reverts uncommitted records", RENOUNCE, (3, 0, 0), None, renounce_keep,
+         ("3.0.0", QC, "QuorumController.renounce"),
+         "`snapshotRegistry.revertToSnapshot(lastCommittedOffset)`: what the old quorum leader appended but did "
+         "not commit is rolled back."),
+]
