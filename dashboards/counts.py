@@ -11,6 +11,7 @@ from dashboards.timefmt import axis_time, duration, show_time
 
 MAX_POINTS = 4000
 UNDER_REPLICATED = "#ff7f0e"
+ACKS_ALL_REFUSED = "#9467bd"
 
 
 def count_series(view: ClusterView, max_points: int = MAX_POINTS) -> tuple[Steps, Steps]:
@@ -43,6 +44,14 @@ def counts_traces(view: ClusterView, tz: str, label: str = "", max_points: int =
     if dash:  # the second replay of a what-if page: same colours, dashed
         for t in traces:
             t["line"]["dash"] = dash
+    if view.write_outages:
+        # the replay's under-min-ISR intervals (replay_engine/write_outages.py), drawn beside the leaderless count
+        lo = view.window[0]
+        refused = step_counts([(a, b) for _, _, a, b in view.write_outages], lo, hi, max_points)
+        line = _line(f"{prefix}acks=all refused (ISR below min.insync.replicas)", refused, hi, tz, ACKS_ALL_REFUSED)
+        if dash:
+            line["line"]["dash"] = dash
+        traces.insert(1, line)
     if view.unclean:
         traces.append({"type": "scatter", "mode": "markers", "name": f"{prefix}unclean election",
                        "x": [axis_time(ts, tz) for ts, _, _, _ in view.unclean], "y": [0] * len(view.unclean),
@@ -81,10 +90,12 @@ def count_axes(layout: dict[str, Any], peaks: tuple[int, int] = (1, 1)) -> None:
 def counts_figure(view: ClusterView, tz: str, title: str, max_points: int = MAX_POINTS) -> dict[str, Any]:
     series = count_series(view, max_points)
     layout = base_layout(title, view.window, tz, 260)
-    count_axes(layout, (max(series[0].values), max(series[1].values)))
+    data = counts_traces(view, tz, max_points=max_points, series=series)
+    left = max((max(t["y"]) for t in data if t.get("yaxis") != "y2" and t.get("mode") == "lines"), default=1)
+    count_axes(layout, (left, max(series[1].values)))
     note = binning_note(series, max_points)
     if note:
         layout["annotations"] = [{"text": safe.label(note), "xref": "paper", "yref": "paper", "x": 0, "y": 1,
                                   "xanchor": "left", "yanchor": "bottom", "showarrow": False,
                                   "font": {"size": 10, "color": "#666"}}]
-    return {"data": counts_traces(view, tz, max_points=max_points, series=series), "layout": layout}
+    return {"data": data, "layout": layout}

@@ -95,6 +95,8 @@ class ClusterView:
     rf: dict[tuple[str, int], int]  # replica count where known (see replica_counts)
     unclean: list[tuple[int, str, int, int | None]]  # (ts, topic, partition, new leader)
     notes: list[str]
+    # a leader but ISR < min.insync.replicas (acks=all refused): (topic, partition, start, end) from replay.json
+    write_outages: list[tuple[str, int, int, int | None]] = field(default_factory=list)
 
     @property
     def partitions(self) -> list[tuple[str, int]]:
@@ -300,8 +302,14 @@ def cluster_view(doc: dict[str, Any], rows: Iterable[dict[str, Any]],
         if ts is not None and u.get("topic") is not None:
             after = u.get("after") or {}
             unclean.append((ts, str(u["topic"]), int(u.get("partition") or 0), after.get("leader")))
+    writes = []
+    for o in doc.get("under_min_isr") or []:
+        start = parse_iso(o.get("start"))
+        if start is not None and o.get("topic") is not None:
+            writes.append((str(o["topic"]), int(o.get("partition") or 0), start, parse_iso(o.get("end"))))
     return ClusterView(doc.get("cluster"), window, spans, episodes, brokers, expiries, tenures, gaps,
-                       replica_counts(doc, spans), sorted(unclean), [str(n) for n in doc.get("notes") or []])
+                       replica_counts(doc, spans), sorted(unclean), [str(n) for n in doc.get("notes") or []],
+                       sorted(writes, key=lambda w: (w[0], w[1], w[2])))
 
 
 def replay_docs(replay: dict[str, Any]) -> list[dict[str, Any]]:

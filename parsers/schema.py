@@ -221,6 +221,7 @@ EVENT_TYPES: dict[str, str] = {
     "broker_config": "broker configuration logged at start-up (KafkaConfig values)",
     "kafka_version": "Kafka version logged at start-up (AppInfoParser)",
     "log_dir_failure": "a log directory went offline",
+    "broker_fatal_error": "the broker could not start or register, or stopped itself (detail.cause: why, detail.proof_offset: the proving line)",
     # --- KRaft (logs and metadata records) ---
     "kraft_leader_change": "metadata quorum leader (active controller) changed",
     "broker_fenced": "KRaft: broker fenced",

@@ -18,8 +18,10 @@ from replay_engine.from_events import FactStream
 from replay_engine.image import ClusterHistory, ClusterImage, history_of, image_of
 from replay_engine.judge import DIVERGED, Comparison, tally, unknown_reasons
 from replay_engine.partition import Decision
+from replay_engine.restarts import annotate as annotate_restarts, failed_starts, generated_ids
 from replay_engine.skew import SkewEstimate, estimate_skew
 from replay_engine.timeline import Episode, Interval, leaderless_episodes
+from replay_engine.write_outages import UnderMinIsr, compute as compute_write_outages
 
 
 @dataclass
@@ -62,6 +64,8 @@ class ReplayResult:
     unavailable: list[Episode] = field(default_factory=list)
     journal: tuple | None = None  # shard mode: the cluster-wide states the replay went through
     broker_versions: dict[int, str] = field(default_factory=dict)  # each broker's own logged 'Kafka version:'
+    restarts: dict[str, Any] = field(default_factory=dict)  # failed starts and generated broker ids
+    under_min_isr: list[UnderMinIsr] = field(default_factory=list)  # write outages with a live leader
 
     # ---------------------------------------------------------------- agreement
 
@@ -123,10 +127,13 @@ class ReplayResult:
             "decisions": len(self.decisions),
             "agreement": self.agreement(),
             "leaderless": [lp.to_json() for lp in self.leaderless],
+            "under_min_isr": [o.to_json() for o in self.under_min_isr],
             "controllers": controllers,
             "brokers": brokers,
             "unclean_elections": unclean,
             "clock_skew": [s.to_json() for s in self.skew if s.significant],
+            "failed_starts": self.restarts.get("failed_starts", []),
+            "generated_broker_ids": self.restarts.get("generated_ids", []),
             "findings": list(img.findings) + [{"kind": "clock_skew", "text": s.text()}
                                               for s in self.skew if s.significant],
             "notes": self.notes,
@@ -165,6 +172,10 @@ def assemble(replay, stream: FactStream, *, cluster: str | None, mode: str,
     history = history_of(replay, image, intervals)
     world = world_of(image, history, stream.trace_end, recorded)
     leaderless = [Leaderless(ep, explain(ep, world)) for ep in leaderless_episodes(intervals)]
+    restarts, under = {}, []
+    if events is not None:  # the evidence's own failed starts and write outages (not a counterfactual side's)
+        restarts = _restarts(events, leaderless, history.ar_history)
+        under = compute_write_outages(intervals, world, image.config, events)
     return ReplayResult(
         cluster, mode, stream, intervals, leaderless, replay.decisions, replay.comparisons,
         image, history, list(notes or []),
@@ -172,4 +183,11 @@ def assemble(replay, stream: FactStream, *, cluster: str | None, mode: str,
         [estimate_loss(d, events) for d in image.unclean_elections] if events is not None else [],
         leaderless_episodes(intervals, unavailable=True) if unavailable else [],
         tuple(replay.journal) if getattr(replay, "journal", None) is not None else None,
-        dict(broker_versions or {}))
+        dict(broker_versions or {}), restarts, under)
+
+
+def _restarts(events: list[Event], leaderless: list[Leaderless], ar_history) -> dict[str, Any]:
+    """Failed start-ups, told in the outages they prolonged; brokers that came back under a generated id."""
+    fails = failed_starts(events)
+    annotate_restarts(leaderless, fails)
+    return {"failed_starts": [f.to_json() for f in fails], "generated_ids": generated_ids(events, ar_history)}

@@ -139,12 +139,17 @@ def rack_failures(parts: Sequence[PartitionState], live: frozenset[int], racks: 
 def impact_json(label: str, members: list[int], imp: Impact) -> dict[str, Any]:
     return {"failure": label, "brokers": members, "leaderless_partitions": imp.leaderless,
             "unclean_elections": imp.unclean, "under_min_isr_partitions": imp.under_min_isr,
+            # both kinds of write outage: no leader at all, or a leader refusing acks=all (disjoint counts)
+            "write_unavailable_partitions": imp.leaderless + imp.under_min_isr,
             "leaders_moved": imp.leaders_moved,
             "by_topic": {t: d for t, d in sorted(imp.topics.items())}}
 
 
 def rank(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return sorted(items, key=lambda d: (-d["leaderless_partitions"], -d["unclean_elections"],
+    """Worst first: the most partitions that could not take acks=all writes (leaderless or under min ISR), then
+    the leaderless ones among them (no write at all), unclean elections, leaders moved."""
+    return sorted(items, key=lambda d: (-d["leaderless_partitions"] - d["under_min_isr_partitions"],
+                                        -d["leaderless_partitions"], -d["unclean_elections"],
                                         -d["under_min_isr_partitions"], -d["leaders_moved"], d["failure"]))
 
 

@@ -129,6 +129,7 @@ class ShardOutput:
     trace_start: int | None
     trace_end: int | None
     topics: dict[str, dict[str, float]] = dataclasses.field(default_factory=dict)
+    write_outages: list[dict[str, Any]] = dataclasses.field(default_factory=list)  # under min ISR, as JSON
 
     @classmethod
     def of(cls, res, bucket: int, journal: str, with_intervals: bool = True) -> "ShardOutput":
@@ -137,7 +138,8 @@ class ShardOutput:
                    list(res.leaderless), res.agreement(), list(img.findings), list(res.data_loss),
                    list(img.tenures), dict(img.periods), img.kafka_version,
                    res.stream.trace_start, res.stream.trace_end,
-                   topic_stats(res.intervals, res.history.ar_history, res.stream.trace_end))
+                   topic_stats(res.intervals, res.history.ar_history, res.stream.trace_end),
+                   [o.to_json() for o in res.under_min_isr])
 
 
 def topic_stats(intervals, ar_history: dict, trace_end: int | None) -> dict[str, dict[str, Any]]:
@@ -215,6 +217,7 @@ class MergedReplay:
     trace_end: int | None
     shards: int
     topics: dict[str, dict[str, float]] = dataclasses.field(default_factory=dict)
+    write_outages: list[dict[str, Any]] = dataclasses.field(default_factory=list)
 
 
 def merge(outputs: list[ShardOutput]) -> MergedReplay:
@@ -251,7 +254,9 @@ def merge(outputs: list[ShardOutput]) -> MergedReplay:
     return MergedReplay(first.cluster, first.mode, intervals, leaderless, agreement,
                         merge_findings([o.findings for o in outputs]), data_loss, first.tenures, first.periods,
                         first.kafka_version, first.trace_start, first.trace_end, len(outputs),
-                        dict(sorted(topics.items())))
+                        dict(sorted(topics.items())),
+                        sorted((w for o in outputs for w in o.write_outages),  # shards own disjoint partitions
+                               key=lambda w: (w["topic"], w["partition"], w["start"] or "")))
 
 
 def replay_sharded(events: list[Event], cluster: str | None, buckets: int) -> MergedReplay:

@@ -27,6 +27,7 @@ from replay_engine.crash import CRASH_CAUSES, LastLines, kill_time, session_time
 from replay_engine.dataloss import estimate as estimate_loss
 from replay_engine.from_events import build_facts
 from replay_engine.modes import CounterfactualMode
+from replay_engine.write_outages import partition_seconds, resolver, under_min_isr
 
 SETTABLE = {UNCLEAN, MIN_ISR, "auto.leader.rebalance.enable", REPLICA_LAG, ZK_SESSION_TIMEOUT, BROKER_SESSION_TIMEOUT,
             CONTROLLED_SHUTDOWN, "leader.imbalance.per.broker.percentage", "leader.imbalance.check.interval.seconds"}
@@ -379,13 +380,8 @@ def metrics(res: ReplayResult, events: list[Event], horizon: int | None = None) 
         unavail += _span(ep.start, ep.end, end)
     img = res.image
     cfg = img.config
-    under = 0
-    for iv in res.intervals:
-        if iv.view.leaderless or iv.view.isr is None:
-            continue
-        need = int(cfg.resolve(MIN_ISR, iv.topic).value or 1)
-        if len(iv.view.isr) < need:
-            under += _span(iv.start, iv.end, end)
+    # the same computation as the report's under-min-ISR section (replay_engine/write_outages.py)
+    under = partition_seconds(under_min_isr(res.intervals, resolver(None, cfg)), end)
     unclean = [estimate_loss(d, events) for d in img.unclean_elections]
     loss = [u for u in unclean if u["possible_data_loss"]]
     leaders: dict[int, int] = {}
@@ -409,7 +405,9 @@ def metrics(res: ReplayResult, events: list[Event], horizon: int | None = None) 
         "unclean_elections": len(unclean),
         "possible_data_loss": len(loss),
         "messages_lost_at_least": sum(u["lost_messages"] or 0 for u in loss),
-        "under_min_isr_partition_seconds": round(under / 1e6, 3),
+        "under_min_isr_partition_seconds": round(under, 3),
+        # no acks=all write possible: no leader, or a leader with too small an ISR (disjoint: see write_outages)
+        "write_unavailable_partition_seconds": round(secs / 1e6 + under, 3),
         "client_messages_exposed": exposed,
         "leaders_per_broker_at_end": {str(b): n for b, n in sorted(leaders.items())},
         "leadership_skew_at_end": (max(leaders.values()) - min(leaders.values())) if leaders else 0,
@@ -487,7 +485,8 @@ class WhatIf:
         delta = {k: round(vm[k] - bm[k], 3) for k in ("leaderless_partition_seconds", "leaderless_partitions",
                                                       "unavailable_partition_seconds",
                                                       "unclean_elections", "possible_data_loss",
-                                                      "under_min_isr_partition_seconds", "client_messages_exposed")}
+                                                      "under_min_isr_partition_seconds",
+                                                      "write_unavailable_partition_seconds", "client_messages_exposed")}
         return {
             "cluster": self.baseline.cluster,
             "changes": [c.to_json() for c in self.changes],

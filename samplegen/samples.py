@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from samplegen.writers.clients import Outage, java_producer_log, sarama_producer_log
+from samplegen.writers.clients import (Outage, ShortIsr, java_acks_all_log, java_producer_log, sarama_acks_all_log,
+                                       sarama_producer_log)
 from samplegen.writers.log4j import HourlyFile
 from samplegen.scenarios import Played, Scenario, play
 
@@ -49,6 +50,29 @@ def outages(pl: Played, topic: str, partitions: tuple[int, ...]) -> list[Outage]
     return res
 
 
+def short_isr(pl: Played, topic: str, partitions: tuple[int, ...]) -> list[ShortIsr]:
+    """For each partition, when the controller wrote an ISR below the topic's min.insync.replicas (with a
+    leader) and when it was large enough again."""
+    cl = pl.cluster
+    created = next(f for f in cl.facts if f["kind"] == "topic_created" and f["topic"] == topic)
+    need = int((created.get("config") or {}).get("min.insync.replicas", "1"))
+    res = []
+    for part in partitions:
+        since = None
+        for f in cl.facts:
+            if f["kind"] != "partition_state_written" or f["topic"] != topic or f["partition"] != part:
+                continue
+            short = f["leader"] >= 0 and len(f["isr"]) < need
+            if short and since is None:
+                since = f["ms"]
+            elif not short and since is not None:
+                res.append(ShortIsr(topic, part, since, f["ms"]))
+                since = None
+        if since is not None:
+            res.append(ShortIsr(topic, part, since, pl.end_ms))
+    return res
+
+
 def write_sample(sc: Scenario, out: Path) -> Played:
     out = Path(out)
     pl = play(sc)
@@ -61,6 +85,14 @@ def write_sample(sc: Scenario, out: Path) -> Played:
         (out / rel).write_text(text)
     start = sc.ms(sc.steps[0].at)
     for i, app in enumerate(sc.clients):
+        if app.kind.endswith("_acks_all"):
+            ws = short_isr(pl, app.topic, app.partitions)
+            writer = java_acks_all_log if app.kind.startswith("java") else sarama_acks_all_log
+            text = writer(ws, max(start, min((w.start_ms for w in ws), default=start) - 30 * 60_000), pl.end_ms,
+                          seed=sc.cluster.seed * 100 + i)
+            (out / app.file).parent.mkdir(parents=True, exist_ok=True)
+            (out / app.file).write_text(text)
+            continue
         os_ = outages(pl, app.topic, app.partitions)
         log_start = min(o.dead_ms for o in os_) - 30 * 60_000 if os_ else start
         writer = java_producer_log if app.kind == "java" else sarama_producer_log

@@ -28,7 +28,7 @@ def at(time: str, action: str, **args) -> Step:
 
 @dataclass(frozen=True)
 class ClientApp:
-    kind: str  # "java" or "sarama"
+    kind: str  # "java" or "sarama" (leaderless outages), "java_acks_all" / "sarama_acks_all" (ISR too small)
     file: str
     topic: str
     partitions: tuple[int, ...]  # the partitions its keys land on
@@ -131,7 +131,58 @@ UNCLEAN_ELECTION = Scenario(
     end="15:20:00.000",
 )
 
-SCENARIOS = {s.name: s for s in (RF1_BROKER_KILL, CONTROLLER_FAILOVER, UNCLEAN_ELECTION)}
+# Two of three brokers lost one after the other: every partition keeps a leader, but the ISR falls to one
+# replica, below the topic's min.insync.replicas=2, and acks=all producers are refused until a broker is back.
+UNDER_MIN_ISR = Scenario(
+    name="under_min_isr",
+    day="2021-11-03",
+    cluster=ClusterConfig(name="kafka-payments", brokers=_brokers(), cluster_id="Pz4mQ8vXTu2bW6nLc0Ka1w", seed=31),
+    steps=(
+        at("10:00:05.000", "start", broker=1),
+        at("10:00:09.000", "start", broker=2),
+        at("10:00:13.000", "start", broker=3),
+        at("10:02:00.000", "create_topic", via=1, **OFFSETS),
+        at("10:03:00.000", "create_topic", via=1, name="payments", partitions=6, rf=3, start_index=0, replica_shift=0,
+           config={"min.insync.replicas": "2"}),
+        at("10:05:00.000", "traffic", topic="payments", per_partition=50),
+        at("10:20:00.000", "kill9", broker=2),
+        at("10:25:00.000", "kill9", broker=3),
+        at("10:40:00.000", "start", broker=2),
+        at("10:45:00.000", "start", broker=3),
+    ),
+    end="11:00:00.000",
+    clients=(
+        ClientApp("java_acks_all", "clients/java-payments-producer.log", "payments", (0, 2, 3)),
+        ClientApp("sarama_acks_all", "clients/go-ledger-producer.log", "payments", (1, 4)),
+    ),
+)
+
+# A crashed broker's restarts are refused: its regenerated server.properties points zookeeper.connect at the
+# staging ensemble, whose cluster id is not the one in meta.properties (InconsistentClusterIdException).
+_STAGING = dict(connect="zk-staging-1:2181,zk-staging-2:2181,zk-staging-3:2181", zk_server="zk-staging-1/10.0.9.21:2181",
+                found_cluster_id="sTg8Qe1UR2aWv5xHk3Lm0n")
+RESTART_REFUSED = Scenario(
+    name="restart_refused",
+    day="2021-12-09",
+    cluster=ClusterConfig(name="kafka-metrics", brokers=_brokers(), cluster_id="Mx2LrT7kQWa9cV4bN1sZ0e", seed=41),
+    steps=(
+        at("09:00:05.000", "start", broker=1),
+        at("09:00:09.000", "start", broker=2),
+        at("09:00:13.000", "start", broker=3),
+        at("09:02:00.000", "create_topic", via=1, **OFFSETS),
+        at("09:03:00.000", "create_topic", via=1, name="host-metrics", partitions=6, rf=1, start_index=0,
+           replica_shift=0),
+        at("09:05:00.000", "traffic", topic="host-metrics", per_partition=200),
+        at("09:30:00.000", "kill9", broker=3),
+        at("09:41:07.000", "start_refused", broker=3, **_STAGING),
+        at("09:43:30.000", "start_refused", broker=3, **_STAGING),
+        at("09:52:00.000", "start", broker=3),
+    ),
+    end="10:10:00.000",
+)
+
+SCENARIOS = {s.name: s for s in (RF1_BROKER_KILL, CONTROLLER_FAILOVER, UNCLEAN_ELECTION, UNDER_MIN_ISR,
+                                 RESTART_REFUSED)}
 
 
 @dataclass
@@ -155,6 +206,8 @@ def play(sc: Scenario) -> Played:
             cl.start_broker(a["broker"])
         elif step.action == "kill9":
             cl.kill9(a["broker"])
+        elif step.action == "start_refused":
+            cl.start_refused(a["broker"], a["connect"], a["zk_server"], a["found_cluster_id"])
         elif step.action == "controlled_shutdown":
             cl.controlled_shutdown(a["broker"])
         elif step.action == "create_topic":

@@ -1,5 +1,5 @@
-"""A cluster's merged replay as rows of the audit tables (incidents, controller_changes,
-broker_availability), and the per-cluster state the summary and audit.html are made from.
+"""A cluster's merged replay as rows of the audit tables (incidents, with the under-min-ISR write outages
+as cause_kind 'under_min_isr', controller_changes, broker_availability), and the per-cluster state the summary and audit.html are made from.
 
 Incidents are grouped exactly as the postmortem report groups them (same code), so an
 audit's incident table and ``postmortem`` on the same days say the same thing.
@@ -67,6 +67,18 @@ def incident_rows(m: MergedReplay) -> list[dict[str, Any]]:
             "end": _us(inc["end"]), "duration_s": inc["duration_s"], "partition_seconds": inc["partition_seconds"],
             "summary": inc["summary"], "replicas": inc["replicas"], "isr_at_loss": inc["isr_at_loss"],
             "cause_brokers": inc["cause_brokers"], "evidence": json.dumps(inc["evidence"], sort_keys=True),
+        })
+    for w in getattr(m, "write_outages", []):
+        # a leader, but ISR < min.insync.replicas: acks=all writes refused (replay_engine/write_outages.py)
+        start, end = _us(w["start"]), _us(w["end"])
+        rows.append({
+            "cluster": m.cluster, "date": day(start), "topic": w["topic"], "cause_kind": "under_min_isr",
+            "outage": True, "count": 1, "partitions": [w["partition"]], "start": start, "end": end,
+            "duration_s": w["duration_s"], "partition_seconds": _dur(start, end if end is not None else m.trace_end),
+            "summary": w["summary"], "replicas": w["replicas"], "isr_at_loss": w["isr"],
+            "cause_brokers": [d["replica"] for d in w["dropped"]],
+            "evidence": json.dumps([w["opened_by"]] + [d["evidence"] for d in w["dropped"] if d["evidence"]],
+                                   sort_keys=True),
         })
     for f in failovers:
         start, end = _us(f["start"]), _us(f["end"])

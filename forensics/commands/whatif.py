@@ -98,8 +98,10 @@ def render_whatif(d: dict) -> str:
             ("unclean elections", "unclean_elections"),
             ("possible data loss (partitions)", "possible_data_loss"),
             ("under min.insync.replicas (partition-s)", "under_min_isr_partition_seconds"),
+            ("no acks=all write (partition-s)", "write_unavailable_partition_seconds"),
             ("leadership skew at end (max-min)", "leadership_skew_at_end")]
-    lines += figure_table([(label, b[key], v[key]) for label, key in rows], ("baseline", "variant"))
+    lines += figure_table([(label, b[key], v[key]) for label, key in rows if key in b and key in v],
+                          ("baseline", "variant"))
     for p in d["changed_partitions"][:15]:
         vb, vv = p["baseline"], p["variant"]
         why = vv["episodes"][0]["summary"] if vv["episodes"] else "no leaderless interval in the variant"

@@ -11,6 +11,7 @@ from collections import Counter
 from typing import Any
 
 from forensics import __version__
+from forensics.report.writes import headline as writes_headline, restart_findings, write_outages
 from parsers.schema import Event, iso_utc
 from replay_engine.api import Leaderless, ReplayResult
 from replay_engine.config import BROKER_SESSION_TIMEOUT, ZK_SESSION_TIMEOUT
@@ -373,6 +374,11 @@ def build_report(
         "agreement": agreement,
         "headline": _headline(all_incidents),
     }
+    writes = write_outages(results, lambda t: _topic_ok(t, topics))
+    summary["under_min_isr_partitions"] = sum(g["count"] for g in writes)
+    summary["under_min_isr_partition_seconds"] = round(sum(g["partition_seconds"] for g in writes), 3)
+    summary["headline"] = writes_headline(summary["headline"], summary["leaderless_partition_seconds"], writes)
+    findings.extend(restart_findings(results))
     inputs = {
         "sources": list(sources),
         "time_zone": tz,
@@ -391,6 +397,7 @@ def build_report(
         "summary": summary,
         "incidents": all_incidents,
         "failovers": failovers,
+        "write_outages": writes,
         "data_loss": data_loss,
         "remedies": _remedies(all_incidents, results) + _loss_remedies(data_loss),
         "findings": findings,

@@ -12,6 +12,8 @@ import re
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from forensics.report import writes
+
 
 def show_ts(iso: str | None, tz: str = "UTC", date: bool = True) -> str:
     if not iso:
@@ -112,6 +114,7 @@ def render_text(report: dict[str, Any], tz: str = "UTC", max_evidence: int = 8) 
             lines.append(f"    clients: {c['client']}: {c['count']} x {c['error']}{_on_parts(c)} between "
                          f"{show_ts(c['first'], tz, date=False)} and {show_ts(c['last'], tz, date=False)} "
                          f"(e.g. {c['example']['source_file']}:{c['example']['source_pos']})")
+    lines.extend(writes.text_lines(report, show_ts))
     if report.get("failovers"):
         lines.append("")
         lines.append("Brief leader failovers (the controller re-elected from the ISR; not outages):")
@@ -148,7 +151,8 @@ def render_text(report: dict[str, Any], tz: str = "UTC", max_evidence: int = 8) 
 
 
 # Findings about the evidence itself (the rest are in report.json): the reader must see them.
-SHOWN_FINDINGS = ("replay_divergence", "input_problem", "log_copy", "clock_skew")
+SHOWN_FINDINGS = ("replay_divergence", "input_problem", "log_copy", "clock_skew", "failed_start",
+                  "generated_broker_id")
 MAX_FILES_SHOWN = 10
 
 
@@ -208,6 +212,7 @@ def render_markdown(report: dict[str, Any], tz: str = "UTC") -> str:
             md.append(f"- client {_md(c['client'])}: {c['count']} x {_md(c['error'])}{_on_parts(c)} from "
                       f"{show_ts(c['first'], tz)} to {show_ts(c['last'], tz)}")
         md.append("")
+    md.extend(writes.markdown_lines(report, _md))
     if report.get("failovers"):
         md.append("## Brief leader failovers (not outages)")
         md.append("")
@@ -296,6 +301,7 @@ def render_html(report: dict[str, Any], tz: str = "UTC") -> str:
             parts.append(f"<tr><td>{e(show_ts(ev['ts'], tz))}</td><td><code>{e(_cite(ev))}</code></td>"
                          f"<td><code>{e(ev['text'])}</code></td></tr>")
         parts.append("</table>")
+    parts.extend(writes.html_parts(report))
     if report.get("failovers"):
         parts.append("<h2>Brief leader failovers (not outages)</h2><ul>")
         parts.extend(f"<li>{e(show_ts(f['start'], tz))}: {e(f['topic'])}, {f['count']} partition(s), longest "

@@ -270,6 +270,60 @@ class Cluster:
         # The rest of start-up runs after the controller has seen the registration (another process in reality).
         self.schedule(registered_at + WATCH_DELAY_MS + 1, self._start_after_registration, b, br.starts)
 
+    def start_refused(self, b: int, connect: str, zk_server: str, found_cluster_id: str) -> None:
+        """A start with a zookeeper.connect that reaches another ensemble (a config-management mistake): the
+        /cluster/id there is not the one in the broker's meta.properties, KafkaServer.startup throws
+        InconsistentClusterIdException and the JVM exits. Nothing is written to this cluster's ZooKeeper."""
+        br = self.brokers[b]
+        spec = br.spec
+        self.fact("broker_start_refused", broker=b, cause="inconsistent_cluster_id")
+        add = lambda name, **kw: self.log.add(b, self.now, name, **kw)  # noqa: E731
+        add("log4j_mbean")
+        self.tick(150, 250)
+        add("tls_reneg")
+        self.tick(20, 60)
+        add("signal_handlers")
+        add("server_starting")
+        add("connecting_zk", connect=connect)
+        self.tick(5, 15)
+        add("zk_init_session", connect=connect)
+        for key, value in _client_env(spec.host):
+            add("zk_client_env", key=key, value=value)
+        self.tick()
+        add("zk_initiating", connect=connect, timeout=self.cfg.session_timeout_ms,
+            watcher=f"{self.rng.getrandbits(31):x}")
+        self.log.add(b, self.tick(), "jute_maxbuffer")
+        self.log.add(b, self.tick(), "zk_request_timeout")
+        self.log.add(b, self.tick(), "zk_waiting")
+        self.log.add(b, self.tick(), "zk_opening_socket", server=zk_server)
+        self.log.add(b, self.tick(), "zk_socket_established", client=f"/{spec.ip}:{self.rng.randint(32768, 60999)}",
+                     server=zk_server)
+        sid = f"0x{self.rng.getrandbits(56):x}"
+        self.log.add(b, self.tick(2, 6), "zk_session_complete", server=zk_server, sid=sid,
+                     timeout=self.cfg.session_timeout_ms)
+        self.log.add(b, self.tick(), "zk_connected")
+        self.tick(100, 200)
+        add("feature_thread_start")
+        self.tick(5, 20)
+        add("feature_cache", epoch=0)
+        self.tick(60, 100)
+        add("cluster_id", cluster_id=found_cluster_id)
+        self.log.add(b, self.tick(2, 6), "fatal_startup",
+                     throwable=T.trace(T.INCONSISTENT_CLUSTER_ID.format(found=found_cluster_id,
+                                                                        stored=self.cfg.cluster_id), T.STARTUP_TRACE))
+        self.log.add(b, self.tick(1, 3), "server_shutting_down_bare")
+        self.log.add(b, self.tick(1, 3), "feature_thread_shutting")
+        add("feature_thread_stopped")
+        self.log.add(b, self.tick(0, 2), "feature_thread_done")
+        add("zk_closing")
+        self.log.add(b, self.tick(90, 120), "zk_session_closed", sid=sid)
+        add("zk_event_thread_down", sid=sid)
+        self.log.add(b, self.tick(5, 9), "zk_closed")
+        self.log.add(b, self.tick(10, 15), "app_info_unregistered", id=b)
+        self.log.add(b, self.tick(), "server_shut_down_bare")
+        add("exiting_kafka")
+        self.log.add(b, self.tick(), "server_shutting_down_bare")
+
     def _start_after_registration(self, b: int, start: int) -> None:
         br = self.brokers[b]
         if not br.alive or br.starts != start:

@@ -187,6 +187,26 @@ _t("fetcher_manager_down", "INFO", RFM, "[ReplicaFetcherManager on broker {id}] 
 _t("log_manager_down", "INFO", LM, "Shutdown complete.")
 _t("server_shut_down", "INFO", KS, "[KafkaServer id={id}] shut down completed")
 
+# --- a start-up refused (server.log): the 2.8.0 sequence of AndreasTraut's real server.log ---------
+_t("fatal_startup", "ERROR", KS, "Fatal error during KafkaServer startup. Prepare to shutdown")
+_t("server_shutting_down_bare", "INFO", KS, "shutting down")
+_t("feature_thread_shutting", "INFO", "kafka.server.FinalizedFeatureChangeListener$ChangeNotificationProcessorThread",
+   "[feature-zk-node-event-process-thread]: Shutting down")
+_t("feature_thread_stopped", "INFO", "kafka.server.FinalizedFeatureChangeListener$ChangeNotificationProcessorThread",
+   "[feature-zk-node-event-process-thread]: Stopped")
+_t("feature_thread_done", "INFO", "kafka.server.FinalizedFeatureChangeListener$ChangeNotificationProcessorThread",
+   "[feature-zk-node-event-process-thread]: Shutdown completed")
+_t("app_info_unregistered", "INFO", "org.apache.kafka.common.utils.AppInfoParser", "App info kafka.server for {id} unregistered")
+_t("server_shut_down_bare", "INFO", KS, "shut down completed")
+_t("exiting_kafka", "ERROR", "kafka.Kafka$", "Exiting Kafka.")
+
+# KafkaServer.startup (2.8.0, KafkaServer.scala:218): the stored meta.properties names another cluster.
+INCONSISTENT_CLUSTER_ID = ("kafka.common.InconsistentClusterIdException: The Cluster ID {found} doesn't match stored "
+                           "clusterId Some({stored}) in meta.properties. The broker is trying to join the wrong "
+                           "cluster. Configured zookeeper.connect may be wrong.")
+STARTUP_TRACE = ["kafka.server.KafkaServer.startup(KafkaServer.scala:218)", "kafka.Kafka$.main(Kafka.scala:109)",
+                 "kafka.Kafka.main(Kafka.scala)"]
+
 # --- ZooKeeper session trouble (server.log) ------------------------------------------------------
 _t("zk_expired_warn", "WARN", CNXN, "Unable to reconnect to ZooKeeper service, session {sid} has expired")
 _t("zk_expired_info", "INFO", CNXN, "Unable to reconnect to ZooKeeper service, session {sid} has expired, closing socket connection")

@@ -154,3 +154,83 @@ def sarama_producer_log(outages: list[Outage], start_ms: int, end_ms: int, seed:
             sarama(t, f"producer/broker/{broker} state change to [open] on {o.topic}/{o.partition}")
             sarama(t + 3, f"Connected to broker at {addr} (registered as #{broker})")
     return "".join(text for _, _, text in sorted(out))
+
+
+# --- acks=all producers while the ISR is below min.insync.replicas ---------------------------------
+# Partition.appendRecordsToLeader refuses the write (NOT_ENOUGH_REPLICAS); the Java producer retries it
+# (retries = MAX_INT in 2.8) every retry.backoff.ms (this application sets 10000) until delivery.timeout.ms
+# (120000) expires the batch; sarama gives up after Producer.Retry.Max (3) and the application logs the
+# ProducerError with sarama's ErrNotEnoughReplicas text.
+NOT_ENOUGH_REPLICAS = "kafka server: Messages are rejected since there are fewer in-sync replicas than required."
+
+
+@dataclass(frozen=True)
+class ShortIsr:
+    topic: str
+    partition: int
+    start_ms: int  # the ISR written below min.insync.replicas
+    end_ms: int  # large enough again
+
+    @property
+    def tp(self) -> str:
+        return f"{self.topic}-{self.partition}"
+
+
+def java_acks_all_log(windows: list[ShortIsr], start_ms: int, end_ms: int, seed: int, *,
+                      app_logger: str = "com.example.payments.LedgerWriter", client_id: str = "payments-writer-1",
+                      retry_backoff_ms: int = 10_000, batch_every_ms: int = 30_000) -> str:
+    rng = random.Random(seed)
+    out: list[tuple[int, int, str]] = []
+    seq = [0]
+
+    def add(ms, level, logger, msg, throwable=()):
+        seq[0] += 1
+        out.append((ms, seq[0], entry(ms, level, logger, msg, throwable)))
+
+    sender = "org.apache.kafka.clients.producer.internals.Sender"
+    t = start_ms + rng.randint(0, 59_000)
+    while t < end_ms:
+        add(t, "INFO", "com.example.payments.Stats", f"acked {rng.randint(2_800, 3_200)} payments in the last 60 s")
+        t += 60_000
+    corr = rng.randint(40_000, 50_000)
+    for w in windows:
+        t = w.start_ms + rng.randint(5, 400)
+        while t < w.end_ms:
+            corr += rng.randint(1, 30)
+            add(t, "WARN", sender, f"[Producer clientId={client_id}] Got error produce response with correlation id "
+                                   f"{corr} on topic-partition {w.tp}, retrying (2147483646 attempts left). "
+                                   "Error: NOT_ENOUGH_REPLICAS")
+            t += retry_backoff_ms + rng.randint(0, 40)
+        created = w.start_ms - rng.randint(0, batch_every_ms)
+        while created < w.end_ms - 50:
+            expire = created + DELIVERY_TIMEOUT_MS + rng.randint(0, 15)
+            if expire < w.end_ms and expire < end_ms:
+                n = rng.randint(5, 40)
+                add(expire, "ERROR", app_logger, f"payment batch to {w.topic} not acknowledged, {n} record(s) failed",
+                    [f"org.apache.kafka.common.errors.TimeoutException: Expiring {n} record(s) for {w.tp}:"
+                     f"{expire - created} ms has passed since batch creation"])
+            created += batch_every_ms + rng.randint(-300, 300)
+    return "".join(text for _, _, text in sorted(out))
+
+
+def sarama_acks_all_log(windows: list[ShortIsr], start_ms: int, end_ms: int, seed: int, *,
+                        send_every_ms: int = 15_000) -> str:
+    rng = random.Random(seed)
+    out: list[tuple[int, int, str]] = []
+    seq = [0]
+
+    def app(ms, msg):
+        seq[0] += 1
+        out.append((ms, seq[0], f"{_go_stamp(ms)} {msg}\n"))
+
+    t = start_ms + rng.randint(0, 59_000)
+    while t < end_ms:
+        app(t, f"ledger: {rng.randint(900, 1_100)} entries written in the last minute")
+        t += 60_000
+    for w in windows:
+        t = w.start_ms + rng.randint(300, 2_000)
+        while t < w.end_ms:
+            app(t, f"produce failed (partition {w.partition}): kafka: Failed to produce message to topic {w.topic}: "
+                   f"{NOT_ENOUGH_REPLICAS}")
+            t += send_every_ms + rng.randint(-200, 200)
+    return "".join(text for _, _, text in sorted(out))

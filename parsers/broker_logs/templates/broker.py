@@ -107,7 +107,7 @@ _CONFIG_KEYS = frozenset((
     "leader.imbalance.check.interval.seconds", "leader.imbalance.per.broker.percentage", "controlled.shutdown.enable",
     "controlled.shutdown.max.retries", "controlled.shutdown.retry.backoff.ms", "zookeeper.session.timeout.ms",
     "broker.session.timeout.ms", "replica.lag.time.max.ms", "default.replication.factor", "broker.rack",
-    "process.roles", "inter.broker.protocol.version",
+    "process.roles", "inter.broker.protocol.version", "reserved.broker.max.id", "broker.id.generation.enable",
 ))
 
 
