@@ -381,7 +381,7 @@ def metrics(res: ReplayResult, events: list[Event], horizon: int | None = None) 
     img = res.image
     cfg = img.config
     # the same computation as the report's under-min-ISR section (replay_engine/write_outages.py)
-    under = partition_seconds(under_min_isr(res.intervals, resolver(None, cfg)), end)
+    under = partition_seconds(under_min_isr(res.intervals, resolver(res.history, cfg)), end)
     unclean = [estimate_loss(d, events) for d in img.unclean_elections]
     loss = [u for u in unclean if u["possible_data_loss"]]
     leaders: dict[int, int] = {}

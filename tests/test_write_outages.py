@@ -190,3 +190,21 @@ def test_whatif_on_min_insync_replicas_changes_the_write_unavailable_time(sets, 
     assert low <= v["under_min_isr_partition_seconds"] <= high
     assert v["write_unavailable_partition_seconds"] == round(v["leaderless_partition_seconds"]
                                                              + v["under_min_isr_partition_seconds"], 3)
+
+
+def test_min_isr_follows_the_configuration_in_force_at_each_moment():
+    """A topic's min.insync.replicas set mid-trace counts only from then on (topic config over the default,
+    Kafka's LogConfig); what-if and the report both resolve through the history's configurations."""
+    from types import SimpleNamespace
+
+    from replay_engine.config import MIN_ISR, ConfigState
+    from replay_engine.write_outages import resolver
+
+    before = ConfigState()
+    after = ConfigState()
+    after.topic = {"orders": {MIN_ISR: ("2", None)}}
+    history = SimpleNamespace(config_history=((0, before.image()), (100, after.image())))
+    resolve = resolver(history, before)
+    assert resolve("orders", 50).value == "1" and resolve("orders", 150).value == "2"
+    assert resolve("other", 150).value == "1"
+    assert resolver(None, after)("orders", 50).value == "2"  # no history: the fallback configuration
