@@ -47,7 +47,7 @@ def counts_traces(view: ClusterView, tz: str, label: str = "", max_points: int =
     if view.write_outages:
         # the replay's under-min-ISR intervals (replay_engine/write_outages.py), drawn beside the leaderless count
         lo = view.window[0]
-        refused = step_counts([(a, b) for _, _, a, b in view.write_outages], lo, hi, max_points)
+        refused = step_counts([(w.start, w.end) for w in view.write_outages], lo, hi, max_points)
         line = _line(f"{prefix}acks=all refused (ISR below min.insync.replicas)", refused, hi, tz, ACKS_ALL_REFUSED)
         if dash:
             line["line"]["dash"] = dash

@@ -1,4 +1,5 @@
-"""Per-partition leader Gantt: one row per partition, colour = leader broker, hatched red = no leader.
+"""Per-partition leader Gantt: one row per partition, colour = leader broker, hatched red = no leader,
+a narrower crossed orange bar on top = a leader but ISR below min.insync.replicas (acks=all refused).
 
 Bars are grouped into one trace per colour (one per leader broker, one for
 "no leader", one for "leader unknown"), so the browser handles thousands of
@@ -13,13 +14,14 @@ from typing import Any
 from dashboards import safe
 from dashboards.evidence import EvidenceIndex
 from dashboards.lanes import known_brokers
-from dashboards.model import ClusterView, Episode, Span
+from dashboards.model import Cite, ClusterView, Episode, Span, WriteOutage
 from dashboards.rank import Selection
-from dashboards.style import HATCH, NO_LEADER, UNKNOWN, base_layout, broker_colour
+from dashboards.style import HATCH, NO_LEADER, UNKNOWN, WRITE_HATCH, WRITE_OUTAGE, base_layout, broker_colour
 from dashboards.timefmt import axis_time, duration, show_time
 
 NO_LEADER_TRACE = "no leader"
 UNKNOWN_TRACE = "leader unknown"
+WRITE_OUTAGE_TRACE = "leader, ISR below min.insync.replicas"
 ROW_PX = 20
 MAX_TOPIC_BUTTONS = 80
 
@@ -57,6 +59,20 @@ def _hover(s: Span, ep: Episode | None, rf: int | None, hi: int, tz: str) -> str
         else:
             lines.append("cause: not in this report")
         lines.append("<i>click for the evidence</i>")
+    return "<br>".join(lines)
+
+
+def _write_hover(w: WriteOutage, tz: str) -> str:
+    isr = "[" + ", ".join(map(str, w.isr)) + "]"
+    need = "?" if w.min_isr is None else w.min_isr
+    src = f" ({safe.label(w.min_isr_source)})" if w.min_isr_source else ""
+    lines = [f"<b>{row_label(w.topic, w.partition)}</b> · acks=all writes refused: leader "
+             f"{w.leader if w.leader is not None else '?'}, ISR {isr} below min.insync.replicas={need}{src}",
+             f"{show_time(w.start, tz)} → {show_time(w.end, tz) if w.end is not None else 'end of evidence'}"
+             f" ({duration(None if w.end is None else w.end - w.start)})"]
+    if w.opened_by is not None:
+        lines.append(f"opened by: {safe.label(w.opened_by.event)} at {safe.label(w.opened_by.where)}")
+    lines.append("<b>cause</b>: " + (safe.wrap_label(w.summary, 110) if w.summary else "not in this report"))
     return "<br>".join(lines)
 
 
@@ -111,6 +127,20 @@ def gantt_figure(view: ClusterView, sel: Selection, idx: EvidenceIndex, tz: str,
             return (0, int(k.split()[1]))
         return (1, 0) if k == UNKNOWN_TRACE else (2, 0)
     data = [traces[k] for k in sorted(order, key=rank)]
+    writes = _trace(WRITE_OUTAGE_TRACE, WRITE_OUTAGE, False) | {"width": 0.45}
+    writes["marker"]["pattern"] = WRITE_HATCH
+    for w in view.write_outages:
+        if (w.topic, w.partition) in drawn:
+            end = hi if w.end is None else w.end
+            writes["y"].append(row_label(w.topic, w.partition))
+            writes["base"].append(axis_time(w.start, tz))
+            writes["x"].append((max(end, w.start) - w.start) / 1000)
+            writes["hovertext"].append(_write_hover(w, tz))
+            cite = w.opened_by or Cite(w.start, "ISR below min.insync.replicas", "?", w.summary)
+            writes["customdata"].append([idx.cite_id(cite), -1])
+    if writes["y"]:
+        # on top of the leader's bar, narrower: the leader's colour still shows who led
+        data.insert(len(data) - (bool(data) and data[-1]["name"] == NO_LEADER_TRACE), writes)
     if starts_x:
         # short outages are thinner than a pixel on a day-long axis: a marker where each one starts
         data.append({"type": "scatter", "mode": "markers", "name": "outage start", "x": starts_x, "y": starts_y,

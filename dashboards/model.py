@@ -69,6 +69,22 @@ class Episode:
 
 
 @dataclass(frozen=True)
+class WriteOutage:
+    """A leader, but ISR < min.insync.replicas: acks=all writes refused (the replay's under_min_isr entry)."""
+
+    topic: str
+    partition: int
+    start: int
+    end: int | None
+    leader: int | None
+    isr: tuple[int, ...]
+    min_isr: int | None
+    min_isr_source: str
+    summary: str
+    opened_by: Cite | None
+
+
+@dataclass(frozen=True)
 class Band:
     """A time band on a lane: a broker's state, or a controller's tenure."""
 
@@ -95,8 +111,8 @@ class ClusterView:
     rf: dict[tuple[str, int], int]  # replica count where known (see replica_counts)
     unclean: list[tuple[int, str, int, int | None]]  # (ts, topic, partition, new leader)
     notes: list[str]
-    # a leader but ISR < min.insync.replicas (acks=all refused): (topic, partition, start, end) from replay.json
-    write_outages: list[tuple[str, int, int, int | None]] = field(default_factory=list)
+    # a leader but ISR < min.insync.replicas (acks=all refused), from replay.json
+    write_outages: list[WriteOutage] = field(default_factory=list)
 
     @property
     def partitions(self) -> list[tuple[str, int]]:
@@ -272,6 +288,32 @@ def replica_counts(doc: dict[str, Any], spans: list[Span]) -> dict[tuple[str, in
     return rf
 
 
+def _write_outages(docs: list[dict[str, Any]], spans: list[Span]) -> list[WriteOutage]:
+    # replay.json keeps milliseconds; an outage starts where a short-ISR span starts and ends where one
+    # ends, so its bounds are put back on those spans' microseconds (as _attach_causes does for
+    # leaderless ones): the first start and the last end within the millisecond.
+    by_tp: dict[tuple[str, int], list[Span]] = {}
+    for s in spans:
+        by_tp.setdefault(s.tp, []).append(s)
+    out = []
+    for o in docs:
+        start = parse_iso(o.get("start"))
+        if start is None or o.get("topic") is None:
+            continue
+        tp = (str(o["topic"]), int(o.get("partition") or 0))
+        end = parse_iso(o.get("end"))
+        need = o.get("min_insync_replicas")
+        short = [s for s in by_tp.get(tp, []) if not s.leaderless and s.leader is not None and s.leader >= 0
+                 and s.isr is not None and need is not None and len(s.isr) < int(need)]
+        start = next((s.start for s in short if s.start // 1000 * 1000 == start), start)
+        if end is not None:
+            end = next((s.end for s in reversed(short) if s.end is not None and s.end // 1000 * 1000 == end), end)
+        out.append(WriteOutage(*tp, start, end, o.get("leader"), tuple(int(b) for b in o.get("isr") or ()),
+                               None if need is None else int(need), str(o.get("min_insync_replicas_source") or ""),
+                               str(o.get("summary") or ""), _cite(o.get("opened_by"))))
+    return out
+
+
 def cluster_view(doc: dict[str, Any], rows: Iterable[dict[str, Any]],
                  shutdown_requests: Iterable[tuple[int, int]] = ()) -> ClusterView:
     """A cluster's dashboard data from its replay.json document and its partition_timeline rows.
@@ -302,14 +344,10 @@ def cluster_view(doc: dict[str, Any], rows: Iterable[dict[str, Any]],
         if ts is not None and u.get("topic") is not None:
             after = u.get("after") or {}
             unclean.append((ts, str(u["topic"]), int(u.get("partition") or 0), after.get("leader")))
-    writes = []
-    for o in doc.get("under_min_isr") or []:
-        start = parse_iso(o.get("start"))
-        if start is not None and o.get("topic") is not None:
-            writes.append((str(o["topic"]), int(o.get("partition") or 0), start, parse_iso(o.get("end"))))
+    writes = _write_outages(doc.get("under_min_isr") or [], spans)
     return ClusterView(doc.get("cluster"), window, spans, episodes, brokers, expiries, tenures, gaps,
                        replica_counts(doc, spans), sorted(unclean), [str(n) for n in doc.get("notes") or []],
-                       sorted(writes, key=lambda w: (w[0], w[1], w[2])))
+                       sorted(writes, key=lambda w: (w.topic, w.partition, w.start)))
 
 
 def replay_docs(replay: dict[str, Any]) -> list[dict[str, Any]]:

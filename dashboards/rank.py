@@ -1,8 +1,9 @@
 """Which partitions get a Gantt row, in which order: the most affected first, within a budget.
 
-Affected = had no leader at some point. They are ranked by leaderless time
-(an outage still open at the end of the evidence counts until then), then by
-number of outages; the rest follow by under-replicated time. The budget caps
+Affected = had no leader at some point. Rows are ranked by write-unavailable
+time: leaderless time plus the time a leader refused acks=all writes (ISR below
+min.insync.replicas); an outage still open at the end of the evidence counts
+until then. Then by number of outages; the rest follow by under-replicated time. The budget caps
 rows and bars so a page stays small and responsive however big the cluster.
 """
 from __future__ import annotations
@@ -44,10 +45,16 @@ def rank_keys(view: ClusterView) -> dict[tuple[str, int], tuple]:
     by_tp = _by_tp(view)
     hi = view.window[1]
     keys = {}
+    refused: dict[tuple[str, int], int] = {}
+    for w in view.write_outages:
+        tp = (w.topic, w.partition)
+        refused[tp] = refused.get(tp, 0) + (hi if w.end is None else w.end) - w.start
     for tp, spans in by_tp.items():
         down, outages, under = _score(spans, hi, view.rf.get(tp))
-        affected = any(s.leaderless for s in spans)
-        keys[tp] = (0 if affected else 1, -down, -outages, -under, tp)
+        # writes refused either way (no leader, or acks=all with ISR < min.insync.replicas): a 14-minute
+        # refusal outranks a failover of a few milliseconds; mere under-replication comes after both
+        blocked = down + refused.get(tp, 0)
+        keys[tp] = (0 if blocked else 1, -blocked, -outages, -under, tp)
     return keys
 
 
@@ -95,6 +102,6 @@ def select_rows(view: ClusterView, max_rows: int = MAX_ROWS, max_bars: int = MAX
     for tp in rows:
         by_tp.setdefault(tp, [])
     drawn = set(rows)
-    affected = [tp for tp, k in keys.items() if k[0] == 0]
+    affected = [tp for tp, spans in by_tp.items() if any(s.leaderless for s in spans)]
     hidden_aff = sum(1 for tp in affected if tp not in drawn)
     return Selection(list(rows), by_tp, len(affected), len(keys) - len(drawn & set(keys)), hidden_aff)

@@ -53,7 +53,8 @@ def timeline_blocks(page: Page, view: ClusterView, tz: str, prefix: str, group: 
                     "summarised under the evidence).")
     if cut:
         note.append(f"(Rows limited to {max_rows:,} to keep this file under {MAX_PAGE_BYTES / 1e6:.0f} MB.)")
-    blocks["gantt_note"] = ("<p class='note'>Colour = leader broker, hatched red = no leader. "
+    blocks["gantt_note"] = ("<p class='note'>Colour = leader broker, hatched red = no leader, narrow crossed orange = a leader "
+                            "but ISR below min.insync.replicas (acks=all writes refused). "
                             f"{safe.text(' '.join(note))} Click a bar to see the events behind it.</p>")
     blocks["selected"] = (f"<div id='{prefix}-selected' class='selected'>Click a bar of the leader chart: the "
                           "events behind it show here.</div>")

@@ -7,6 +7,9 @@ from dashboards.timefmt import axis_time, zone_name
 
 NO_LEADER = "#d62728"  # red is reserved for "no leader" / "no controller": no broker gets it
 UNKNOWN = "#c7c7c7"
+# a leader but ISR < min.insync.replicas: dark orange, crossed, so no broker's colour is mistaken for it
+WRITE_OUTAGE = "#e6550d"
+WRITE_HATCH = {"shape": "x", "fgcolor": "#ffffff", "bgcolor": WRITE_OUTAGE, "solidity": 0.2}
 # Broker colours (leaders in the Gantt, controllers on the controller lane): no reds, no near-greys.
 PALETTE = ("#1f77b4", "#2ca02c", "#9467bd", "#17becf", "#8c564b", "#bcbd22", "#e377c2", "#393b79",
            "#637939", "#7b4173", "#ff7f0e", "#3182bd", "#31a354", "#756bb1", "#636363")
