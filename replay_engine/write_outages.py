@@ -12,7 +12,7 @@ Pure: the replay's timeline intervals, broker periods and configuration history 
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable
 
 from parsers.schema import Event, iso_utc
@@ -91,25 +91,30 @@ def _need(resolve: Resolve, topic: str, ts: int) -> tuple[int, str]:
 def under_min_isr(intervals: list[Interval], resolve: Resolve) -> list[UnderMinIsr]:
     """Every run of a partition's intervals with a live leader and |ISR| < min.insync.replicas."""
     out: list[UnderMinIsr] = []
-    cur: UnderMinIsr | None = None
+    run: list[Interval] = []  # the open run of one partition's short intervals
+    need_of_run: tuple[int, str] = (1, "")
+
+    def close() -> None:
+        first = run[0]
+        smallest = min((tuple(r.view.isr) for r in run), key=len)  # the first of the smallest ISRs
+        out.append(UnderMinIsr(first.topic, first.partition, first.start, run[-1].end, first.view.leader, smallest,
+                               None, need_of_run[0], need_of_run[1], list(run)))
+
     for iv in intervals:  # sorted by partition, then start (TimelineBuilder.finish)
         v = iv.view
         need, source = _need(resolve, iv.topic, iv.start) if v.isr is not None else (1, "")
         short = not v.leaderless and v.leader is not None and v.leader >= 0 and v.isr is not None and len(v.isr) < need
-        same = cur is not None and (cur.topic, cur.partition) == (iv.topic, iv.partition) and cur.end == iv.start
+        same = bool(run) and (run[-1].topic, run[-1].partition) == (iv.topic, iv.partition) and run[-1].end == iv.start
         if short and same:
-            cur.end = iv.end
-            cur.intervals.append(iv)
-            if len(v.isr) < len(cur.isr):
-                cur.isr = tuple(v.isr)
+            run.append(iv)
             continue
-        if cur is not None:
-            out.append(cur)
-            cur = None
+        if run:
+            close()
+            run = []
         if short:
-            cur = UnderMinIsr(iv.topic, iv.partition, iv.start, iv.end, v.leader, tuple(v.isr), None, need, source, [iv])
-    if cur is not None:
-        out.append(cur)
+            run, need_of_run = [iv], (need, source)
+    if run:
+        close()
     return out
 
 
@@ -132,7 +137,6 @@ def explain_all(outages: list[UnderMinIsr], intervals: list[Interval], world, ev
             if err in REFUSED or err in TIMED_OUT:
                 errors.setdefault(ev.topic, []).append(ev)
     for o in outages:
-        o.replicas = world.ar_at((o.topic, o.partition), o.start) if world is not None else None
         p = before.get((o.topic, o.partition, o.start))
         if p is not None and p.view.isr is not None:
             for b in sorted(set(p.view.isr) - set(o.intervals[0].view.isr or ())):
@@ -244,6 +248,8 @@ def compute(intervals: list[Interval], world, config, events: Iterable[Event]) -
     from replay_engine.config import REPLICA_LAG
 
     outages = under_min_isr(intervals, resolver(world, config))
+    if world is not None:  # the assignment each outage's partition had when it began
+        outages = [replace(o, replicas=world.ar_at((o.topic, o.partition), o.start)) for o in outages]
     if outages:
         explain_all(outages, intervals, world, events, resolver(world, config, REPLICA_LAG))
     return outages
