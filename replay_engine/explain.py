@@ -2,7 +2,10 @@
 
 Works on what the replay left (episodes, broker periods, controller tenures,
 failed elections, configuration as it stood) and adds nothing it cannot
-cite: every sentence is built from facts whose references go into ``chain``.
+cite. The cause is chosen by a list of small classifiers in priority order (``CLASSIFIERS``),
+each returning a ``Case`` (``cases.py``) -- the kind and the facts it claims, every claim with
+the events that prove it -- or None; the first case made is the cause, and ``explain_text.render``
+writes its sentence.
 """
 from __future__ import annotations
 
@@ -10,24 +13,21 @@ import re
 
 from bisect import bisect_right
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
-from parsers.schema import iso_utc
+from replay_engine.cases import (ALL_REPLICAS_OFFLINE, BROKER_DOWN, BROKER_NOT_RUNNING, CONTROLLER_DID_NOT_ACT,
+                                 CONTROLLER_TOOK_OVER, DELETED, FAILED_ELECTION, LEADER_FAILOVER, LEADERLESS,
+                                 NO_CONTROLLER, NO_LIVE_ISR, NO_LIVE_ISR_UNKNOWN_AR, REASSIGNING, REJOINED,
+                                 UNCLEAN_CONFIG, UNCLEAN_ELECTED, UNCLEAN_ELECTION, UNKNOWN, Case, Claim)
 from replay_engine.config import ConfigImage, Resolved, as_bool
+from replay_engine.explain_text import fmt_duration, fmt_ts, render
 from replay_engine.facts import TP, Ref
 from replay_engine.image import PeriodImage, TenureImage
 from replay_engine.timeline import Episode
 
-ALL_REPLICAS_OFFLINE = "all_replicas_offline"
-NO_LIVE_ISR = "no_live_isr_unclean_disabled"
-NO_LIVE_ISR_UNKNOWN_AR = "no_live_isr"
-NO_CONTROLLER = "no_controller"
-CONTROLLER_DID_NOT_ACT = "controller_did_not_act"
-LEADER_FAILOVER = "leader_failover"
-DELETED = "partition_deleted"
-REASSIGNING = "partition_reassigning"
-UNKNOWN = "unknown"
-UNCLEAN_ELECTION = "unclean_election"
+__all__ = ["ALL_REPLICAS_OFFLINE", "NO_LIVE_ISR", "NO_LIVE_ISR_UNKNOWN_AR", "NO_CONTROLLER", "CONTROLLER_DID_NOT_ACT",
+           "LEADER_FAILOVER", "DELETED", "REASSIGNING", "UNKNOWN", "UNCLEAN_ELECTION", "Cause", "World", "explain",
+           "CLASSIFIERS", "classify", "fmt_duration", "fmt_ts"]
 
 # A re-election within this long after the leader's loss is Kafka working as designed.
 FAILOVER_GRACE_US = 30 * 1_000_000
@@ -39,6 +39,7 @@ class Cause:
     summary: str
     chain: list[Ref] = field(default_factory=list)
     details: dict[str, Any] = field(default_factory=dict)
+    case: Case | None = field(default=None, repr=False, compare=False)  # what the summary was written from
 
     @property
     def reason(self) -> str:
@@ -57,25 +58,6 @@ class Cause:
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "summary": self.summary, "chain": [r.to_json() for r in self.chain],
                 **({"details": self.details} if self.details else {})}
-
-
-def fmt_duration(us: int | None) -> str:
-    if us is None:
-        return "until the end of the evidence"
-    s = us / 1e6
-    if s < 1:
-        return f"{us / 1000:.0f} ms"
-    if s < 60:
-        return f"{s:.1f} s" if s < 10 else f"{s:.0f} s"
-    m, sec = divmod(int(round(s)), 60)
-    if m < 60:
-        return f"{m}m{sec:02d}s"
-    h, m = divmod(m, 60)
-    return f"{h}h{m:02d}m{sec:02d}s"
-
-
-def fmt_ts(ts: int | None) -> str:
-    return iso_utc(ts) or "?"
 
 
 @dataclass
@@ -131,37 +113,6 @@ class World:
         return None
 
 
-def _names(bs) -> str:
-    bs = list(bs)
-    if len(bs) == 1:
-        return f"broker {bs[0]}"
-    return "brokers " + ", ".join(str(b) for b in bs)
-
-
-def _down_phrase(world: World, b: int, ts: int) -> tuple[str, Ref | None]:
-    """'was stopped at T' / 'lost its ZooKeeper session at T', citing the event."""
-    p = world.period_at(b, ts)
-    if p is None or p.state != "down":
-        return f"was not running at {fmt_ts(ts)}", None
-    how = {
-        "session_expired": "lost its ZooKeeper session (expired)",
-        "expired": "lost its ZooKeeper session (expired)",
-        "session_closed": "closed its ZooKeeper session (clean stop)",
-        "closed": "closed its ZooKeeper session (clean stop)",
-        "shutdown": "shut down",
-        "controller_detected": "was declared dead by the controller",
-        "fenced": "was fenced by the controller",
-        "deleted": "lost its registration",
-        "bounced": "restarted",
-        "controlled_shutdown": "began a controlled shutdown",
-        "unregistered": "was unregistered",
-    }
-    cause = _how_down(world, p)
-    if cause is None and p.start_ref is not None:  # no up-period before it in the evidence: the event says how
-        cause = _CAUSE_OF_EVENT.get(p.start_ref.event)
-    return f"{how.get(cause or '', 'went down')} at {fmt_ts(p.start)}", p.start_ref
-
-
 _CAUSE_OF_EVENT = {"broker_failed": "controller_detected", "broker_deregistered": "deleted",
                    "zk_session_expired": "session_expired", "broker_shutdown_completed": "shutdown",
                    "broker_fenced": "fenced"}
@@ -177,37 +128,53 @@ def _how_down(world: World, down: PeriodImage) -> str | None:
     return prev.end_cause if prev is not None and prev.end_cause else None
 
 
-def explain(ep: Episode, world: World, leaderless_refs: list[Ref] | None = None) -> Cause:
+def down_claim(world: World, b: int, ts: int) -> Claim:
+    """How broker ``b`` came to be down at ``ts``, citing the event that opened its down period."""
+    p = world.period_at(b, ts)
+    if p is None or p.state != "down":
+        return Claim(BROKER_NOT_RUNNING, broker=b, ts=ts)
+    cause = _how_down(world, p)
+    if cause is None and p.start_ref is not None:  # no up-period before it in the evidence: the event says how
+        cause = _CAUSE_OF_EVENT.get(p.start_ref.event)
+    return Claim(BROKER_DOWN, broker=b, ts=p.start, how=cause, refs=(p.start_ref,) if p.start_ref is not None else ())
+
+
+@dataclass(frozen=True)
+class Situation:
+    """What every classifier reads, derived from the episode and the world alone (computed once per episode)."""
+
+    ep: Episode
+    world: World
+    tp: TP
+    isr: tuple[int, ...] | None
+    ar: tuple[int, ...] | None
+    leader: int | None
+    failed: tuple[Ref, ...]  # failed elections during the episode
+    head: tuple[Ref, ...]  # the episode's opening, its failed elections and first state changes
+    unclean: Resolved | None
+    members: tuple[int, ...]
+    alive: Mapping[int, bool | None]
+    when: Mapping[int, int]  # when each member is judged (a failed election moves it to the broker's leaving)
+    up: tuple[int, ...]
+    down_refs: tuple[Ref, ...]  # how each dead member went down
+    tenure: TenureImage | None
+
+    def down(self, b: int) -> Claim:
+        return down_claim(self.world, b, self.when.get(b, self.ep.start))
+
+
+def situation(ep: Episode, world: World) -> Situation:
     tp = (ep.topic, ep.partition)
     first = ep.intervals[0]
     v = first.view
-    isr = list(v.isr) if v.isr is not None else None
+    isr = tuple(v.isr) if v.isr is not None else None
     ar = world.ar_at(tp, ep.start)
-    leader = v.leader
-    chain: list[Ref] = [first.opened_by]
-    end_txt = f"to {fmt_ts(ep.end)} ({fmt_duration(ep.duration_us)})" if ep.end is not None else \
-        f"until the end of the evidence at {fmt_ts(world.trace_end)}"
-    name = f"{ep.topic}-{ep.partition}"
-    opener = f"{name} had no leader from {fmt_ts(ep.start)} {end_txt}"
-    details: dict[str, Any] = {"replicas": list(ar) if ar else None, "isr_at_loss": isr, "leader_before": leader}
-
     failed = [r for r in world.failed_elections.get(tp, []) if r.ts is not None and ep.start <= r.ts <= (ep.end or 1 << 62)]
-    chain.extend(failed[:3])
     # state changes during the outage (e.g. the "leader -1" write), at most a few
-    chain.extend(i.opened_by for i in ep.intervals[1:4])
-    closer_ref = None
-
-    if any(i.view.state == "NonExistentPartition" for i in ep.intervals) or first.view.state == "OfflinePartition" \
-            and first.opened_by.event in ("topic_deletion_requested",):
-        return Cause(DELETED, f"{opener}: topic {ep.topic} was being deleted.", _dedupe(chain), details)
-
+    head = [first.opened_by, *failed[:3], *(i.opened_by for i in ep.intervals[1:4])]
     cfg = world.config_at(ep.start)
-    unclean: Resolved | None = cfg.unclean_enabled(ep.topic) if cfg is not None else None
-    if unclean is not None:
-        details["unclean_leader_election_enable"] = unclean.value
-        details["unclean_source"] = unclean.source
-
-    members = list(ar) if ar else (isr or [])
+    unclean = cfg.unclean_enabled(ep.topic) if cfg is not None else None
+    members = list(ar) if ar else list(isr or [])
     alive = {b: world.alive(b, ep.start) for b in members}
     when = {b: ep.start for b in members}
     if failed:
@@ -218,121 +185,186 @@ def explain(ep: Episode, world: World, leaderless_refs: list[Ref] | None = None)
                 t = _down_soon_after(world, b, ep.start)
                 if t is not None:
                     alive[b], when[b] = False, t
-    down = [b for b in members if alive[b] is False]
-    up = [b for b in members if alive[b]]
-    for b in down:
-        _, r = _down_phrase(world, b, when.get(b, ep.start))
-        if r is not None:
-            chain.append(r)
+    down_refs = [r for b in members if alive[b] is False for r in down_claim(world, b, when[b]).refs]
+    return Situation(ep, world, tp, isr, ar, v.leader, tuple(failed), tuple(head), unclean, tuple(members), alive,
+                     when, tuple(b for b in members if alive[b]), tuple(down_refs), world.controller_at(ep.start))
 
-    tenure = world.controller_at(ep.start)
-    if ep.end is not None:
-        nxt = _ended_by(ep)
-        if nxt is not None:
-            closer_ref = nxt
-    if ar is not None and not up and members:
-        kind = ALL_REPLICAS_OFFLINE
-        if len(ar) == 1:
-            b = ar[0]
-            phrase, _ = _down_phrase(world, b, when.get(b, ep.start))
-            summary = (f"{opener}: replication factor 1 and its only replica, broker {b}, {phrase}; "
-                       "unclean election could not help: there was no other replica.")
-        else:
-            summary = (f"{opener}: all {len(ar)} replicas ({_names(ar)}) were down "
-                       f"({'; '.join(f'{b} ' + _down_phrase(world, b, when.get(b, ep.start))[0] for b in ar)}); no replica "
-                       "could take over.")
-        details["cause_brokers"] = list(ar)
-    elif ar is None and isr and all(alive.get(b) is False for b in isr):
-        kind = NO_LIVE_ISR_UNKNOWN_AR
-        summary = (f"{opener}: every ISR member ({_names(isr)}) was down "
-                   f"({'; '.join(f'{b} ' + _down_phrase(world, b, when.get(b, ep.start))[0] for b in isr)}); "
-                   "the trace does not show the partition's other replicas, if it had any.")
-        details["cause_brokers"] = list(isr)
-    elif ar is None and isr is None and failed:
-        # Logs that start mid-life show neither replicas nor ISR; a failed election still says it: the controller
-        # found no live in-sync replica (and, unclean off, would not go further).
-        kind = NO_LIVE_ISR_UNKNOWN_AR
-        strategy = _STRATEGY.search(failed[0].text or "")
-        how = f" under {strategy.group(1)}" if strategy else ""
-        gone = _recently_down(world, ep.start)
-        after = (f"right after {'; '.join(f'broker {b} ' + _down_phrase(world, b, ep.start)[0] for b in gone)}, "
-                 if gone else "")
-        summary = (f"{opener}: {after}the controller's election failed{how}: no in-sync replica was alive. The "
-                   "partition's replicas and ISR are not in the evidence (it starts after the partition was created)"
-                   + ("." if gone else ", nor which brokers were down."))
-        details["cause_brokers"] = list(gone)
-    elif ep.end is not None and (uc := _unclean_at(world, tp, ep.end)) is not None:
-        kind = UNCLEAN_ELECTION
-        new = (uc.after or {}).get("leader")
-        src = f" ({unclean.source})" if unclean is not None else ""
-        summary = (f"{opener}: no ISR member was alive (ISR {isr}); unclean.leader.election.enable was true{src}, "
-                   f"so the controller elected broker {new}, which was not in sync: messages only the old ISR had "
-                   "may be lost.")
-        chain.append(uc.record or uc.trigger)
-        details["unclean_leader"] = new
-    elif isr is not None and not any(alive.get(b) for b in isr) and up:
-        off = unclean is not None and not as_bool(unclean.value)
-        kind = NO_LIVE_ISR if off else UNKNOWN
-        isr_dead = ", ".join(f"{b} {_down_phrase(world, b, when.get(b, ep.start))[0]}" for b in isr)
-        if off:
-            if unclean is not None and unclean.evidence is not None:
-                chain.append(unclean.evidence)
-            summary = (f"{opener}: no ISR member was alive (ISR {isr}: broker {isr_dead}); "
-                       f"{_names(up)} {'was' if len(up) == 1 else 'were'} alive but out of sync, and "
-                       f"unclean.leader.election.enable was false ({unclean.source}), so the controller kept "
-                       "leader -1 rather than elect a replica that might lack data.")
-        else:
-            summary = (f"{opener}: no ISR member was alive (ISR {isr}); {_names(up)} could have been elected "
-                       "uncleanly but was not.")
-        details["cause_brokers"] = list(isr)
-    elif tenure is None:
-        kind = NO_CONTROLLER
-        lead = f"its leader, broker {leader}, " if leader is not None and leader >= 0 else "it "
-        nxt_ctrl = next((t for t in world.tenures if t.start >= ep.start), None)
-        after = (f"; the next controller, broker {nxt_ctrl.controller} (epoch {nxt_ctrl.epoch}), took over at "
-                 f"{fmt_ts(nxt_ctrl.start)}") if nxt_ctrl else ""
-        if nxt_ctrl is not None and nxt_ctrl.start_ref is not None:
-            chain.append(nxt_ctrl.start_ref)
-        summary = f"{opener}: {lead}was lost while the cluster had no active controller{after}."
-    else:
-        eligible = [b for b in (isr or []) if alive.get(b)]
-        if ep.end is not None and ep.duration_us is not None and ep.duration_us <= FAILOVER_GRACE_US:
-            kind = LEADER_FAILOVER
-            if leader is not None and leader >= 0:
-                lost = f"its leader, broker {leader}, {_down_phrase(world, leader, ep.start)[0]}"
-            else:
-                lost = "the controller wrote leader -1 for it"
-            summary = (f"{opener}: {lost}, and controller {tenure.controller} "
-                       f"elected a new leader from the ISR {fmt_duration(ep.duration_us)} later.")
-        elif ep.end is not None and isr and (back := _rejoined(world, isr, ep.end)) \
-                and not any(alive.get(b) and b not in back for b in isr):
-            # The partition got its leader back the moment an in-sync replica rejoined: that replica was what
-            # it lacked, whatever the replay knew of it before (logs that start mid-life, a start-up view).
-            kind = NO_LIVE_ISR_UNKNOWN_AR
-            summary = (f"{opener}: its in-sync replica{'s' if len(isr) > 1 else ''} ({_names(isr)}) "
-                       f"{'were' if len(isr) > 1 else 'was'} not live for controller {tenure.controller}; it got a "
-                       f"leader again when {_names(back)} rejoined at {fmt_ts(ep.end)}.")
-            details["cause_brokers"] = list(back)
-        elif eligible and _watched(world, tenure.controller, ep):
-            kind = CONTROLLER_DID_NOT_ACT
-            summary = (f"{opener}: {_names(eligible)} {'was' if len(eligible) == 1 else 'were'} alive and in the "
-                       f"ISR and controller {tenure.controller} was active, yet no election is recorded for "
-                       f"{fmt_duration(ep.duration_us)}: the controller did not act (a divergence to investigate).")
-        elif eligible:
-            kind = UNKNOWN
-            summary = (f"{opener}: {_names(eligible)} {'was' if len(eligible) == 1 else 'were'} alive and in the ISR, "
-                       f"but the controller's own log for that time is not in the evidence, so whether it acted "
-                       "cannot be told.")
-        else:
-            kind = UNKNOWN
-            summary = f"{opener}: the trace does not show enough (replicas or ISR unknown) to say why."
-    if details.get("cause_brokers"):
-        details["cause_broker_downs"] = _downs(world, details["cause_brokers"], ep.start)
-    if closer_ref is not None:
-        chain.append(closer_ref)
-    if leaderless_refs:
+
+def _case(s: Situation, kind: str, form: str, *, deleted: bool = False, extra: Sequence[Ref] = (),
+          cause_brokers: Sequence[int] | None = None, more: Sequence[tuple[str, Any]] = (), **fields) -> Case:
+    """A case over the situation: the evidence chain and details every cause carries, plus the cause's own."""
+    ep = s.ep
+    details: list[tuple[str, Any]] = [("replicas", list(s.ar) if s.ar else None),
+                                      ("isr_at_loss", list(s.isr) if s.isr is not None else None),
+                                      ("leader_before", s.leader)]
+    chain = list(s.head)
+    claims = [Claim(LEADERLESS, ts=ep.start, refs=(ep.intervals[0].opened_by,))]
+    claims += [Claim(FAILED_ELECTION, ts=r.ts, how=_strategy(r), refs=(r,)) for r in s.failed[:3]]
+    unclean = None
+    if not deleted:  # a deleted topic's case is told by its deletion alone
+        if s.unclean is not None:
+            details += [("unclean_leader_election_enable", s.unclean.value), ("unclean_source", s.unclean.source)]
+            unclean = Claim(UNCLEAN_CONFIG, value=s.unclean.value, how=s.unclean.source,
+                            refs=(s.unclean.evidence,) if s.unclean.evidence is not None else ())
+        chain += s.down_refs
+        chain += [r for r in extra if r is not None]
+        if ep.end is not None and _ended_by(ep) is not None:
+            chain.append(_ended_by(ep))
+        details += more
+        if cause_brokers is not None:
+            details.append(("cause_brokers", list(cause_brokers)))
+            if cause_brokers:
+                details.append(("cause_broker_downs", _downs(s.world, list(cause_brokers), ep.start)))
+    downs = fields.pop("downs", ())
+    claims += list(fields.pop("claims", ())) + list(downs)
+    return Case(kind, form, ep.topic, ep.partition, ep.start, ep.end, ep.duration_us, s.world.trace_end, s.ar,
+                s.isr, s.leader, claims=tuple(claims), downs=tuple(downs), unclean=unclean, chain=tuple(chain),
+                details=tuple(details), **fields)
+
+
+# ------------------------------------------------------------------ the classifiers, in priority order
+
+def partition_deleted(s: Situation) -> Case | None:
+    ep, first = s.ep, s.ep.intervals[0]
+    if any(i.view.state == "NonExistentPartition" for i in ep.intervals) or first.view.state == "OfflinePartition" \
+            and first.opened_by.event in ("topic_deletion_requested",):
+        return _case(s, DELETED, "deleted", deleted=True)
+    return None
+
+
+def all_replicas_offline(s: Situation) -> Case | None:
+    if s.ar is None or s.up or not s.members:
+        return None
+    return _case(s, ALL_REPLICAS_OFFLINE, "rf1" if len(s.ar) == 1 else "all_down", brokers=s.ar,
+                 downs=tuple(s.down(b) for b in s.ar), cause_brokers=s.ar)
+
+
+def isr_down_replicas_unknown(s: Situation) -> Case | None:
+    if s.ar is not None or not s.isr or not all(s.alive.get(b) is False for b in s.isr):
+        return None
+    return _case(s, NO_LIVE_ISR_UNKNOWN_AR, "isr_down", brokers=s.isr, downs=tuple(s.down(b) for b in s.isr),
+                 cause_brokers=s.isr)
+
+
+def failed_election_mid_life(s: Situation) -> Case | None:
+    # Logs that start mid-life show neither replicas nor ISR; a failed election still says it: the controller
+    # found no live in-sync replica (and, unclean off, would not go further).
+    if s.ar is not None or s.isr is not None or not s.failed:
+        return None
+    gone = _recently_down(s.world, s.ep.start)
+    return _case(s, NO_LIVE_ISR_UNKNOWN_AR, "failed_election", brokers=tuple(gone),
+                 downs=tuple(down_claim(s.world, b, s.ep.start) for b in gone), cause_brokers=gone)
+
+
+def unclean_election(s: Situation) -> Case | None:
+    ep = s.ep
+    uc = _unclean_at(s.world, s.tp, ep.end) if ep.end is not None else None
+    if uc is None:
+        return None
+    new = (uc.after or {}).get("leader")
+    ref = uc.record or uc.trigger
+    return _case(s, UNCLEAN_ELECTION, "unclean", extra=(ref,), more=(("unclean_leader", new),),
+                 claims=(Claim(UNCLEAN_ELECTED, broker=new, ts=ref.ts if ref is not None else uc.ts,
+                               refs=(ref,) if ref is not None else ()),))
+
+
+def no_live_isr(s: Situation) -> Case | None:
+    if s.isr is None or any(s.alive.get(b) for b in s.isr) or not s.up:
+        return None
+    downs = tuple(s.down(b) for b in s.isr)
+    if s.unclean is not None and not as_bool(s.unclean.value):
+        return _case(s, NO_LIVE_ISR, "unclean_off", extra=(s.unclean.evidence,), brokers=s.isr, others=s.up,
+                     downs=downs, cause_brokers=s.isr)
+    return _case(s, UNKNOWN, "not_unclean", brokers=s.isr, others=s.up, downs=downs, cause_brokers=s.isr)
+
+
+def no_controller(s: Situation) -> Case | None:
+    if s.tenure is not None:
+        return None
+    nxt = next((t for t in s.world.tenures if t.start >= s.ep.start), None)
+    claims = () if nxt is None else (Claim(CONTROLLER_TOOK_OVER, broker=nxt.controller, ts=nxt.start, value=nxt.epoch,
+                                           refs=(nxt.start_ref,) if nxt.start_ref is not None else ()),)
+    return _case(s, NO_CONTROLLER, "no_controller", extra=(nxt.start_ref if nxt is not None else None,),
+                 claims=claims)
+
+
+def leader_failover(s: Situation) -> Case | None:
+    ep = s.ep
+    if s.tenure is None or ep.end is None or ep.duration_us is None or ep.duration_us > FAILOVER_GRACE_US:
+        return None
+    downs = (down_claim(s.world, s.leader, ep.start),) if s.leader is not None and s.leader >= 0 else ()
+    return _case(s, LEADER_FAILOVER, "failover", controller=s.tenure.controller, downs=downs)
+
+
+def isr_member_rejoined(s: Situation) -> Case | None:
+    # The partition got its leader back the moment an in-sync replica rejoined: that replica was what
+    # it lacked, whatever the replay knew of it before (logs that start mid-life, a start-up view).
+    ep = s.ep
+    if s.tenure is None or ep.end is None or not s.isr:
+        return None
+    back = _rejoined(s.world, s.isr, ep.end)
+    if not back or any(s.alive.get(b) and b not in back for b in s.isr):
+        return None
+    claims = tuple(Claim(REJOINED, broker=b, ts=p.start, value=ep.end, refs=(p.start_ref,) if p.start_ref else ())
+                   for b in back for p in [_up_since(s.world, b, ep.end)])
+    return _case(s, NO_LIVE_ISR_UNKNOWN_AR, "rejoined", controller=s.tenure.controller, brokers=s.isr,
+                 others=tuple(back), claims=claims, cause_brokers=back)
+
+
+def controller_did_not_act(s: Situation) -> Case | None:
+    eligible = _eligible(s)
+    if s.tenure is None or not eligible or not _watched(s.world, s.tenure.controller, s.ep):
+        return None
+    return _case(s, CONTROLLER_DID_NOT_ACT, "did_not_act", controller=s.tenure.controller, brokers=eligible)
+
+
+def controller_unwatched(s: Situation) -> Case | None:
+    eligible = _eligible(s)
+    if s.tenure is None or not eligible:
+        return None
+    return _case(s, UNKNOWN, "unwatched", controller=s.tenure.controller, brokers=eligible)
+
+
+def too_little_evidence(s: Situation) -> Case | None:
+    return _case(s, UNKNOWN, "too_little", controller=s.tenure.controller if s.tenure is not None else None)
+
+
+CLASSIFIERS: tuple[Callable[[Situation], Case | None], ...] = (
+    partition_deleted, all_replicas_offline, isr_down_replicas_unknown, failed_election_mid_life, unclean_election,
+    no_live_isr, no_controller, leader_failover, isr_member_rejoined, controller_did_not_act, controller_unwatched,
+    too_little_evidence)
+
+
+def classify(ep: Episode, world: World) -> Case:
+    """The first case a classifier makes (the last classifier always makes one)."""
+    s = situation(ep, world)
+    for classifier in CLASSIFIERS:
+        case = classifier(s)
+        if case is not None:
+            return case
+    raise AssertionError("too_little_evidence makes a case for every episode")
+
+
+def explain(ep: Episode, world: World, leaderless_refs: list[Ref] | None = None) -> Cause:
+    case = classify(ep, world)
+    chain = list(case.chain)
+    if leaderless_refs and case.kind != DELETED:
         chain.extend(leaderless_refs)
-    return Cause(kind, summary, _dedupe(chain), details)
+    return Cause(case.kind, render(case), _dedupe(chain), dict(case.details), case)
+
+
+def _eligible(s: Situation) -> tuple[int, ...]:
+    return tuple(b for b in (s.isr or []) if s.alive.get(b))
+
+
+def _strategy(r: Ref) -> str | None:
+    m = _STRATEGY.search(r.text or "")
+    return m.group(1) if m else None
+
+
+def _up_since(world: World, b: int, ts: int) -> PeriodImage:
+    return next(p for p in world.periods.get(b, [])
+                if p.state == "up" and p.start is not None and ts - REJOIN_US <= p.start <= ts)
 
 
 def _downs(world: World, brokers: list[int], ts: int) -> list[dict[str, Any]]:

@@ -198,7 +198,7 @@ def _tie_errors(o: UnderMinIsr, evs: list[Event]) -> None:
 
 
 def _summary(o: UnderMinIsr, prev: Interval | None) -> str:
-    from replay_engine.explain import fmt_duration
+    from replay_engine.explain_text import fmt_duration
 
     name = f"{o.topic}-{o.partition}"
     span = f"to {iso_utc(o.end)} ({fmt_duration(o.duration_us)})" if o.end is not None else "until the end of the evidence"

@@ -16,7 +16,8 @@ from parsers.schema import Event, iso_utc
 from replay_engine.api import Leaderless, ReplayResult
 from replay_engine.config import BROKER_SESSION_TIMEOUT, ZK_SESSION_TIMEOUT
 from replay_engine.crash import CRASH_CAUSES, LastLines, kill_time, session_timeouts
-from replay_engine.explain import LEADER_FAILOVER, fmt_duration
+from replay_engine.explain import LEADER_FAILOVER
+from replay_engine.explain_text import fmt_duration
 
 # Partitions whose outages started and ended within this much of each other form one incident.
 GROUP_SLACK_US = 5 * 1_000_000

@@ -1,0 +1,182 @@
+"""A case (``replay_engine.cases``) written as one English sentence, and the times and durations in it.
+
+Pure: reads only the case. It lives in the engine, not in ``forensics/report``, because the sentence
+is part of the replay's own output (``Cause.summary`` in ``replay.json``, which the engine writes) and
+the engine may not import ``forensics``; the report imports it from here (docs/replay.md).
+"""
+from __future__ import annotations
+
+from parsers.schema import iso_utc
+from replay_engine.cases import BROKER_DOWN, CONTROLLER_TOOK_OVER, FAILED_ELECTION, UNCLEAN_ELECTED, Case, Claim
+
+
+def fmt_duration(us: int | None) -> str:
+    if us is None:
+        return "until the end of the evidence"
+    s = us / 1e6
+    if s < 1:
+        return f"{us / 1000:.0f} ms"
+    if s < 60:
+        return f"{s:.1f} s" if s < 10 else f"{s:.0f} s"
+    m, sec = divmod(int(round(s)), 60)
+    if m < 60:
+        return f"{m}m{sec:02d}s"
+    h, m = divmod(m, 60)
+    return f"{h}h{m:02d}m{sec:02d}s"
+
+
+def fmt_ts(ts: int | None) -> str:
+    return iso_utc(ts) or "?"
+
+
+# How a broker's up-period ended (``PeriodImage.end_cause``), or the event that opened its down period.
+HOW_DOWN = {
+    "session_expired": "lost its ZooKeeper session (expired)",
+    "expired": "lost its ZooKeeper session (expired)",
+    "session_closed": "closed its ZooKeeper session (clean stop)",
+    "closed": "closed its ZooKeeper session (clean stop)",
+    "shutdown": "shut down",
+    "controller_detected": "was declared dead by the controller",
+    "fenced": "was fenced by the controller",
+    "deleted": "lost its registration",
+    "bounced": "restarted",
+    "controlled_shutdown": "began a controlled shutdown",
+    "unregistered": "was unregistered",
+}
+
+
+def down_phrase(c: Claim) -> str:
+    """'was stopped at T' / 'lost its ZooKeeper session at T'."""
+    if c.what != BROKER_DOWN:
+        return f"was not running at {fmt_ts(c.ts)}"
+    return f"{HOW_DOWN.get(c.how or '', 'went down')} at {fmt_ts(c.ts)}"
+
+
+def names(bs) -> str:
+    bs = list(bs)
+    if len(bs) == 1:
+        return f"broker {bs[0]}"
+    return "brokers " + ", ".join(str(b) for b in bs)
+
+
+def _was(bs) -> str:
+    return "was" if len(bs) == 1 else "were"
+
+
+def _isr(case: Case):
+    return list(case.isr_at_loss) if case.isr_at_loss is not None else None
+
+
+def opener(case: Case) -> str:
+    end = f"to {fmt_ts(case.end)} ({fmt_duration(case.duration_us)})" if case.end is not None else \
+        f"until the end of the evidence at {fmt_ts(case.trace_end)}"
+    return f"{case.topic}-{case.partition} had no leader from {fmt_ts(case.start)} {end}"
+
+
+def _listed(case: Case, sep: str) -> str:
+    return sep.join(f"{c.broker} {down_phrase(c)}" for c in case.downs)
+
+
+def _rf1(case: Case) -> str:
+    return (f"replication factor 1 and its only replica, broker {case.brokers[0]}, {down_phrase(case.downs[0])}; "
+            "unclean election could not help: there was no other replica.")
+
+
+def _all_down(case: Case) -> str:
+    return (f"all {len(case.brokers)} replicas ({names(case.brokers)}) were down ({_listed(case, '; ')}); no replica "
+            "could take over.")
+
+
+def _isr_down(case: Case) -> str:
+    return (f"every ISR member ({names(case.brokers)}) was down ({_listed(case, '; ')}); "
+            "the trace does not show the partition's other replicas, if it had any.")
+
+
+def _failed_election(case: Case) -> str:
+    failed = case.claim(FAILED_ELECTION)
+    how = f" under {failed.how}" if failed is not None and failed.how else ""
+    after = f"right after {'; '.join(f'broker {c.broker} ' + down_phrase(c) for c in case.downs)}, " if case.downs else ""
+    return (f"{after}the controller's election failed{how}: no in-sync replica was alive. The "
+            "partition's replicas and ISR are not in the evidence (it starts after the partition was created)"
+            + ("." if case.downs else ", nor which brokers were down."))
+
+
+def _unclean(case: Case) -> str:
+    src = f" ({case.unclean.how})" if case.unclean is not None else ""
+    new = case.claim(UNCLEAN_ELECTED).broker
+    return (f"no ISR member was alive (ISR {_isr(case)}); unclean.leader.election.enable was true{src}, "
+            f"so the controller elected broker {new}, which was not in sync: messages only the old ISR had "
+            "may be lost.")
+
+
+def _unclean_off(case: Case) -> str:
+    return (f"no ISR member was alive (ISR {_isr(case)}: broker {_listed(case, ', ')}); "
+            f"{names(case.others)} {_was(case.others)} alive but out of sync, and "
+            f"unclean.leader.election.enable was false ({case.unclean.how}), so the controller kept "
+            "leader -1 rather than elect a replica that might lack data.")
+
+
+def _not_unclean(case: Case) -> str:
+    return (f"no ISR member was alive (ISR {_isr(case)}); {names(case.others)} could have been elected "
+            "uncleanly but was not.")
+
+
+def _no_controller(case: Case) -> str:
+    leader = case.leader_before
+    lead = f"its leader, broker {leader}, " if leader is not None and leader >= 0 else "it "
+    nxt = case.claim(CONTROLLER_TOOK_OVER)
+    after = (f"; the next controller, broker {nxt.broker} (epoch {nxt.value}), took over at {fmt_ts(nxt.ts)}"
+             if nxt is not None else "")
+    return f"{lead}was lost while the cluster had no active controller{after}."
+
+
+def _failover(case: Case) -> str:
+    leader = case.leader_before
+    if leader is not None and leader >= 0:
+        lost = f"its leader, broker {leader}, {down_phrase(case.downs[0])}"
+    else:
+        lost = "the controller wrote leader -1 for it"
+    return (f"{lost}, and controller {case.controller} "
+            f"elected a new leader from the ISR {fmt_duration(case.duration_us)} later.")
+
+
+def _rejoined(case: Case) -> str:
+    isr = case.brokers
+    return (f"its in-sync replica{'s' if len(isr) > 1 else ''} ({names(isr)}) "
+            f"{_was(isr)} not live for controller {case.controller}; it got a "
+            f"leader again when {names(case.others)} rejoined at {fmt_ts(case.end)}.")
+
+
+def _did_not_act(case: Case) -> str:
+    return (f"{names(case.brokers)} {_was(case.brokers)} alive and in the "
+            f"ISR and controller {case.controller} was active, yet no election is recorded for "
+            f"{fmt_duration(case.duration_us)}: the controller did not act (a divergence to investigate).")
+
+
+def _unwatched(case: Case) -> str:
+    return (f"{names(case.brokers)} {_was(case.brokers)} alive and in the ISR, "
+            f"but the controller's own log for that time is not in the evidence, so whether it acted "
+            "cannot be told.")
+
+
+# Case.form -> the reason, written after "<partition> had no leader from .. to ..: ".
+REASONS = {
+    "deleted": lambda case: f"topic {case.topic} was being deleted.",
+    "rf1": _rf1,
+    "all_down": _all_down,
+    "isr_down": _isr_down,
+    "failed_election": _failed_election,
+    "unclean": _unclean,
+    "unclean_off": _unclean_off,
+    "not_unclean": _not_unclean,
+    "no_controller": _no_controller,
+    "failover": _failover,
+    "rejoined": _rejoined,
+    "did_not_act": _did_not_act,
+    "unwatched": _unwatched,
+    "too_little": lambda case: "the trace does not show enough (replicas or ISR unknown) to say why.",
+}
+
+
+def render(case: Case) -> str:
+    return f"{opener(case)}: {REASONS[case.form](case)}"
