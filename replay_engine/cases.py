@@ -25,7 +25,8 @@ UNCLEAN_ELECTION = "unclean_election"
 LEADERLESS = "leaderless"  # the partition lost its leader at ``ts`` (refs: the event that opened the episode)
 BROKER_DOWN = "broker_down"  # ``broker`` went down at ``ts``, ``how`` (refs: the event that says so)
 BROKER_NOT_RUNNING = "broker_not_running"  # the evidence shows no down period; only that it was not up at ``ts``
-FAILED_ELECTION = "failed_election"  # the controller's election failed at ``ts`` (``how``: its strategy)
+FAILED_ELECTION = "failed_election"  # an election for the partition failed at ``ts`` (``how``: its strategy; refs:
+#   the controller's record of the failure, or the event the replay's own failed election answered)
 UNCLEAN_CONFIG = "unclean_config"  # unclean.leader.election.enable was ``value`` (``how``: where it was set)
 UNCLEAN_ELECTED = "unclean_elected"  # the controller elected ``broker`` out of sync at ``ts``
 CONTROLLER_TOOK_OVER = "controller_took_over"  # ``broker`` became controller (epoch ``value``) at ``ts``
