@@ -142,27 +142,17 @@ class PartitionStore:
             p.replicas = ar
             self.ar_history.setdefault(p.tp, []).append((ts, ar))
 
-    def set(self, p: PState, replicas: Any = KEEP, isr: Any = KEEP, leader_epoch: Any = KEEP, zk_version: Any = KEEP,
-            controller_epoch: Any = KEEP, recorded_zk_version: Any = KEEP, deleting: Any = KEEP,
-            reassign_target: Any = KEEP, init_failed: Any = KEEP) -> None:
-        if replicas is not KEEP:
-            p.replicas = replicas  # forgetting only: a known assignment goes through set_replicas (history)
-        if isr is not KEEP:
-            p.isr = isr
-        if leader_epoch is not KEEP:
-            p.leader_epoch = leader_epoch
-        if zk_version is not KEEP:
-            p.zk_version = zk_version
-        if controller_epoch is not KEEP:
-            p.controller_epoch = controller_epoch
-        if recorded_zk_version is not KEEP:
-            p.recorded_zk_version = recorded_zk_version
-        if deleting is not KEEP:
-            p.deleting = deleting
-        if reassign_target is not KEEP:
-            p.reassign_target = reassign_target
-        if init_failed is not KEEP:
-            p.init_failed = init_failed
+    _SETTABLE = frozenset({"replicas", "isr", "leader_epoch", "zk_version", "controller_epoch",
+                           "recorded_zk_version", "deleting", "reassign_target", "init_failed"})
+
+    def set(self, p: PState, **fields: Any) -> None:
+        """Write the named fields as given (KEEP leaves one as it is). ``replicas`` here only forgets: a known
+        assignment goes through set_replicas, which keeps its history."""
+        for name, value in fields.items():
+            if name not in self._SETTABLE:
+                raise TypeError(f"PartitionStore.set: {name} is not written here")
+            if value is not KEEP:
+                setattr(p, name, value)
 
     def adopt(self, p: PState, leader=None, isr=None, leader_epoch=None, zk_version=None, controller_epoch=None,
               replicas=None, ts: int = 0, recorded: bool = False) -> None:

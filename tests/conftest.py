@@ -13,6 +13,20 @@ ZK_REAL = SHARED / "zk_real"
 SAMPLES = REPO / "sample_logs"
 
 
+def sample_events(name: str) -> list:
+    """Every event of a bundled sample's evidence (its README and expected.json left out), parsed in-process."""
+    from parsers.common.context import SourceContext
+    from parsers.dispatch import parse_source
+
+    root = SAMPLES / name
+    events = []
+    for p in sorted(root.rglob("*")):
+        if p.is_file() and p.name not in ("README.md", "expected.json"):
+            evs, _ = parse_source(p.read_bytes(), SourceContext(path=p.relative_to(root).as_posix(), cluster=name))
+            events += evs
+    return events
+
+
 def pytest_configure(config):
     if not REAL_LOGS.is_dir():
         raise pytest.UsageError(

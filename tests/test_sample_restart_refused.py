@@ -8,9 +8,7 @@ import json
 
 import pytest
 
-from parsers.common.context import SourceContext
-from parsers.dispatch import parse_source
-from tests.conftest import SAMPLES
+from tests.conftest import SAMPLES, sample_events
 
 NAME = "restart_refused"
 
@@ -21,15 +19,10 @@ def us(iso: str) -> int:
 
 @pytest.fixture(scope="module")
 def sample():
-    root = SAMPLES / NAME
-    events = []
-    for p in sorted(root.rglob("*")):
-        if p.is_file() and p.name not in ("README.md", "expected.json"):
-            evs, _ = parse_source(p.read_bytes(), SourceContext(path=p.relative_to(root).as_posix(), cluster=NAME))
-            events += evs
     from replay_engine.api import replay_cluster
 
-    return json.loads((root / "expected.json").read_text()), events, replay_cluster(events, NAME)
+    events = sample_events(NAME)
+    return json.loads((SAMPLES / NAME / "expected.json").read_text()), events, replay_cluster(events, NAME)
 
 
 def _line(rel: str, pos: int) -> str:
