@@ -2,7 +2,13 @@
 
 Run from the repo root (one command; the corpus is generated under a temporary folder, then removed):
 
-    .venv/bin/python benchmarks/ingest_bench.py [--size-gb 2] [--days 3] [--runs 3] [--master local[2]] [--record]
+    .venv/bin/python benchmarks/ingest_bench.py [--corpus synthetic|real] [--size-gb 2] [--days 3] [--runs 3]
+        [--master local[2]] [--record]
+
+``--corpus synthetic`` (the default) is samplegen's corpus (97% routine lines, Kafka 2.8's layout);
+``--corpus real`` is ``benchmarks/real_corpus.py``'s: every broker log of ../shared/real_logs (all
+versions and layouts), repeated to the size asked, in rotated ~40 MB files. Each has its own section
+in RESULTS.md.
 
 Per run, over the same files:
 - ``grep``: ``zcat -f FILES | LC_ALL=C grep -cE KEY_PATTERNS``, the cost of merely reading the lines
@@ -31,8 +37,10 @@ from _common import (REPO, _children, _TICK, load_avg, machine, make_corpus, med
                      runs_text, text_bytes_and_lines, tree_cpu)
 
 from plain_parser import KINDS as PLAIN_KINDS  # noqa: E402
+from real_corpus import make_real_corpus  # noqa: E402
 
 SECTION = "## ingest (Spark pipeline vs plain Python vs grep)"
+SECTION_REAL = "## ingest on real-format logs (Spark pipeline vs plain Python vs grep)"
 # The same kinds of lines plain_parser.py extracts, as one extended regular expression.
 KEY_ERE = ("Changed partition |state changed to \\(Leader:|failed to change state for partition|Shrinking ISR from"
            "|ISR updated to|ISR for partition .* updated to|starts at leader epoch|Newly added brokers"
@@ -108,6 +116,7 @@ def _q(s) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--corpus", choices=("synthetic", "real"), default="synthetic")
     ap.add_argument("--size-gb", type=float, default=2.0, help="uncompressed log text to generate")
     ap.add_argument("--days", type=float, default=3)
     ap.add_argument("--runs", type=int, default=3)
@@ -117,9 +126,10 @@ def main() -> None:
     args = ap.parse_args()
 
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="kf-bench-"))
-    corpus = work / f"corpus-{args.size_gb:g}gb-{args.days:g}d"
+    real = args.corpus == "real"
+    corpus = work / (f"real-{args.size_gb:g}gb" if real else f"corpus-{args.size_gb:g}gb-{args.days:g}d")
     try:
-        info = make_corpus(corpus, args.size_gb, args.days)
+        info = make_real_corpus(corpus, args.size_gb) if real else make_corpus(corpus, args.size_gb, args.days)
         text_bytes, text_lines = text_bytes_and_lines(corpus)
         mb = text_bytes / 1e6
         print(f"corpus: {info['files']} files ({info['gz_files']} gzipped), {mb:,.0f} MB of text "
@@ -176,12 +186,19 @@ def main() -> None:
                   f"Spark takes {r_grep:.1f}x grep's time (goal <= 5: {'met' if r_grep <= 5 else 'missed'}); "
                   f"per CPU second: Spark {med_cpu['plain'] / med_cpu['spark']:.2f}x plain, "
                   f"grep {med_cpu['spark'] / med_cpu['grep']:.1f}x cheaper than Spark")
+        # The goals' own terms: one run of a fresh tool, so the Spark session's start counts.
+        with_start = med_wall["spark"] + spark_start
+        ratios += (f"; Spark session start included ({spark_start:.1f}s + {med_wall['spark']:.1f}s = {with_start:.1f}s, "
+                   f"{mb / with_start:.1f} MB/s): {med_wall['plain'] / with_start:.2f}x plain's throughput, "
+                   f"{with_start / med_wall['grep']:.1f}x grep's time")
         print("\n".join(lines))
         print("Spark CPU split (median): " + ", ".join(f"{k} {v:.1f}s" for k, v in split.items()))
         print(ratios)
         print(f"load average during the runs: {runs_text(loads)}")
         if args.record:
-            cmd = (f"`.venv/bin/python benchmarks/ingest_bench.py --size-gb {args.size_gb:g} --days {args.days:g} "
+            corpus_arg = "--corpus real " if real else ""
+            days_arg = "" if real else f"--days {args.days:g} "
+            cmd = (f"`.venv/bin/python benchmarks/ingest_bench.py {corpus_arg}--size-gb {args.size_gb:g} {days_arg}"
                    f"--runs {args.runs} --master {args.master} --record`")
             bullet = (f"- {now_utc()}, {os.cpu_count()} cores, load average {runs_text(loads)} (start, after each run). "
                       f"Corpus: {info['files']} files ({info['gz_files']} gzipped), {mb:,.0f} MB of text "
@@ -194,7 +211,7 @@ def main() -> None:
                         f"({covered:,} of Spark's {sum(spark_counts.values()):,} events)"
                       + (f"; differ: {diffs}" if diffs else "") + "\n"
                       + f"  Command: {cmd}\n")
-            record(SECTION, bullet)
+            record(SECTION_REAL if real else SECTION, bullet)
     finally:
         if not args.work:
             shutil.rmtree(work, ignore_errors=True)

@@ -15,9 +15,11 @@ per file, the accounting as JSON in ``detail``).
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 from collections import Counter
+from operator import attrgetter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
@@ -28,12 +30,15 @@ from forensics.errors import UserError
 from forensics.progress import Progress
 from forensics.sources import FileRef, Inputs
 from parsers.common.accounting import FileSummary
-from parsers.schema import ARROW_SCHEMA, FIELD_NAMES, SPARK_DDL, Event, iso_utc
+from parsers.schema import ARROW_SCHEMA, FIELD_NAMES, SPARK_DDL, Event, cut_raw, dump_detail, iso_utc
 
 OUT_ARROW = ARROW_SCHEMA.append(pa.field("row_kind", pa.string()))
 OUT_DDL = SPARK_DDL + ", `row_kind` string"
 SORT_KEYS = ("cluster", "ts", "source_file", "source_pos", "source_sub")
 _BATCH_ROWS = 20_000
+# Local files are packed into tasks of even work and read by the tasks (forensics.filetasks); "0" sends
+# them through Spark's binaryFile as remote URIs go (the reference the equivalence test compares with).
+LOCAL_TASKS = os.environ.get("KAFKA_FORENSICS_LOCAL_TASKS", "1") != "0"
 
 
 def _norm_uri(p: str) -> str:
@@ -52,46 +57,77 @@ def _rows_to_batch(rows: list[dict[str, Any]]) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays([pa.array(cols[f.name], type=f.type) for f in OUT_ARROW], schema=OUT_ARROW)
 
 
-def _event_row(ev: Event) -> dict[str, Any]:
-    row = ev.as_row()
-    row["row_kind"] = "event"
-    return row
+def _event_batch(events: list[Event]) -> pa.RecordBatch:
+    """Events -> one Arrow batch of OUT_ARROW, column by column from the events' attributes (a dict per
+    row, then a list per column, was a third of the Python workers' time outside the parser)."""
+    cols = []
+    for f in OUT_ARROW:
+        name = f.name
+        if name == "row_kind":
+            vals = ["event"] * len(events)
+        elif name == "detail":
+            vals = [dump_detail(ev.detail) for ev in events]
+        elif name == "raw":
+            vals = [cut_raw(ev.raw) for ev in events]
+        else:
+            get = attrgetter(name)
+            vals = [get(ev) for ev in events]
+        cols.append(pa.array(vals, type=f.type))
+    return pa.RecordBatch.from_arrays(cols, schema=OUT_ARROW)
+
+
+def file_batches(display: str, hint: int | None, cluster: str | None, data: bytes | None, tz: str,
+                 broker_map: tuple[tuple[str, int], ...], error: str | None = None) -> Iterator[pa.RecordBatch]:
+    """One file's output rows: its events, its quarantined lines, then its ``summary`` row. ``error``
+    (with no data) says why the task could not read it."""
+    from parsers.common.context import SourceContext
+    from parsers.dispatch import parse_source
+
+    ctx = SourceContext(display, cluster, hint, tz, broker_map)
+    if error is not None:
+        events, summary = [], FileSummary(path=display, kind="unreadable", broker_id=hint, cluster=cluster)
+        summary.errors.append(error)
+    else:
+        events, summary = parse_source(data or b"", ctx)
+    for i in range(0, len(events), _BATCH_ROWS):
+        yield _event_batch(events[i:i + _BATCH_ROWS])
+    rows: list[dict[str, Any]] = []
+    for q in summary.samples:
+        rows.append({
+            "cluster": ctx.cluster, "source_kind": summary.kind, "source_file": q.source_file,
+            "source_pos": q.source_pos, "source_sub": 0, "event_type": q.category,
+            "detail": json.dumps({"reason": q.reason}, sort_keys=True), "raw": q.raw,
+            "row_kind": "quarantine",
+        })
+    rows.append({"cluster": ctx.cluster, "source_file": display, "source_sub": 0,
+                 "detail": summary.dumps(), "row_kind": "summary"})
+    yield _rows_to_batch(rows)
 
 
 def make_parse_fn(meta_bc, tz: str, default_cluster: str | None, broker_map: tuple[tuple[str, int], ...] = ()):
-    """The function Spark runs on executors: (path, content) batches -> output batches."""
+    """The function Spark runs on executors over ``binaryFile``: (path, content) batches -> output batches."""
 
     def parse(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        from parsers.common.context import SourceContext
-        from parsers.dispatch import parse_source
-
         meta = meta_bc.value
         for batch in batches:
             paths = batch.column(batch.schema.get_field_index("path")).to_pylist()
             contents = batch.column(batch.schema.get_field_index("content"))
             for i, uri in enumerate(paths):
                 display, hint, cluster = meta.get(_norm_uri(uri), (uri, None, None))
-                data = contents[i].as_py() or b""
-                ctx = SourceContext(display, cluster or default_cluster, hint, tz, broker_map)
-                events, summary = parse_source(data, ctx)
-                rows: list[dict[str, Any]] = []
-                for ev in events:
-                    rows.append(_event_row(ev))
-                    if len(rows) >= _BATCH_ROWS:
-                        yield _rows_to_batch(rows)
-                        rows = []
-                for q in summary.samples:
-                    rows.append({
-                        "cluster": ctx.cluster, "source_kind": summary.kind, "source_file": q.source_file,
-                        "source_pos": q.source_pos, "source_sub": 0, "event_type": q.category,
-                        "detail": json.dumps({"reason": q.reason}, sort_keys=True), "raw": q.raw,
-                        "row_kind": "quarantine",
-                    })
-                rows.append({"cluster": ctx.cluster, "source_file": display, "source_sub": 0,
-                             "detail": summary.dumps(), "row_kind": "summary"})
-                yield _rows_to_batch(rows)
+                yield from file_batches(display, hint, cluster or default_cluster, contents[i].as_py() or b"", tz,
+                                        broker_map)
 
     return parse
+
+
+def make_local_parse_fn(tz: str, default_cluster: str | None, broker_map: tuple[tuple[str, int], ...] = ()):
+    """``file_batches`` for a file a task read itself (``forensics.filetasks``)."""
+
+    def parse_one(ref: FileRef, data: bytes | None, error: str | None) -> Iterator[pa.RecordBatch]:
+        return file_batches(ref.display, ref.broker_hint, ref.cluster_hint or default_cluster, data, tz, broker_map,
+                            error)
+
+    return parse_one
 
 
 @dataclass
@@ -182,18 +218,28 @@ def run_ingest(
         if big.refs:
             progress.say(f"ingest: {len(big.refs)} big broker log(s) read in {len(big.rows)} part(s) "
                          f"(lines counted per part in {time.perf_counter() - t_plan:.1f} s)")
-        meta = {_norm_uri(r.read_path): (r.display, r.broker_hint, r.cluster_hint) for r in whole_refs}
+        from forensics.filetasks import local_path, make_task_fn, plan_tasks
+
+        # Empty files: binaryFile returns no row for them and the summaries below account for them.
+        local = [r for r in whole_refs if LOCAL_TASKS and r.size > 0 and local_path(r) is not None]
+        remote = [r for r in whole_refs if not (LOCAL_TASKS and r.size > 0 and local_path(r) is not None)]
+        meta = {_norm_uri(r.read_path): (r.display, r.broker_hint, r.cluster_hint) for r in remote}
         meta_bc = spark.sparkContext.broadcast(meta)
         prev_batch = spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch")
         # One file (or one part of a big file) per Arrow batch: a batch holds whole file contents.
         spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "1")
         try:
             outputs = []
-            if whole_refs:
+            if local:
+                tasks = plan_tasks(local, spark.sparkContext.defaultParallelism)
+                parse_one = make_local_parse_fn(tz, cluster, tuple(inputs.broker_map))
+                outputs.append(spark.range(len(tasks), numPartitions=len(tasks))
+                               .mapInArrow(make_task_fn(tasks, parse_one), OUT_DDL))
+            if remote:
                 raw = (
                     spark.read.format("binaryFile")
                     .option("recursiveFileLookup", "false")
-                    .load([_glob_escape(r.read_path) for r in whole_refs])
+                    .load([_glob_escape(r.read_path) for r in remote])
                     .select("path", "content")
                 )
                 outputs.append(raw.mapInArrow(make_parse_fn(meta_bc, tz, cluster, tuple(inputs.broker_map)), OUT_DDL))
@@ -201,7 +247,9 @@ def run_ingest(
                 # One task per part: the parts are planned to even sizes.
                 ranges = spark.createDataFrame(spark.sparkContext.parallelize(big.rows, len(big.rows)), RANGE_DDL)
                 outputs.append(ranges.mapInArrow(make_part_fn(tz, cluster, OUT_ARROW, _BATCH_ROWS), OUT_DDL))
-            parsed = outputs[0] if len(outputs) == 1 else outputs[0].unionByName(outputs[1])
+            parsed = outputs[0]
+            for more in outputs[1:]:
+                parsed = parsed.unionByName(more)
             parsed = parsed.persist(StorageLevel.MEMORY_AND_DISK)
             with progress.watch_spark(spark, "ingest"):
                 summary_rows = parsed.where(F.col("row_kind").isin("summary", "part")) \

@@ -112,10 +112,14 @@ class Event:
         """Column name -> value, with ``detail`` as JSON text, ready for Arrow."""
         row = {n: getattr(self, n) for n in FIELD_NAMES}
         row["detail"] = dump_detail(self.detail)
-        raw = row["raw"]
-        if raw is not None and len(raw) > RAW_LIMIT:
-            row["raw"] = raw[:RAW_LIMIT] + f"...[{len(raw) - RAW_LIMIT} chars cut]"
+        row["raw"] = cut_raw(row["raw"])
         return row
+
+
+def cut_raw(raw: str | None) -> str | None:
+    if raw is not None and len(raw) > RAW_LIMIT:
+        return raw[:RAW_LIMIT] + f"...[{len(raw) - RAW_LIMIT} chars cut]"
+    return raw
 
 
 def dump_detail(detail: dict[str, Any] | None) -> str | None:
