@@ -1,9 +1,10 @@
 """Ingest: files -> canonical events in Spark -> ``DIR/events/`` (Parquet) + ``ingest_summary.json``.
 
-Spark reads every file (``binaryFile``, so any filesystem Spark can reach) and
-our parsers run over Arrow batches on the executors (``mapInArrow``): one file
-per task unit, because multi-line entries and binary records need the file in
-order. A local broker log too big to hold whole is read by parts instead
+Local files are packed into tasks of even parsing work and read by the tasks
+themselves (``forensics.filetasks``); any other URI is read by Spark's
+``binaryFile`` (any filesystem Spark can reach). Our parsers run over Arrow
+batches on the executors (``mapInArrow``), a whole file at a time, because
+multi-line entries and binary records need the file in order. A local broker log too big to hold whole is read by parts instead
 (``forensics.bigfiles``: byte ranges of a plain file, a gzip file as a stream),
 with the same events and accounting. The driver only sees per-file summaries
 and small lookup tables, never the events.
