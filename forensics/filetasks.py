@@ -5,7 +5,8 @@ partition): a gzip file counts as its compressed bytes though parsing costs its 
 corpus of rotated logs, half of them gzipped, became three tasks on two cores, one of them
 holding every gzip file (measured on the real-format corpus: 28 files, 430 MB of text). Here
 the driver estimates each local file's text size (a gzip file's own trailer records it), packs
-the files into a few tasks per core, largest first (LPT), and each task reads its files itself:
+the files into tasks of even text (a few per core, largest file first: LPT; Spark's own
+``spark.sql.files`` settings bound them), and each task reads its files itself:
 the file bytes no longer cross the JVM and Arrow on their way to the parser. Remote URIs stay
 with ``binaryFile``. Every file is parsed by ``parse_source`` exactly as before.
 """
@@ -18,9 +19,8 @@ from typing import Callable, Iterator
 from forensics.sources import FileRef
 from parsers.common.textio import GZIP_MAGIC
 
-# A task holds at most about this much text, and each core gets at least TASKS_PER_CORE tasks, so
-# the last tasks to finish are short ones whatever the mix of sizes.
-TASK_TEXT_BYTES = 128 << 20
+# Without a minimum number of partitions set (spark.sql.files.minPartitionNum), each core gets at
+# least this many tasks, so the last tasks to finish are short ones whatever the mix of sizes.
 TASKS_PER_CORE = 4
 
 
@@ -46,13 +46,17 @@ def text_size(ref: FileRef) -> int:
         return ref.size
 
 
-def plan_tasks(refs: list[FileRef], cores: int, weight: Callable[[FileRef], int] = text_size) -> list[list[FileRef]]:
-    """Files -> tasks (lists of files), heaviest task first. Longest file first into the lightest task."""
+def plan_tasks(refs: list[FileRef], min_tasks: int, max_task_bytes: int, open_cost: int = 4 << 20,
+               weight: Callable[[FileRef], int] = text_size) -> list[list[FileRef]]:
+    """Files -> tasks (lists of files), heaviest task first, sized as Spark sizes its file partitions
+    (``spark.sql.files``: at most ``max_task_bytes``, enough for ``min_tasks``, no smaller than
+    ``open_cost``) but by text, not bytes on disk, and packed longest file first into the lightest task."""
     if not refs:
         return []
     sized = sorted(((weight(r), r.display, r) for r in refs), key=lambda x: (-x[0], x[1]))
     total = sum(w for w, _, _ in sized)
-    n = min(len(refs), max(cores * TASKS_PER_CORE, -(-total // TASK_TEXT_BYTES)))
+    split = max(1, min(max_task_bytes, max(open_cost, -(-total // max(1, min_tasks)))))
+    n = min(len(refs), max(1, -(-total // split)))
     heap = [(0, i) for i in range(n)]
     tasks: list[list[FileRef]] = [[] for _ in range(n)]
     loads = [0] * n
@@ -63,6 +67,14 @@ def plan_tasks(refs: list[FileRef], cores: int, weight: Callable[[FileRef], int]
         heapq.heappush(heap, (loads[i], i))
     order = sorted(range(n), key=lambda i: -loads[i])
     return [tasks[i] for i in order if tasks[i]]
+
+
+def spark_task_sizes(spark) -> tuple[int, int, int]:
+    """(min_tasks, max_task_bytes, open_cost) from the session's ``spark.sql.files`` settings."""
+    conf = spark._jsparkSession.sessionState().conf()
+    min_num = conf.filesMinPartitionNum()
+    min_tasks = int(min_num.get()) if min_num.isDefined() else spark.sparkContext.defaultParallelism * TASKS_PER_CORE
+    return min_tasks, int(conf.filesMaxPartitionBytes()), int(conf.filesOpenCostInBytes())
 
 
 def make_task_fn(tasks: list[list[FileRef]], parse_one: Callable[[FileRef, bytes | None, str | None], Iterator]):

@@ -219,7 +219,7 @@ def run_ingest(
         if big.refs:
             progress.say(f"ingest: {len(big.refs)} big broker log(s) read in {len(big.rows)} part(s) "
                          f"(lines counted per part in {time.perf_counter() - t_plan:.1f} s)")
-        from forensics.filetasks import local_path, make_task_fn, plan_tasks
+        from forensics.filetasks import local_path, make_task_fn, plan_tasks, spark_task_sizes
 
         # Empty files: binaryFile returns no row for them and the summaries below account for them.
         local = [r for r in whole_refs if LOCAL_TASKS and r.size > 0 and local_path(r) is not None]
@@ -232,7 +232,7 @@ def run_ingest(
         try:
             outputs = []
             if local:
-                tasks = plan_tasks(local, spark.sparkContext.defaultParallelism)
+                tasks = plan_tasks(local, *spark_task_sizes(spark))
                 parse_one = make_local_parse_fn(tz, cluster, tuple(inputs.broker_map))
                 outputs.append(spark.range(len(tasks), numPartitions=len(tasks))
                                .mapInArrow(make_task_fn(tasks, parse_one), OUT_DDL))

@@ -30,12 +30,17 @@ def test_text_size_of_a_gzip_file_is_its_decompressed_size(tmp_path):
 
 def test_plan_puts_every_file_in_one_task_and_evens_the_work():
     refs = [FileRef(f"/l/{i}", f"f{i}", size=s) for i, s in enumerate([40, 40, 35, 20, 10, 5, 5, 3, 1, 1, 1])]
-    tasks = filetasks.plan_tasks(refs, cores=1, weight=lambda r: r.size)
+    tasks = filetasks.plan_tasks(refs, min_tasks=4, max_task_bytes=1000, open_cost=1, weight=lambda r: r.size)
     assert sorted(r.display for t in tasks for r in t) == sorted(r.display for r in refs)
     loads = [sum(r.size for r in t) for t in tasks]
     assert len(tasks) == 4 and loads == sorted(loads, reverse=True)
     # LPT's bound: no task over the mean plus the largest file
     assert max(loads) <= sum(r.size for r in refs) / len(tasks) + 40
+    # Spark's settings bound the tasks as they bound its file partitions
+    one_each = filetasks.plan_tasks(refs, min_tasks=1, max_task_bytes=1, open_cost=1, weight=lambda r: r.size)
+    assert sorted(len(t) for t in one_each) == [1] * len(refs)
+    assert len(filetasks.plan_tasks(refs, min_tasks=1, max_task_bytes=1 << 30, weight=lambda r: r.size)) == 1
+    assert len(filetasks.plan_tasks(refs, min_tasks=1, max_task_bytes=50, open_cost=1, weight=lambda r: r.size)) == 4
 
 
 @pytest.mark.spark
