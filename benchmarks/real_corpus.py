@@ -78,7 +78,7 @@ def make_real_corpus(out: Path, size_gb: float, file_mb: float = 40) -> dict:
         folder.mkdir(parents=True)
         target, written, buf, n = int(len(one) * scale), 0, bytearray(), 0
 
-        def emit(piece) -> None:
+        def emit(piece, folder=folder) -> None:
             nonlocal n, n_gz
             n += 1
             # server.log.0001 is the oldest rotation, as a date suffix sorts.

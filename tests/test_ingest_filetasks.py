@@ -9,8 +9,8 @@ from datetime import datetime, timezone
 
 import pyarrow.parquet as pq
 import pytest
-
 from conftest import REAL_LOGS
+
 from forensics import filetasks, ingest
 from forensics.sources import FileRef, collect_inputs
 
