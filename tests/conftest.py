@@ -27,6 +27,18 @@ def sample_events(name: str) -> list:
     return events
 
 
+# Property tests draw the same examples on every run (a red CI must be reproducible, not a draw of luck); set
+# HYPOTHESIS_PROFILE=explore to search new examples locally.
+try:
+    from hypothesis import settings as _hyp_settings
+
+    _hyp_settings.register_profile("ci", derandomize=True, print_blob=True)
+    _hyp_settings.register_profile("explore", derandomize=False)
+    _hyp_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+except ImportError:  # pragma: no cover - hypothesis is a test dependency
+    pass
+
+
 def pytest_configure(config):
     if not REAL_LOGS.is_dir():
         raise pytest.UsageError(

@@ -473,7 +473,13 @@ def read_batches(data: bytes) -> Iterator[Batch | Damage]:
             pos = nxt
             continue
         if not crc_ok(data, h):
-            nxt = pos + h.size if _boundary_ok(data, pos + h.size) else find_next_batch(data, pos + 1)
+            # A damaged length field also fails the CRC, and where it points may look like a batch by chance:
+            # a whole, CRC-correct batch starting inside the claimed span says the length is what broke.
+            valid = find_next_batch(data, pos + 1)
+            if valid is not None and valid < pos + h.size:
+                nxt = valid
+            else:
+                nxt = pos + h.size if _boundary_ok(data, pos + h.size) else valid
             end = n if nxt is None else nxt
             lost = _lost(h) if end == pos + h.size else 1
             reason = f"CRC-32C mismatch in batch with base offset {h.base_offset} (stored {h.crc})"
