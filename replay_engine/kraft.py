@@ -21,9 +21,9 @@ from replay_engine.apply import OBSERVED, RECORDED, Change, PartitionStore
 from replay_engine.config import ConfigImage, ConfigState, as_bool, parse_version
 from replay_engine.from_events import ref_of
 from replay_engine.judge import Comparison, judge_kraft, unknown
-from replay_engine.kraft_evidence import (previous_registration, topic_names_from_lines, unjudged_epoch_reason,
-                                          unseen_partition_changes)
-from replay_engine.kraft_point import rederive_stated_leader, stated_leader_whatever_the_isr
+from replay_engine.kraft_evidence import (previous_registration, stated_within_replayed, topic_names_from_lines,
+                                          unjudged_epoch_reason, unseen_partition_changes)
+from replay_engine.kraft_point import isr_after_leader_left, rederive_stated_leader, stated_leader_whatever_the_isr
 from replay_engine.kraft_rules import isr_without
 from replay_engine.partition import UNKNOWN, BrokerPeriod, Decision, PState, Tenure
 from replay_engine.states import NON_EXISTENT, OFFLINE, ONLINE
@@ -84,12 +84,17 @@ class KraftReplay:
         self.unclean_elections: list[Decision] = []
         self.recent_gone: dict[int, int] = {}  # broker -> when it was fenced / began controlled shutdown
         self.has_records = False
-        self.last_replayed: dict[F.TP, Decision] = {}
+        # (partition, leader epoch) -> the replay's decision that reached it: a broker may state an epoch after the
+        # replay has already taken the next step (the replay reads the quorum's 'Replayed' lines before brokers apply
+        # the same records), and is then judged against the decision of its own epoch
+        # with the partition epoch it wrote (if known), the acceptable brokers and unclean setting it was taken with
+        self.replayed_at: dict[tuple[F.TP, int], tuple[Decision, int | None, frozenset[int], bool]] = {}
         self.replayed_epochs: set[tuple[F.TP, int]] = set()  # (partition, leader epoch) the replay's decisions reached
         self.stated_epoch: dict[F.TP, tuple] = {}  # highest (leader epoch, partition epoch) a broker's line stated
         self.replayed_since: dict[F.TP, int] = {}  # records the replay wrote since a line stated the partition epoch
         self.before_skip: dict[F.TP, tuple] = {}  # (epoch, leader, ISR, replicas) before a 'Skipped' line's epoch
         self.leaving: dict[int, set[int]] = {}  # batch base offset -> brokers the batch takes out
+        self.epoch_known_at: dict[F.TP, int] = {}  # when a line last stated the partition's current leader epoch
         self._seq = 0
 
     # ------------------------------------------------------------------ helpers
@@ -495,7 +500,8 @@ class KraftReplay:
                      unclean=unclean, status="applied", change=change)
         self.decisions.append(d)
         if p.leader_epoch is not None and bump:
-            self.last_replayed[p.tp] = d
+            pe = None if p.zk_version is None else p.zk_version + self.replayed_since[p.tp]
+            self.replayed_at[(p.tp, p.leader_epoch)] = (d, pe, self.acceptable(), self._unclean(p.tp[0]))
             self.replayed_epochs.add((p.tp, p.leader_epoch))
         if unclean:
             self.unclean_elections.append(d)
@@ -533,8 +539,35 @@ class KraftReplay:
                                            self.elr_enabled)
         self._judge(p.tp, ev, {"leader": leader}, {"leader": want}, f"point: {how}{alone}")
         if want == leader and was >= 0 and leader != was and "left" in how:
-            # the step that moved leadership took the old leader out of the ISR (brokerToRemove)
-            self.store.set(p, isr=isr_without(isr, {was}, self.elr_enabled))
+            # the step that moved leadership took the old leader out of the ISR (brokerToRemove), unless a
+            # preferred election, which keeps the ISR, explains the move as well
+            self.store.set(p, isr=isr_after_leader_left(replicas, isr, was, leader, self.acceptable(), self.elr_enabled))
+
+    def _judge_replayed(self, tp: F.TP, ev: Event, leader: int, d: Decision, pe: int | None,
+                        acceptable: frozenset[int], unclean: bool) -> None:
+        """A broker's line at the leader epoch one of the replay's own decisions reached, judged against it.
+
+        A line stating a later partition epoch than the decision wrote may follow ISR-only changes no line shows
+        (AlterPartition by the leader), before the decision as well as after: the decision then rests on an ISR the
+        replay did not know, and is judged only if its outcome holds whatever that ISR was (as :meth:`_point`)."""
+        unseen = unseen_partition_changes(pe, 0, ev.zk_version) if pe is not None else None
+        c = None
+        if unseen:
+            was, replicas = d.before.get("leader"), d.before.get("replicas")
+            if was is not None and stated_leader_whatever_the_isr(replicas, was, leader, acceptable, unclean):
+                c = judge_kraft(tp, ev.ts or 0, ref_of(ev), {"leader": leader}, {"leader": leader},
+                                f"broker's own view of the replayed decision: elected whatever the ISR ({unseen} "
+                                f"partition change(s) up to it are in no line)")
+            else:
+                self.comparisons.append(unknown(tp, ev.ts or 0, ref_of(ev), {"leader": leader},
+                                                f"leader epoch: ISR unknown ({unseen} ISR-only partition change(s) "
+                                                f"up to it are in no line)"))
+                return
+        if c is None:
+            c = judge_kraft(tp, ev.ts or 0, ref_of(ev), {"leader": leader}, {"leader": d.after.get("leader")},
+                            "broker's own view of the replayed decision")
+        self.comparisons.append(c)
+        d.status = c.verdict
 
     def _observed(self, ev: Event) -> None:
         """A broker says it became leader/follower: the controller's decision, as delivered."""
@@ -547,23 +580,24 @@ class KraftReplay:
             if not self.has_records and ev.leader_epoch is not None:
                 self._unknown(p, ev, None, "leader epoch: the line does not name the leader")
             return
-        last = self.last_replayed.get(tp)
-        judged = not self.has_records and last is not None and ev.leader_epoch is not None \
-            and last.after.get("leader_epoch") == ev.leader_epoch
+        mine = self.replayed_at.get((tp, ev.leader_epoch)) if ev.leader_epoch is not None else None
+        judged = not self.has_records and mine is not None and mine[0].status == "applied"
         if not judged and not self.has_records and ev.leader_epoch is not None \
                 and ev.event_type != "leader_and_isr_received":
             self._point(p, ev, leader)
         if judged:
             # The broker states the outcome of the very decision the replay took (same leader epoch).
-            c = judge_kraft(tp, ev.ts or 0, ref_of(ev), {"leader": leader}, {"leader": last.after.get("leader")},
-                            "broker's own view of the replayed decision")
-            self.comparisons.append(c)
-            last.status = c.verdict
-            del self.last_replayed[tp]
+            self._judge_replayed(tp, ev, leader, *mine)
         stated = self.stated_epoch.get(tp)
+        # The epoch right after the one known, its leader not seen leaving since: the election the line states
+        # came after everything the replay knows of that leader
+        next_epoch = ev.leader_epoch is not None and p.leader_epoch is not None and ev.leader_epoch == p.leader_epoch + 1 \
+            and leader >= 0 and self.recent_gone.get(leader, -1) <= self.epoch_known_at.get(tp, -1)
         if ev.leader_epoch is not None and p.leader_epoch is not None and (ev.leader_epoch, ev.zk_version or 0) \
                 < (p.leader_epoch, p.zk_version or 0) and (stated is None or ev.leader_epoch < stated[0]
-                                                            or p.leader_epoch <= stated[0]):
+                                                            or p.leader_epoch <= stated[0]
+                                                            or stated_within_replayed(p.zk_version, ev.zk_version,
+                                                                                      self.replayed_since.get(tp, 0))):
             return  # older than the registration known (leader epoch, then partition epoch)
         # A broker stating an epoch below what only the replay's own steps reached: those steps were not what the
         # controller committed (no broker ever states them); the broker's registration is taken instead.
@@ -579,16 +613,20 @@ class KraftReplay:
             self.store.set(p, isr=None)  # the line does not state the ISR, and unseen changes came before it
         self.store.adopt(p, leader, ev.isr, ev.leader_epoch, zk_version=ev.zk_version, replicas=ev.replicas,
                          ts=ev.ts or 0)
+        if ev.leader_epoch is not None and ev.leader_epoch == p.leader_epoch:
+            self.epoch_known_at[tp] = ev.ts or 0
         if ev.zk_version is not None:
             self.replayed_since[tp] = 0
         b = ev.broker_id
-        if ev.event_type == "become_leader" and b is not None and leader == b and not self.has_records \
-                and (b in self.fenced or b in self.cs or b not in self.registered):
-            # elected at this new epoch, so active then (isAcceptableLeader: registered, unfenced, not shutting down)
-            self.registered.setdefault(b, None)
-            self.fenced.discard(b)
-            self.cs.discard(b)
-            self._liveness(b, ev.ts or 0, ref_of(ev), "elected leader")
+        own = ev.event_type == "become_leader" and b is not None and leader == b
+        if (own or ev.event_type == "become_follower" and next_epoch) and not self.has_records \
+                and (leader in self.fenced or leader in self.cs or leader not in self.registered):
+            # elected at this new epoch, so active then (isAcceptableLeader: registered, unfenced, not shutting down);
+            # a follower's line names the leader of the epoch it starts just as the leader's own line does
+            self.registered.setdefault(leader, None)
+            self.fenced.discard(leader)
+            self.cs.discard(leader)
+            self._liveness(leader, ev.ts or 0, ref_of(ev), "elected leader")
         self.store.move(p, ONLINE if leader >= 0 else OFFLINE, OBSERVED, ev.ts or 0, ref_of(ev))
         self._show(p, ev.ts or 0, ref_of(ev), "observed")
 

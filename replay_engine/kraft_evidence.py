@@ -69,3 +69,16 @@ def unseen_partition_changes(known_partition_epoch: int | None, replayed_since: 
     if known_partition_epoch is None or stated_partition_epoch is None:
         return None
     return max(0, stated_partition_epoch - (known_partition_epoch + replayed_since) - 1)
+
+
+def stated_within_replayed(known_partition_epoch: int | None, stated_partition_epoch: int | None,
+                           replayed_since: int) -> bool:
+    """True when a broker's line states a partition epoch the replay's own steps already went past.
+
+    Each of the replay's changes is one PartitionChangeRecord, so one partition epoch (3.9
+    PartitionRegistration.merge); a line at a partition epoch between the one last stated and the replay's
+    latest is a broker catching up on those steps (brokers apply committed records later than the quorum
+    controllers log them), not a sign that the steps never happened."""
+    if known_partition_epoch is None or stated_partition_epoch is None or replayed_since <= 0:
+        return False
+    return known_partition_epoch < stated_partition_epoch < known_partition_epoch + replayed_since

@@ -1,0 +1,52 @@
+"""KRaft with logs only: the divergences the replay caused itself, judged again from the recorded decisions.
+
+Each expectation is a decision a broker recorded ("Follower <tp> starts at leader epoch E ... Current leader is L",
+3.9 core/src/main/scala/kafka/cluster/Partition.scala makeFollower), named by file and line, or Kafka's source.
+"""
+from test_replay_real_logs import load
+
+CLUSTER = "BetrajJ__kafka-kraft"
+LOGS = f"{CLUSTER}/kafka/logs/"
+
+
+def _verdicts(res, cite):
+    return [(c.verdict, c.replayed) for c in res.comparisons if c.record.cite() == cite]
+
+
+def test_a_broker_catching_up_on_the_replays_own_steps_does_not_undo_them():
+    from replay_engine.kraft_evidence import stated_within_replayed
+    # Every PartitionChangeRecord raises the partition epoch by one (3.9 PartitionRegistration.merge): with the
+    # partition epoch last stated at 134 and two changes replayed since (135, 136), a line at 135 is the first one.
+    assert stated_within_replayed(134, 135, 2)
+    assert not stated_within_replayed(134, 136, 2)  # the replay's own latest: not older
+    assert not stated_within_replayed(134, 135, 0)  # nothing replayed: the line is simply news
+    assert not stated_within_replayed(None, 135, 2)
+    res = load(CLUSTER)
+    # 2025-02-13 10:08:26: broker 2 then broker 1 fenced (controller.log.2025-02-12-17.gz lines 90, 91), broker 1
+    # restates test-topic-2 at partition epoch 135 ("Skipped the become-leader ...", ISR [3,1], line 66) after both;
+    # broker 3 unfenced at 10:08:27.448 (line 94), and broker 1 records leader 3 at epoch 68 (line 110): the ISR
+    # after the second fence was [3] (handleBrokerFenced drops broker 1), so handleBrokerUnfenced elects 3.
+    assert _verdicts(res, LOGS + "state-change.log.2025-02-11-16.gz:110") == [("agreed", {"leader": 3})]
+
+
+def test_a_leader_stated_at_the_next_epoch_was_acceptable_when_elected():
+    res = load(CLUSTER)
+    # test-topic-2: broker 1 leads epoch 77 (stated 2025-02-13 13:19:21, state-change.log.2025-02-13-12.gz),
+    # no fence or shutdown of broker 1 in any line after it until 15:27:25.006, when broker 1 enters controlled
+    # shutdown (controller.log.2025-02-13-14.gz line 44): enterControlledShutdown moves leadership to the next
+    # acceptable ISR member, broker 2 (3.9 ReplicationControlManager.generateLeaderAndIsrUpdates), as broker 3
+    # records at epoch 78 (state-change.log.2025-02-13-13.gz line 9).
+    got = _verdicts(res, LOGS + "state-change.log.2025-02-13-13.gz:9")
+    assert got and all(v == "agreed" for v, _ in got), got
+
+
+def test_isr_after_a_stated_move_is_unknown_when_a_preferred_election_explains_it_too():
+    from replay_engine.kraft_point import isr_after_leader_left
+    # handleBrokerFenced / enterControlledShutdown (3.9 ReplicationControlManager.generateLeaderAndIsrUpdates): the
+    # leaving broker is removed from the target ISR.
+    assert isr_after_leader_left((1, 2, 3), (1, 2, 3), 2, 1, frozenset({1, 3})) == (1, 3)
+    # The old leader still acceptable and the new one the first replica: maybeBalancePartitionLeaders
+    # (Election.PREFERRED, PartitionChangeBuilder.electPreferredLeader) makes the same move and leaves the ISR alone.
+    assert isr_after_leader_left((1, 2, 3), (1, 2, 3), 2, 1, frozenset({1, 2, 3})) is None
+    # Not the first replica: no preferred election elects it, the leader left.
+    assert isr_after_leader_left((1, 2, 3), (1, 2, 3), 1, 3, frozenset({2, 3})) == (2, 3)
