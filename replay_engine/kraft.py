@@ -21,8 +21,9 @@ from replay_engine.apply import OBSERVED, RECORDED, Change, PartitionStore
 from replay_engine.config import ConfigImage, ConfigState, as_bool, parse_version
 from replay_engine.from_events import ref_of
 from replay_engine.judge import Comparison, judge_kraft, unknown
-from replay_engine.kraft_evidence import (previous_registration, stated_within_replayed, topic_names_from_lines,
-                                          unjudged_epoch_reason, unseen_partition_changes)
+from replay_engine.kraft_evidence import (previous_registration, renounce_findings, reverted_on_renounce,
+                                          stated_within_replayed, topic_names_from_lines, unjudged_epoch_reason,
+                                          unseen_partition_changes)
 from replay_engine.kraft_point import isr_after_leader_left, rederive_stated_leader, stated_leader_whatever_the_isr
 from replay_engine.kraft_rules import isr_without
 from replay_engine.partition import UNKNOWN, BrokerPeriod, Decision, PState, Tenure
@@ -161,7 +162,12 @@ class KraftReplay:
         self.topic_names.update(topic_names_from_lines(events))
         self.leaving = leaving_by_batch(events)
         self.history_lines, self.echo_lines = len(history), len(echoes)
+        reverted = reverted_on_renounce(events)
+        undone: dict[int, list[Event]] = {}
         for i, ev in enumerate(events):
+            if i in reverted and self._rule("kraft.renounce.failed_write", (events[reverted[i]].detail or {}).get("exception")):
+                undone.setdefault(reverted[i], []).append(ev)  # rolled back by the controller's renounce: not replayed
+                continue
             if i in echoes:
                 continue
             if i in history:
@@ -179,6 +185,7 @@ class KraftReplay:
                     self.evidence_by_broker.setdefault(ev.subject_broker, []).append(r)
                 if tp is not None:
                     self.evidence_by_tp.setdefault(tp, []).append(r)
+        self.findings.extend(renounce_findings(events, undone))
 
     def _on_kraft_leader_change(self, ev: Event) -> None:
         c, epoch = ev.controller_id, ev.controller_epoch
@@ -189,6 +196,12 @@ class KraftReplay:
             t.end, t.end_ref, t.end_cause = ev.ts, ref_of(ev), "new quorum leader" if c is not None and c >= 0 else "renounced"
         if c is not None and c >= 0:
             self.tenures.append(Tenure(c, epoch, ev.ts or 0, start_ref=ref_of(ev)))
+
+    def _on_kraft_renounce_on_error(self, ev: Event) -> None:
+        c = (ev.detail or {}).get("renounced_by")
+        if self.tenures and self.tenures[-1].end is None and self.tenures[-1].controller == c:
+            t = self.tenures[-1]
+            t.end, t.end_ref, t.end_cause = ev.ts, ref_of(ev), "renounced"
 
     def _on_broker_registered(self, ev: Event) -> None:
         b = ev.subject_broker

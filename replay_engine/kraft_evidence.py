@@ -82,3 +82,71 @@ def stated_within_replayed(known_partition_epoch: int | None, stated_partition_e
     if known_partition_epoch is None or stated_partition_epoch is None or replayed_since <= 0:
         return False
     return known_partition_epoch < stated_partition_epoch < known_partition_epoch + replayed_since
+
+
+# A log line's time is to the millisecond: an event started within the last millisecond before its stated start.
+_MS = 1000
+
+
+def reverted_on_renounce(events: list[Event]) -> dict[int, int]:
+    """Index of a record-replay line -> index of the renounce that rolled the record back.
+
+    An active quorum controller applies each record it writes before the record is committed (3.9
+    QuorumController.ControllerWriteEvent.run: ``replay(...)`` right after ``raftClient.prepareAppend``, before
+    ``schedulePreparedAppend``), logging registration and topic records ("Replayed ..."); once committed, an active
+    controller does not apply them again (QuorumMetaLogListener.handleCommit). When the event fails and the
+    controller renounces (handleEventException -> ``renounce()`` -> OffsetControlManager.deactivate ->
+    ``snapshotRegistry.revertToSnapshot(lastStableOffset)``), what that event applied is undone and never reaches a
+    broker. The event ran on the controller's single event thread during the ``processing_us`` the failure line
+    states, so every record line of that controller in that window belongs to it.
+
+    A renounce on a metadata log event ("Renouncing the leadership due to a metadata log event ... Reverting to last
+    stable offset N") reverts too, but which of the lines before it were past offset N no line says: those are left
+    standing (see :func:`renounces`)."""
+    by_writer: dict[object, list[int]] = {}
+    for i, e in enumerate(events):
+        if e.ts is not None and e.source_kind == "broker_log" and "Replayed " in (e.raw or "")[:200]:
+            by_writer.setdefault(e.broker_id, []).append(i)
+    out: dict[int, int] = {}
+    for j, r in enumerate(events):
+        d = r.detail or {}
+        if r.event_type != "kraft_renounce_on_error" or r.ts is None or d.get("processing_us") is None:
+            continue
+        start = r.ts - int(d["processing_us"]) - _MS
+        for i in by_writer.get(d.get("renounced_by"), ()):
+            if start <= events[i].ts <= r.ts:
+                out.setdefault(i, j)
+    return out
+
+
+def renounce_findings(events: list[Event], undone: dict[int, list[Event]]) -> list[dict[str, Any]]:
+    """Findings: each renounce whose rolled-back records the replay discarded (``undone``: index of the renounce
+    line -> the record lines it undid), and, once, how many renounces reverted records no line identifies."""
+    from replay_engine.from_events import ref_of
+
+    out: list[dict[str, Any]] = []
+    for j in sorted(undone):
+        r, lines = events[j], undone[j]
+        d = r.detail or {}
+        what = "; ".join(sorted({(e.raw or "").split("Replayed ", 1)[-1].split(":", 1)[0][:120] for e in lines}))
+        out.append({
+            "kind": "kraft_uncommitted_reverted", "ts": r.ts, "controller": d.get("renounced_by"),
+            "rule": "kraft.renounce.failed_write",
+            "cite": "3.9.0-rc3 metadata/src/main/java/org/apache/kafka/controller/QuorumController.java "
+                    "QuorumController.ControllerWriteEvent.run / handleEventException / renounce",
+            "text": f"quorum controller {d.get('renounced_by')} applied {len(lines)} record(s) ({what}) in "
+                    f"{d.get('operation')}, which failed with {d.get('exception')} at epoch {d.get('previous_epoch')}; "
+                    f"it renounced and reverted to committed offset {d.get('reverted_to_offset')}: the records were "
+                    "never committed, and the replay discards them",
+            "evidence": [ref_of(r).to_json()] + [ref_of(e).to_json() for e in lines]})
+    other = [e for j, e in enumerate(events) if j not in undone and (
+        e.event_type == "kraft_renounce_on_error" or e.event_type == "kraft_leader_change"
+        and (e.detail or {}).get("via") == "renounced")]
+    if other:
+        out.append({
+            "kind": "kraft_renounces", "ts": other[0].ts, "count": len(other), "rule": "kraft.renounce",
+            "text": f"{len(other)} time(s) an active quorum controller renounced and reverted to its last committed / "
+                    "stable offset with no record line of its own identified as rolled back (the lines carry no "
+                    "offsets); records it applied past that offset, if any, are not discarded by the replay",
+            "evidence": [ref_of(e).to_json() for e in other[:20]]})
+    return out

@@ -50,3 +50,44 @@ def test_isr_after_a_stated_move_is_unknown_when_a_preferred_election_explains_i
     assert isr_after_leader_left((1, 2, 3), (1, 2, 3), 2, 1, frozenset({1, 2, 3})) is None
     # Not the first replica: no preferred election elects it, the leader left.
     assert isr_after_leader_left((1, 2, 3), (1, 2, 3), 1, 3, frozenset({2, 3})) == (2, 3)
+
+
+def test_records_a_failed_write_applied_are_discarded_on_renounce():
+    res = load(CLUSTER)
+    # controller.log.2025-03-04-16.gz: QuorumController 3, active at epoch 9939, fences broker 3 (line 13, "Fencing
+    # broker 3 because its session has timed out"), applies the BrokerRegistrationChangeRecord (line 15, 17:08:39,752),
+    # and 1 ms later maybeFenceReplicas "failed with NotLeaderException ... in 2508716 microseconds. Renouncing
+    # leadership and reverting to the last committed offset 636278" (line 16). 3.9 QuorumController: replay() runs
+    # before raftClient.schedulePreparedAppend, handleEventException -> renounce() -> revertToSnapshot: never committed.
+    fenced = LOGS + "controller.log.2025-03-04-16.gz:15"
+    assert not [d for d in res.decisions if d.trigger.cite() == fenced]
+    f = [x for x in res.to_json()["findings"] if x["kind"] == "kraft_uncommitted_reverted"]
+    cites = [e["source_file"] + ":" + str(e["source_pos"]) for x in f for e in x["evidence"]]
+    assert fenced in cites and LOGS + "controller.log.2025-03-04-16.gz:16" in cites
+    # The recorded decision: broker 2 states kraft-test-2 at epoch 126 with no leader (state-change.log.2025-03-04-17.gz
+    # line 50), not the move to broker 1 the undone fence would have made.
+    assert all(v != "diverged" for v, _ in _verdicts(res, LOGS + "state-change.log.2025-03-04-17.gz:50"))
+
+
+def test_which_failed_writes_are_undone_follows_the_release():
+    from replay_engine import rules as R
+    from replay_engine.rules import kraft as KR
+    # 3.3+ ControllerWriteEvent.run applies records before Raft takes them; NotLeaderException is Raft refusing them.
+    assert R.decide(KR.RENOUNCE_FAILED_WRITE, (3, 9, 0), "NotLeaderException")
+    assert not R.decide(KR.RENOUNCE_FAILED_WRITE, (3, 9, 0), "RuntimeException")
+    # 3.0-3.2: scheduleAppend before replay: the lines cannot tell.
+    assert not R.decide(KR.RENOUNCE_FAILED_WRITE, (3, 2, 0), "NotLeaderException")
+
+
+def test_only_the_failed_events_own_window_and_controller_are_reverted():
+    from parsers.schema import Event
+    from replay_engine.kraft_evidence import reverted_on_renounce
+
+    def line(ts_ms, cid, raw="Replayed BrokerRegistrationChangeRecord modifying the registration for broker 3"):
+        return Event("broker_fenced", ts=ts_ms * 1000, broker_id=cid, source_kind="broker_log", raw=raw)
+    fail = Event("kraft_renounce_on_error", ts=10_000 * 1000, controller_id=3, source_kind="broker_log",
+                 detail={"renounced_by": 3, "processing_us": 2_000_000, "exception": "NotLeaderException"})
+    evs = [line(7_000, 3), line(8_500, 3), line(9_999, 2), line(10_000, 3), fail, line(10_001, 3)]
+    # 8.5 s and 10.0 s fall in the event's 2 s on controller 3's event thread; 7 s before it, 10.001 s after it,
+    # and controller 2's line are other events.
+    assert reverted_on_renounce(evs) == {1: 4, 3: 4}
