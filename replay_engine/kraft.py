@@ -14,16 +14,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from parsers.schema import Event
+from parsers.schema import Event, iso_utc
 from replay_engine import facts as F
 from replay_engine import rules as R
 from replay_engine.apply import OBSERVED, RECORDED, Change, PartitionStore
 from replay_engine.config import ConfigImage, ConfigState, as_bool, parse_version
 from replay_engine.from_events import ref_of
-from replay_engine.judge import Comparison, judge_kraft, unknown
-from replay_engine.kraft_evidence import (previous_registration, renounce_findings, reverted_on_renounce,
-                                          stated_within_replayed, topic_names_from_lines, unjudged_epoch_reason,
-                                          unseen_partition_changes)
+from replay_engine.judge import EVIDENCE_GAP, Comparison, judge_kraft, unknown
+from replay_engine.kraft_evidence import (hole_between, previous_registration, quorum_epoch_holes, renounce_findings,
+                                          reverted_on_renounce, stated_within_replayed, topic_names_from_lines,
+                                          unjudged_epoch_reason, unseen_partition_changes)
 from replay_engine.kraft_point import isr_after_leader_left, rederive_stated_leader, stated_leader_whatever_the_isr
 from replay_engine.kraft_rules import isr_without
 from replay_engine.partition import UNKNOWN, BrokerPeriod, Decision, PState, Tenure
@@ -36,6 +36,9 @@ KRAFT_TYPES = frozenset({"partition_record", "partition_change", "topic_record",
 # A fence and the partition changes it causes are appended together; records this close are one step.
 SAME_STEP_US = 5_000
 
+
+# Unjudged because partition changes came that no line in the evidence shows (see kraft_evidence)
+UNSEEN_STEPS = ("leader epoch: the epochs before it were decided in steps", "leader epoch: ISR unknown (")
 
 ZK_CONTROLLER_TYPES = frozenset({"controller_elected", "partition_state_change", "zk_txn", "partition_state_written",
                                  "broker_failed"})
@@ -95,7 +98,10 @@ class KraftReplay:
         self.replayed_since: dict[F.TP, int] = {}  # records the replay wrote since a line stated the partition epoch
         self.before_skip: dict[F.TP, tuple] = {}  # (epoch, leader, ISR, replicas) before a 'Skipped' line's epoch
         self.leaving: dict[int, set[int]] = {}  # batch base offset -> brokers the batch takes out
-        self.epoch_known_at: dict[F.TP, int] = {}  # when a line last stated the partition's current leader epoch
+        self.epoch_known_at: dict[F.TP, int] = {}  # when a line or a replayed step last set the current leader epoch
+        self.holes: list[tuple[int, int, int, int]] = []  # stretches the evidence lost (quorum_epoch_holes)
+        # (partition, leader epoch) -> when the evidence first stated it (a broker restarting restates old epochs)
+        self.epoch_first_seen: dict[tuple[F.TP, int], int] = {}
         self._seq = 0
 
     # ------------------------------------------------------------------ helpers
@@ -163,6 +169,7 @@ class KraftReplay:
         self.leaving = leaving_by_batch(events)
         self.history_lines, self.echo_lines = len(history), len(echoes)
         reverted = reverted_on_renounce(events)
+        self.holes = quorum_epoch_holes(events)
         undone: dict[int, list[Event]] = {}
         for i, ev in enumerate(events):
             if i in reverted and self._rule("kraft.renounce.failed_write", (events[reverted[i]].detail or {}).get("exception")):
@@ -507,6 +514,9 @@ class KraftReplay:
         if not self.store.apply_decision(p, change, ev.ts or 0, ref_of(ev)):
             return
         self.replayed_since[p.tp] = self.replayed_since.get(p.tp, 0) + 1
+        self.epoch_known_at[p.tp] = ev.ts or 0
+        if p.leader_epoch is not None:
+            self.epoch_first_seen.setdefault((p.tp, p.leader_epoch), ev.ts or 0)
         self._seq += 1
         d = Decision(self._seq, ev.ts or 0, p.tp, "election" if leader >= 0 else "election_failed", "KRaft (replayed)",
                      ref_of(ev), before, {"leader": leader, "isr": list(isr), "leader_epoch": p.leader_epoch},
@@ -523,6 +533,14 @@ class KraftReplay:
         self._show(p, ev.ts or 0, ref_of(ev), "replayed")
 
     def _unknown(self, p: PState, ev: Event, leader: int | None, why: str) -> None:
+        if why.startswith(UNSEEN_STEPS):
+            # The steps were decided after the state the replay holds; if the evidence lost a stretch since, they
+            # may lie in it: an evidence gap, not a record the evidence could have judged
+            since = self.epoch_first_seen.get((p.tp, p.leader_epoch), self.epoch_known_at.get(p.tp))
+            h = hole_between(self.holes, since, ev.ts or 0)
+            if h is not None:
+                why = (f"{EVIDENCE_GAP} (quorum epochs {h[2]}-{h[3]}, {iso_utc(h[0])} to {iso_utc(h[1])}, are in no "
+                       f"line: {why})")
         self.comparisons.append(unknown(p.tp, ev.ts or 0, ref_of(ev), {"leader": leader}, why))
 
     def _point(self, p: PState, ev: Event, leader: int) -> None:
@@ -572,9 +590,8 @@ class KraftReplay:
                                 f"broker's own view of the replayed decision: elected whatever the ISR ({unseen} "
                                 f"partition change(s) up to it are in no line)")
             else:
-                self.comparisons.append(unknown(tp, ev.ts or 0, ref_of(ev), {"leader": leader},
-                                                f"leader epoch: ISR unknown ({unseen} ISR-only partition change(s) "
-                                                f"up to it are in no line)"))
+                self._unknown(self.store.part(tp), ev, leader, f"leader epoch: ISR unknown ({unseen} ISR-only "
+                                                                   f"partition change(s) up to it are in no line)")
                 return
         if c is None:
             c = judge_kraft(tp, ev.ts or 0, ref_of(ev), {"leader": leader}, {"leader": d.after.get("leader")},
@@ -593,6 +610,8 @@ class KraftReplay:
             if not self.has_records and ev.leader_epoch is not None:
                 self._unknown(p, ev, None, "leader epoch: the line does not name the leader")
             return
+        if ev.leader_epoch is not None and ev.ts is not None:
+            self.epoch_first_seen.setdefault((tp, ev.leader_epoch), ev.ts)
         mine = self.replayed_at.get((tp, ev.leader_epoch)) if ev.leader_epoch is not None else None
         judged = not self.has_records and mine is not None and mine[0].status == "applied"
         if not judged and not self.has_records and ev.leader_epoch is not None \

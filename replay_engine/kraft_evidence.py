@@ -150,3 +150,35 @@ def renounce_findings(events: list[Event], undone: dict[int, list[Event]]) -> li
                     "offsets); records it applied past that offset, if any, are not discarded by the replay",
             "evidence": [ref_of(e).to_json() for e in other[:20]]})
     return out
+
+
+def quorum_epoch_holes(events: Iterable[Event]) -> list[tuple[int, int, int, int]]:
+    """Stretches the evidence lost: (from, to, first missing epoch, last missing epoch).
+
+    Every quorum epoch is begun by a node that logs entering it (Raft QuorumState.transitionTo: "Completed transition
+    to CandidateState(... epoch=E ...)", or to Leader / FollowerState / Unattached / Voted / Resigned, each naming
+    the epoch of the state it left too), and every
+    running quorum controller logs the epochs it learns ("In the new epoch E, the leader is L"). Epoch numbers only
+    grow by one at a time, so an epoch between two logged ones that no line names was logged and then lost (rotated
+    files overwritten, hours not kept): between the last line of the epoch before and the first of the epoch after,
+    the evidence is incomplete. Before the first epoch seen is the evidence's start, not a hole."""
+    first: dict[int, int] = {}
+    last: dict[int, int] = {}
+    for e in events:
+        if e.event_type in ("kraft_leader_change", "kraft_quorum_epoch") and e.controller_epoch is not None \
+                and e.ts is not None and e.source_kind != "kraft_metadata":
+            for ep in {int(e.controller_epoch), (e.detail or {}).get("from_epoch")} - {None}:
+                first[ep] = min(first.get(ep, e.ts), e.ts)
+                last[ep] = max(last.get(ep, e.ts), e.ts)
+    eps = sorted(first)
+    return [(last[a], max(last[a], first[b]), a + 1, b - 1) for a, b in zip(eps, eps[1:]) if b > a + 1]
+
+
+def hole_between(holes: list[tuple[int, int, int, int]], since: int | None, until: int) -> tuple | None:
+    """The first hole overlapping (since, until], if any; since None: the partition was never known before."""
+    if since is None:
+        return None
+    for h in holes:
+        if h[0] < until and h[1] > since:
+            return h
+    return None

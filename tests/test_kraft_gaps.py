@@ -91,3 +91,34 @@ def test_only_the_failed_events_own_window_and_controller_are_reverted():
     # 8.5 s and 10.0 s fall in the event's 2 s on controller 3's event thread; 7 s before it, 10.001 s after it,
     # and controller 2's line are other events.
     assert reverted_on_renounce(evs) == {1: 4, 3: 4}
+
+
+def test_quorum_epochs_no_line_names_are_a_hole_in_the_evidence():
+    from parsers.schema import Event
+    from replay_engine.kraft_evidence import hole_between, quorum_epoch_holes
+
+    def epoch(ts_s, e, t="kraft_leader_change"):
+        return Event(t, ts=ts_s * 1_000_000, controller_epoch=e, source_kind="broker_log")
+    # Raft epochs grow one at a time and each is begun by a node logging its transition: 5 and 6 are in no line.
+    evs = [epoch(10, 3), epoch(11, 4, "kraft_quorum_epoch"), epoch(12, 4), epoch(40, 7), epoch(41, 8)]
+    assert quorum_epoch_holes(evs) == [(12_000_000, 40_000_000, 5, 6)]
+    # a transition line names the epoch it left too ("... from CandidateState(... epoch=6 ...)")
+    left = Event("kraft_leader_change", ts=40_000_000, controller_epoch=7, source_kind="broker_log",
+                 detail={"from_epoch": 6})
+    assert quorum_epoch_holes(evs + [left]) == [(12_000_000, 40_000_000, 5, 5)]
+    h = quorum_epoch_holes(evs)
+    assert hole_between(h, 11_000_000, 50_000_000) == h[0]
+    assert hole_between(h, 40_000_000, 50_000_000) is None  # known after the hole: the steps came after it
+    assert hole_between(h, None, 50_000_000) is None  # never known: not a gap, the partition is unknown
+
+
+def test_unseen_steps_across_a_hole_are_gaps_and_without_one_stay_uncompared():
+    res = load(CLUSTER)
+    reasons = [c.reason for c in res.comparisons if c.verdict == "unknown"]
+    gaps = [r for r in reasons if r.startswith("evidence gap (quorum epochs")]
+    still = [r for r in reasons if r.startswith("leader epoch: the epochs before it were decided in steps")]
+    # No line of the cluster names quorum epochs 291-326 (zcat *.gz | grep -E '[Ee]poch[=: ]+N' finds none, for
+    # leader epochs neither), while 290 ends at 2025-02-06 11:01:41 and 327 is left at 12:08:05 ("Completed
+    # transition to CandidateState(... epoch=328 ...) from ...(epoch=327 ...)"): 36 elections' lines were lost.
+    assert any(r.startswith("evidence gap (quorum epochs 291-326, 2025-02-06T11:01:41") for r in gaps)
+    assert gaps and still  # both kinds exist: a hole is not assumed where the evidence shows none

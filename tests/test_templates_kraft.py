@@ -46,8 +46,12 @@ def test_raft_transitions_39_and_40():
         "CandidateState(localId=2, epoch=10003) (org.apache.kafka.raft.QuorumState)\n"
         "[2025-03-04 16:00:00,000] INFO [RaftManager id=2] Completed transition to CandidateState(localId=2, epoch=10004) "
         "from Unattached(epoch=10003) (org.apache.kafka.raft.QuorumState)\n", "server.log")
-    assert [(e.controller_id, e.controller_epoch, e.detail["via"]) for e in events] == [
-        (2, 1440, "raft"), (3, 5, "raft"), (2, 10003, "raft")]
+    assert [(e.controller_id, e.controller_epoch, e.detail["via"]) for e in events
+            if e.event_type == "kraft_leader_change"] == [(2, 1440, "raft"), (3, 5, "raft"), (2, 10003, "raft")]
+    # A candidate names no leader, but the quorum epoch it starts (QuorumState.transitionTo): every epoch begins so
+    assert [(e.event_type, e.subject_broker, e.controller_epoch, e.detail["state"]) for e in events
+            if e.event_type != "kraft_leader_change"] == [("kraft_quorum_epoch", 2, 10004, "CandidateState")]
+    assert [e.detail.get("from_epoch") for e in events] == [1440, None, 10003, 10003]
 
 
 def test_heartbeat_timeout_with_and_without_epoch():

@@ -56,13 +56,32 @@ def _new_epoch(entry, m):
                  detail={"via": "quorum_controller"})
 
 
+_FROM_EPOCH = re.compile(r"\) from \w+\(.*?\bepoch=(\d+)")
+
+
+def _raft_detail(entry, **d):
+    """A transition line also names the epoch of the state it left ("... from CandidateState(..., epoch=N, ...)")."""
+    f = _FROM_EPOCH.search(entry.message)
+    if f is not None:
+        d["from_epoch"] = int(f.group(1))
+    return d
+
+
 def _raft_leader(entry, m):
     node = int(m["n"])
-    return Event("kraft_leader_change", controller_id=node, controller_epoch=int(m["e"]), detail={"via": "raft"})
+    return Event("kraft_leader_change", controller_id=node, controller_epoch=int(m["e"]),
+                 detail=_raft_detail(entry, via="raft"))
 
 
 def _raft_follower(entry, m):
-    return Event("kraft_leader_change", controller_id=int(m["l"]), controller_epoch=int(m["e"]), detail={"via": "raft"})
+    return Event("kraft_leader_change", controller_id=int(m["l"]), controller_epoch=int(m["e"]),
+                 detail=_raft_detail(entry, via="raft"))
+
+
+def _raft_epoch(entry, m):
+    """A Raft state without a known leader still names the quorum epoch the node is in (QuorumState.transitionTo)."""
+    return Event("kraft_quorum_epoch", controller_epoch=int(m["e"]), subject_broker=int(m["n"]),
+                 detail=_raft_detail(entry, state=m["s"]))
 
 
 def _heartbeat_timeout(entry, m):
@@ -320,6 +339,10 @@ RULES = [
          re.compile(r"^\[RaftManager (?:id|nodeId)=(?P<n>\d+)\] Completed transition to FollowerState\(fetchTimeoutMs=\d+, "
                     r"epoch=(?P<e>\d+), (?:leader|leaderId)=(?P<l>\d+)"),
          _raft_follower),
+    Rule("kraft.raft_epoch", RAFT, ("Completed transition to ",),
+         re.compile(r"^\[RaftManager (?:id|nodeId)=(?P<n>\d+)\] Completed transition to "
+                    r"(?P<s>CandidateState|ProspectiveState|Unattached\w*|Voted\w*|ResignedState)\(.*?\bepoch=(?P<e>\d+)"),
+         _raft_epoch),
     # --- broker registry (ClusterControlManager, BrokerHeartbeatManager, ReplicationControlManager) --
     Rule("kraft.heartbeat_timeout", QC, ("because its session has timed out",),
          re.compile(_Q + r"Fencing broker (?P<b>\d+)(?: at epoch (?P<be>\d+))? because its session has timed out\.$"),
