@@ -21,9 +21,9 @@ from replay_engine.apply import OBSERVED, RECORDED, Change, PartitionStore
 from replay_engine.config import ConfigImage, ConfigState, as_bool, parse_version
 from replay_engine.from_events import ref_of
 from replay_engine.judge import EVIDENCE_GAP, Comparison, judge_kraft, unknown
-from replay_engine.kraft_evidence import (hole_between, previous_registration, quorum_epoch_holes, renounce_findings,
-                                          reverted_on_renounce, stated_within_replayed, topic_names_from_lines,
-                                          unjudged_epoch_reason, unseen_partition_changes)
+from replay_engine.kraft_evidence import (departure_findings, hole_between, previous_registration, quorum_epoch_holes,
+                                          renounce_findings, reverted_on_renounce, stated_within_replayed,
+                                          topic_names_from_lines, unjudged_epoch_reason, unseen_partition_changes)
 from replay_engine.kraft_point import isr_after_leader_left, rederive_stated_leader, stated_leader_whatever_the_isr
 from replay_engine.kraft_rules import isr_without
 from replay_engine.partition import UNKNOWN, BrokerPeriod, Decision, PState, Tenure
@@ -91,8 +91,9 @@ class KraftReplay:
         # (partition, leader epoch) -> the replay's decision that reached it: a broker may state an epoch after the
         # replay has already taken the next step (the replay reads the quorum's 'Replayed' lines before brokers apply
         # the same records), and is then judged against the decision of its own epoch
-        # with the partition epoch it wrote (if known), the acceptable brokers and unclean setting it was taken with
-        self.replayed_at: dict[tuple[F.TP, int], tuple[Decision, int | None, frozenset[int], bool]] = {}
+        # with the partition epoch it wrote (if known), the acceptable brokers and unclean setting it was taken with,
+        # and when each broker's liveness was last read from a line then
+        self.replayed_at: dict[tuple[F.TP, int], tuple[Decision, int | None, frozenset[int], bool, dict]] = {}
         self.replayed_epochs: set[tuple[F.TP, int]] = set()  # (partition, leader epoch) the replay's decisions reached
         self.stated_epoch: dict[F.TP, tuple] = {}  # highest (leader epoch, partition epoch) a broker's line stated
         self.replayed_since: dict[F.TP, int] = {}  # records the replay wrote since a line stated the partition epoch
@@ -102,6 +103,8 @@ class KraftReplay:
         self.holes: list[tuple[int, int, int, int]] = []  # stretches the evidence lost (quorum_epoch_holes)
         # (partition, leader epoch) -> when the evidence first stated it (a broker restarting restates old epochs)
         self.epoch_first_seen: dict[tuple[F.TP, int], int] = {}
+        self.liveness_at: dict[int, int] = {}  # broker -> time of the last line the replay took its liveness from
+        self.min_epoch: dict[F.TP, int] = {}  # a leader epoch the partition has reached in a step not derived
         self._seq = 0
 
     # ------------------------------------------------------------------ helpers
@@ -119,6 +122,7 @@ class KraftReplay:
         self.known_brokers.add(b)
 
     def _liveness(self, b: int, ts: int, ref: F.Ref, cause: str) -> None:
+        self.liveness_at[b] = ts
         # A broker in controlled shutdown may not lead: for availability it has left already.
         up = b in self.registered and b not in self.fenced and b not in self.cs
         was = b in self.live
@@ -193,6 +197,7 @@ class KraftReplay:
                 if tp is not None:
                     self.evidence_by_tp.setdefault(tp, []).append(r)
         self.findings.extend(renounce_findings(events, undone))
+        self.findings.extend(departure_findings(self.comparisons, self.config.version))
 
     def _on_kraft_leader_change(self, ev: Event) -> None:
         c, epoch = ev.controller_id, ev.controller_epoch
@@ -488,17 +493,26 @@ class KraftReplay:
         ok = self.acceptable()
         for tp in sorted(self.parts):
             p = self.parts[tp]
-            if p.isr is None or b not in set(p.isr) | {p.leader}:
+            if p.isr is None and p.leader == b and p.leader_epoch is not None:
+                # The leader left: the controller wrote a new leader epoch (brokerToRemove is never kept as leader,
+                # 3.9 PartitionChangeBuilder) that the replay cannot derive with the ISR unknown. Lines stating
+                # older epochs after this are brokers lagging behind it, not the partition's state.
+                self.min_epoch[tp] = max(self.min_epoch.get(tp, 0), p.leader_epoch + 1)
+            if p.isr is None or b not in set(p.isr) | {p.leader} or self._behind(p):
                 continue
             target = self._rule("kraft.isr_shrink", p.isr, {b}, self.elr_enabled)
             res = self._rule("kraft.election", p.replicas or p.isr, target, p.leader, ok, self._unclean(tp[0]), (), self.elr_enabled)
             self._apply_replayed(p, ev, res.leader, res.isr, res.how == "unclean")
 
+    def _behind(self, p: PState) -> bool:
+        """The registration held is older than a change the replay knows was made but could not derive."""
+        return p.leader_epoch is not None and p.leader_epoch < self.min_epoch.get(p.tp, -1)
+
     def _replay_unfence(self, ev: Event) -> None:
         ok = self.acceptable()
         for tp in sorted(self.parts):
             p = self.parts[tp]
-            if p.leader is not None and p.leader < 0 and p.isr is not None:
+            if p.leader is not None and p.leader < 0 and p.isr is not None and not self._behind(p):
                 res = self._rule("kraft.election", p.replicas or p.isr, p.isr, None, ok, self._unclean(tp[0]), (), self.elr_enabled)
                 if res.leader >= 0:
                     self._apply_replayed(p, ev, res.leader, res.isr, res.how == "unclean")
@@ -524,7 +538,8 @@ class KraftReplay:
         self.decisions.append(d)
         if p.leader_epoch is not None and bump:
             pe = None if p.zk_version is None else p.zk_version + self.replayed_since[p.tp]
-            self.replayed_at[(p.tp, p.leader_epoch)] = (d, pe, self.acceptable(), self._unclean(p.tp[0]))
+            self.replayed_at[(p.tp, p.leader_epoch)] = (d, pe, self.acceptable(), self._unclean(p.tp[0]),
+                                                        dict(self.liveness_at))
             self.replayed_epochs.add((p.tp, p.leader_epoch))
         if unclean:
             self.unclean_elections.append(d)
@@ -568,14 +583,38 @@ class KraftReplay:
             return
         want, how = rederive_stated_leader(replicas, isr, was, leader, self.acceptable(), self._unclean(p.tp[0]),
                                            self.elr_enabled)
+        stale = None if want == leader else self._stale_liveness(leader, want, self.acceptable(), ev.ts or 0,
+                                                                 self.liveness_at)
+        if stale is not None:
+            self._unknown(p, ev, leader, stale)
+            return
         self._judge(p.tp, ev, {"leader": leader}, {"leader": want}, f"point: {how}{alone}")
         if want == leader and was >= 0 and leader != was and "left" in how:
             # the step that moved leadership took the old leader out of the ISR (brokerToRemove), unless a
             # preferred election, which keeps the ISR, explains the move as well
             self.store.set(p, isr=isr_after_leader_left(replicas, isr, was, leader, self.acceptable(), self.elr_enabled))
 
+    def _stale_liveness(self, recorded: int, replayed: int | None, acceptable: frozenset[int], ts: int,
+                        liveness_at: dict[int, int]) -> str | None:
+        """Why a leader the record and the replay disagree on rests on liveness the evidence lost, if it does.
+
+        An elected leader was acceptable when elected (isAcceptableLeader: registered, unfenced, not shutting down);
+        a broker the replay elected and the controller passed over was not. Where the replay held the other view of
+        that broker from a line older than a stretch the evidence lost (:func:`quorum_epoch_holes`), its
+        registration changed in that stretch: the record shows a state the replay never saw."""
+        for b, held in ((recorded, "fenced or shutting down"), (replayed, "acceptable")):
+            if b is None or b < 0 or (b in acceptable) != (held == "acceptable"):
+                continue
+            h = hole_between(self.holes, liveness_at.get(b, -1), ts)
+            if h is not None:
+                since = liveness_at.get(b)
+                return (f"{EVIDENCE_GAP} (broker {b}, held {held} from "
+                        f"{iso_utc(since) if since is not None else 'the start'}, across quorum epochs {h[2]}-{h[3]}, "
+                        f"{iso_utc(h[0])} to {iso_utc(h[1])}, that are in no line)")
+        return None
+
     def _judge_replayed(self, tp: F.TP, ev: Event, leader: int, d: Decision, pe: int | None,
-                        acceptable: frozenset[int], unclean: bool) -> None:
+                        acceptable: frozenset[int], unclean: bool, seen: dict[int, int]) -> None:
         """A broker's line at the leader epoch one of the replay's own decisions reached, judged against it.
 
         A line stating a later partition epoch than the decision wrote may follow ISR-only changes no line shows
@@ -596,6 +635,10 @@ class KraftReplay:
         if c is None:
             c = judge_kraft(tp, ev.ts or 0, ref_of(ev), {"leader": leader}, {"leader": d.after.get("leader")},
                             "broker's own view of the replayed decision")
+            stale = None if c.agreed else self._stale_liveness(leader, d.after.get("leader"), acceptable, d.ts, seen)
+            if stale is not None:
+                self.comparisons.append(unknown(tp, ev.ts or 0, ref_of(ev), {"leader": leader}, stale))
+                return
         self.comparisons.append(c)
         d.status = c.verdict
 
@@ -625,6 +668,8 @@ class KraftReplay:
         # came after everything the replay knows of that leader
         next_epoch = ev.leader_epoch is not None and p.leader_epoch is not None and ev.leader_epoch == p.leader_epoch + 1 \
             and leader >= 0 and self.recent_gone.get(leader, -1) <= self.epoch_known_at.get(tp, -1)
+        if ev.leader_epoch is not None and ev.leader_epoch < self.min_epoch.get(tp, -1):
+            return  # a broker behind a step the replay knows was taken (see _replay_leaving)
         if ev.leader_epoch is not None and p.leader_epoch is not None and (ev.leader_epoch, ev.zk_version or 0) \
                 < (p.leader_epoch, p.zk_version or 0) and (stated is None or ev.leader_epoch < stated[0]
                                                             or p.leader_epoch <= stated[0]

@@ -182,3 +182,26 @@ def hole_between(holes: list[tuple[int, int, int, int]], since: int | None, unti
         if h[0] < until and h[1] > since:
             return h
     return None
+
+
+def departure_findings(comparisons: list, version) -> list[dict[str, Any]]:
+    """Each diverged KRaft comparison as a finding naming the rule the recorded decision departed from (the rule
+    table's row for the version that wrote the evidence, with the tag, file and function it was read from)."""
+    from replay_engine import rules as R
+
+    out: list[dict[str, Any]] = []
+    for c in comparisons:
+        if c.verdict != "diverged":
+            continue
+        how = c.how or ""
+        decision = "kraft.isr_shrink" if "leader" not in (c.replayed or {}) else (
+            "kraft.election.preferred" if "preferred" in how else "kraft.election")
+        rule = R.rule_for(decision, version)
+        tag, path, fn = rule.cite
+        out.append({
+            "kind": "rule_departure", "ts": c.ts, "topic": c.tp[0], "partition": c.tp[1], "rule": decision,
+            "rule_name": rule.name, "cite": f"{tag} {path} {fn}", "recorded": c.recorded, "replayed": c.replayed,
+            "text": f"{c.tp[0]}-{c.tp[1]}: the controller recorded {c.recorded} where {rule.name} ({fn}, {tag}) "
+                    f"gives {c.replayed} ({how})",
+            "evidence": [c.record.to_json()]})
+    return out

@@ -122,3 +122,42 @@ def test_unseen_steps_across_a_hole_are_gaps_and_without_one_stay_uncompared():
     # transition to CandidateState(... epoch=328 ...) from ...(epoch=327 ...)"): 36 elections' lines were lost.
     assert any(r.startswith("evidence gap (quorum epochs 291-326, 2025-02-06T11:01:41") for r in gaps)
     assert gaps and still  # both kinds exist: a hole is not assumed where the evidence shows none
+
+
+def test_a_leader_the_replay_held_fenced_across_a_hole_is_a_gap_not_a_divergence():
+    res = load(CLUSTER)
+    # 2025-02-25 17:12:09: broker 1's controlled shutdown (controller.log.2025-02-25-16.gz line 1); broker 2, whose
+    # last registration line is its fence at 2025-02-13 15:27:27 (controller.log.2025-02-13-14.gz line 49), is
+    # elected (state-change.log.2025-02-24-13.gz line 4: "Leader test-topic-2 ... starts at leader epoch 87"). An
+    # elected leader was acceptable (PartitionChangeBuilder.isAcceptableLeader): broker 2 registered again in a
+    # stretch no line shows (quorum epochs 3629-3647 are in no line).
+    got = [c for c in res.comparisons if c.record.cite() == LOGS + "state-change.log.2025-02-24-13.gz:4"]
+    assert [c.verdict for c in got] == ["unknown"]
+    assert got[0].reason.startswith("evidence gap (broker 2, held fenced or shutting down from 2025-02-13T15:27:27")
+
+
+def test_lines_behind_a_leader_change_the_replay_could_not_derive_do_not_rebase_it():
+    res = load(CLUSTER)
+    # 2025-03-05 18:38:53.490: broker 3, leader of kraft-test-2 at epoch 128 with the ISR unknown to the replay,
+    # enters controlled shutdown (controller.log.2025-03-05-17.gz line 285): a new leader epoch follows. Broker 3's
+    # "Skipped the become-leader ... leaderEpoch=128" at 18:38:53.929 is a broker behind it; the fence of broker 1
+    # at 18:38:53.972 (line 294) is not replayed on that stale registration (it would give epoch 129, no leader).
+    assert not [d for d in res.decisions if d.tp == ("kraft-test", 2)
+                and d.trigger.cite() == LOGS + "controller.log.2025-03-05-17.gz:294"]
+    # and broker 3's later "leader epoch 131 ... Current leader is 1" (state-change.log.2025-03-05-18.gz line 49)
+    # is not judged diverged from an ISR the replay never knew
+    assert all(c.verdict != "diverged" for c in res.comparisons
+               if c.record.cite() == LOGS + "state-change.log.2025-03-05-18.gz:49")
+
+
+def test_a_kraft_divergence_is_a_finding_naming_its_rule():
+    from parsers.schema import Event
+    from replay_engine.from_events import ref_of
+    from replay_engine.judge import judge_kraft
+    from replay_engine.kraft_evidence import departure_findings
+    ev = Event("become_leader", ts=1, source_file="x/state-change.log", source_pos=7)
+    c = judge_kraft(("t", 0), 1, ref_of(ev), {"leader": 2}, {"leader": 3}, "point: leader 1 left")
+    [f] = departure_findings([c], (3, 9, 0))
+    assert (f["kind"], f["rule"], f["rule_name"]) == ("rule_departure", "kraft.election", "PartitionChangeBuilder with ELR (KIP-966)")
+    assert f["cite"].startswith("3.7.0 metadata/src/main/java/org/apache/kafka/controller/PartitionChangeBuilder.java")
+    assert departure_findings([judge_kraft(("t", 0), 1, ref_of(ev), {"leader": 3}, {"leader": 3}, "x")], (3, 9, 0)) == []
