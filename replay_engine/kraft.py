@@ -39,6 +39,7 @@ SAME_STEP_US = 5_000
 
 # Unjudged because partition changes came that no line in the evidence shows (see kraft_evidence)
 UNSEEN_STEPS = ("leader epoch: the epochs before it were decided in steps", "leader epoch: ISR unknown (")
+RESTATED = "leader epoch: stated again after a later one was known"
 
 ZK_CONTROLLER_TYPES = frozenset({"controller_elected", "partition_state_change", "zk_txn", "partition_state_written",
                                  "broker_failed"})
@@ -548,10 +549,15 @@ class KraftReplay:
         self._show(p, ev.ts or 0, ref_of(ev), "replayed")
 
     def _unknown(self, p: PState, ev: Event, leader: int | None, why: str) -> None:
-        if why.startswith(UNSEEN_STEPS):
+        first = ev.leader_epoch is not None and self.epoch_first_seen.get((p.tp, ev.leader_epoch)) == ev.ts
+        if why.startswith(UNSEEN_STEPS) or why.startswith(RESTATED) and first:
             # The steps were decided after the state the replay holds; if the evidence lost a stretch since, they
-            # may lie in it: an evidence gap, not a record the evidence could have judged
-            since = self.epoch_first_seen.get((p.tp, p.leader_epoch), self.epoch_known_at.get(p.tp))
+            # may lie in it: an evidence gap, not a record the evidence could have judged. A line restating an
+            # epoch no line stated before was decided after the last earlier epoch the evidence shows.
+            at = p.leader_epoch if why.startswith(UNSEEN_STEPS) else max(
+                (e for (tp, e) in self.epoch_first_seen if tp == p.tp and e < ev.leader_epoch), default=None)
+            since = self.epoch_first_seen.get((p.tp, at), self.epoch_known_at.get(p.tp) if at == p.leader_epoch
+                                              else None)
             h = hole_between(self.holes, since, ev.ts or 0)
             if h is not None:
                 why = (f"{EVIDENCE_GAP} (quorum epochs {h[2]}-{h[3]}, {iso_utc(h[0])} to {iso_utc(h[1])}, are in no "

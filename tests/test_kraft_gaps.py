@@ -122,6 +122,11 @@ def test_unseen_steps_across_a_hole_are_gaps_and_without_one_stay_uncompared():
     # transition to CandidateState(... epoch=328 ...) from ...(epoch=327 ...)"): 36 elections' lines were lost.
     assert any(r.startswith("evidence gap (quorum epochs 291-326, 2025-02-06T11:01:41") for r in gaps)
     assert gaps and still  # both kinds exist: a hole is not assumed where the evidence shows none
+    # Broker 1 restarting on 2025-02-13 10:08 states __consumer_offsets-1 at epoch 40 (state-change.log.2025-02-11-16.gz
+    # line 39), an epoch no earlier line states, after the replay knew a later one: it was decided after the latest
+    # earlier epoch a line states, and quorum epochs 3101-3126 (2025-02-11 15:41-17:31) in between are in no line.
+    got = [c.reason for c in res.comparisons if c.record.cite() == LOGS + "state-change.log.2025-02-11-16.gz:39"]
+    assert got and got[0].startswith("evidence gap (quorum epochs 3101-3126") and "stated again" in got[0]
 
 
 def test_a_leader_the_replay_held_fenced_across_a_hole_is_a_gap_not_a_divergence():
