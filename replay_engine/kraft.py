@@ -23,7 +23,8 @@ from replay_engine.from_events import ref_of
 from replay_engine.judge import EVIDENCE_GAP, Comparison, judge_kraft, unknown
 from replay_engine.kraft_evidence import (departure_findings, hole_between, previous_registration, quorum_epoch_holes,
                                           renounce_findings, reverted_on_renounce, stated_within_replayed,
-                                          topic_names_from_lines, unjudged_epoch_reason, unseen_partition_changes)
+                                          topic_names_from_lines, uncommitted_in_metadata_log, unjudged_epoch_reason,
+                                          unseen_partition_changes)
 from replay_engine.kraft_point import isr_after_leader_left, rederive_stated_leader, stated_leader_whatever_the_isr
 from replay_engine.kraft_rules import isr_without
 from replay_engine.partition import UNKNOWN, BrokerPeriod, Decision, PState, Tenure
@@ -174,11 +175,15 @@ class KraftReplay:
         self.leaving = leaving_by_batch(events)
         self.history_lines, self.echo_lines = len(history), len(echoes)
         reverted = reverted_on_renounce(events)
+        uncommitted = uncommitted_in_metadata_log(events, lambda offsets, n: self._rule("kraft.renounce", offsets, n))
         self.holes = quorum_epoch_holes(events)
         undone: dict[int, list[Event]] = {}
         for i, ev in enumerate(events):
             if i in reverted and self._rule("kraft.renounce.failed_write", (events[reverted[i]].detail or {}).get("exception")):
                 undone.setdefault(reverted[i], []).append(ev)  # rolled back by the controller's renounce: not replayed
+                continue
+            if i in uncommitted:
+                undone.setdefault(uncommitted[i], []).append(ev)  # appended, never committed: not replayed
                 continue
             if i in echoes:
                 continue

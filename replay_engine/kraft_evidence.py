@@ -128,6 +128,20 @@ def renounce_findings(events: list[Event], undone: dict[int, list[Event]]) -> li
     for j in sorted(undone):
         r, lines = events[j], undone[j]
         d = r.detail or {}
+        if all(e.source_kind == "kraft_metadata" for e in lines):
+            offsets = sorted(e.source_pos for e in lines if e.source_pos is not None)
+            out.append({
+                "kind": "kraft_uncommitted_reverted", "ts": r.ts, "controller": d.get("renounced_by"),
+                "rule": "kraft.renounce",
+                "cite": "3.0.0 metadata/src/main/java/org/apache/kafka/controller/QuorumController.java "
+                        "QuorumController.renounce",
+                "text": f"quorum controller {d.get('renounced_by')} renounced the leadership of epoch "
+                        f"{d.get('previous_epoch')} and reverted to offset {d.get('reverted_to_offset')}: "
+                        f"{len(lines)} record(s) of that epoch in the metadata log (offsets {offsets[0]}-{offsets[-1]}) "
+                        "are past it and no later epoch's batch follows them, so they were never committed; the "
+                        "replay discards them",
+                "evidence": [ref_of(r).to_json()] + [ref_of(e).to_json() for e in lines]})
+            continue
         what = "; ".join(sorted({(e.raw or "").split("Replayed ", 1)[-1].split(":", 1)[0][:120] for e in lines}))
         out.append({
             "kind": "kraft_uncommitted_reverted", "ts": r.ts, "controller": d.get("renounced_by"),
@@ -204,4 +218,37 @@ def departure_findings(comparisons: list, version) -> list[dict[str, Any]]:
             "text": f"{c.tp[0]}-{c.tp[1]}: the controller recorded {c.recorded} where {rule.name} ({fn}, {tag}) "
                     f"gives {c.replayed} ({how})",
             "evidence": [c.record.to_json()]})
+    return out
+
+
+def uncommitted_in_metadata_log(events: list[Event], keep) -> dict[int, int]:
+    """Index of a ``__cluster_metadata`` record -> index of the renounce line that shows it was never committed.
+
+    A renounce line names the epoch the controller led and the offset it reverted to (3.9 "We were the leader at
+    epoch E ... Reverting to last stable offset N"; "... at epoch E ... reverting to the last committed offset
+    N"): what it appended in epoch E past N was not committed then, and ``keep(offsets, N)`` (the rule row
+    ``kraft.renounce``) says which stand. Such a record may still have been committed by the next leader, if it
+    reached it: a batch of a later epoch after it in the same log proves that (Raft's log matching: that log was
+    the later leader's). Only records no later-epoch batch follows in their node's log are discarded."""
+    marks = [(j, e) for j, e in enumerate(events) if e.event_type in ("kraft_renounce_on_error", "kraft_leader_change")
+             and (e.detail or {}).get("reverted_to_offset") is not None
+             and (e.detail or {}).get("previous_epoch") is not None]
+    if not marks:
+        return {}
+    logs: dict[str, list[int]] = {}
+    for i, e in enumerate(events):
+        if e.source_kind == "kraft_metadata" and (e.detail or {}).get("snapshot_offset") is None \
+                and e.source_pos is not None and e.controller_epoch is not None:
+            logs.setdefault((e.source_file or "").rsplit("/", 1)[0], []).append(i)
+    out: dict[int, int] = {}
+    for j, r in marks:
+        epoch, offset = int(r.detail["previous_epoch"]), int(r.detail["reverted_to_offset"])
+        for idxs in logs.values():
+            mine = [i for i in idxs if events[i].controller_epoch == epoch]
+            kept = set(keep([events[i].source_pos for i in mine], offset))
+            for i in mine:
+                pos = events[i].source_pos
+                if pos in kept or any(events[k].controller_epoch > epoch and events[k].source_pos > pos for k in idxs):
+                    continue
+                out.setdefault(i, j)
     return out

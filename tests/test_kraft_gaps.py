@@ -166,3 +166,63 @@ def test_a_kraft_divergence_is_a_finding_naming_its_rule():
     assert (f["kind"], f["rule"], f["rule_name"]) == ("rule_departure", "kraft.election", "PartitionChangeBuilder with ELR (KIP-966)")
     assert f["cite"].startswith("3.7.0 metadata/src/main/java/org/apache/kafka/controller/PartitionChangeBuilder.java")
     assert departure_findings([judge_kraft(("t", 0), 1, ref_of(ev), {"leader": 3}, {"leader": 3}, "x")], (3, 9, 0)) == []
+
+
+def test_metadata_records_past_a_renounce_are_discarded_unless_a_later_epoch_kept_them():
+    from parsers.schema import Event
+    from replay_engine import rules as R
+    from replay_engine.kraft_evidence import uncommitted_in_metadata_log
+    from replay_engine.rules import kraft as KR
+
+    def rec(offset, epoch, log="n1/__cluster_metadata-0/00000000000000000000.log"):
+        return Event("partition_change", ts=offset * 1000, controller_epoch=epoch, source_pos=offset,
+                     source_kind="kraft_metadata", source_file=log)
+    keep = lambda offsets, n: R.decide(KR.RENOUNCE, (3, 9, 0), offsets, n)  # noqa: E731
+    # "We were the leader at epoch 7 ... Reverting to last stable offset 11" (QuorumController.renounce ->
+    # revertToSnapshot): offsets 12 and 13 of epoch 7 were not committed when it renounced.
+    ren = Event("kraft_leader_change", ts=20_000, controller_id=-1, controller_epoch=8, source_kind="broker_log",
+                detail={"via": "renounced", "previous_epoch": 7, "renounced_by": 1, "reverted_to_offset": 11})
+    tail = [rec(10, 7), rec(11, 7), rec(12, 7), rec(13, 7)]
+    assert uncommitted_in_metadata_log(tail + [ren], keep) == {2: 4, 3: 4}
+    # The same records followed by a batch of epoch 8 in that log: the next leader had them (log matching), and
+    # committed them with its own: nothing is discarded.
+    kept = tail + [rec(14, 8), ren]
+    assert uncommitted_in_metadata_log(kept, keep) == {}
+    # No renounce line: nothing is known to be uncommitted
+    assert uncommitted_in_metadata_log(tail, keep) == {}
+
+
+def test_replay_discards_the_metadata_log_tail_a_renounce_left_uncommitted():
+    from pathlib import Path
+
+    from parsers.common.context import SourceContext
+    from parsers.dispatch import parse_source
+    from parsers.schema import Event
+    from replay_engine.api import replay_cluster
+    from test_replay_real_logs import REAL_LOGS
+
+    name = "Niloufar1171__LDI-POC"
+    events = []
+    for f in sorted(Path(REAL_LOGS / name).rglob("*")):
+        if f.is_file():
+            events += parse_source(f.read_bytes(), SourceContext(str(f.relative_to(REAL_LOGS)), cluster=name))[0]
+    meta = [e for e in events if e.source_kind == "kraft_metadata" and (e.detail or {}).get("snapshot_offset") is None]
+    judged = {c.record.cite() for c in replay_cluster(events, name).comparisons}
+    # the last record of the log's last epoch that the replay judges (a leader change, PartitionChangeBuilder)
+    top = max(e.controller_epoch for e in meta)
+    last = max((e for e in meta if e.controller_epoch == top and f"{e.source_file}:{e.source_pos}" in judged),
+               key=lambda e: e.source_pos)
+    tail = [e for e in meta if e.controller_epoch == last.controller_epoch and e.source_pos >= last.source_pos]
+    # A renounce of that epoch's leadership, reverting to the offset just before that record: it and the records
+    # after it are past it, and nothing of a later epoch follows them (QuorumController.renounce ->
+    # revertToSnapshot): never committed, so not judged.
+    ren = Event("kraft_leader_change", ts=(last.ts or 0) + 1000, controller_id=-1,
+                controller_epoch=last.controller_epoch + 1, source_kind="broker_log", source_file="x/controller.log",
+                source_pos=1, detail={"via": "renounced", "previous_epoch": last.controller_epoch, "renounced_by": 1,
+                                      "reverted_to_offset": last.source_pos - 1})
+    res = replay_cluster(events + [ren], name)
+    f = [x for x in res.to_json()["findings"] if x["kind"] == "kraft_uncommitted_reverted"]
+    assert len(f) == 1 and f[0]["rule"] == "kraft.renounce" and len(f[0]["evidence"]) == 1 + len(tail)
+    cite = f"{last.source_file}:{last.source_pos}"
+    assert not [c for c in res.comparisons if c.record.cite() == cite]
+    assert cite in [e["source_file"] + ":" + str(e["source_pos"]) for e in f[0]["evidence"]]
