@@ -104,7 +104,7 @@ class KraftReplay:
         self.epoch_known_at: dict[F.TP, int] = {}  # when a line or a replayed step last set the current leader epoch
         self.holes: list[tuple[int, int, int, int]] = []  # stretches the evidence lost (quorum_epoch_holes)
         # (partition, leader epoch) -> when the evidence first stated it (a broker restarting restates old epochs)
-        self.epoch_first_seen: dict[tuple[F.TP, int], int] = {}
+        self.epoch_first_seen: dict[F.TP, dict[int, int]] = {}
         self.liveness_at: dict[int, int] = {}  # broker -> time of the last line the replay took its liveness from
         self.min_epoch: dict[F.TP, int] = {}  # a leader epoch the partition has reached in a step not derived
         self._seq = 0
@@ -536,7 +536,7 @@ class KraftReplay:
         self.replayed_since[p.tp] = self.replayed_since.get(p.tp, 0) + 1
         self.epoch_known_at[p.tp] = ev.ts or 0
         if p.leader_epoch is not None:
-            self.epoch_first_seen.setdefault((p.tp, p.leader_epoch), ev.ts or 0)
+            self.epoch_first_seen.setdefault(p.tp, {}).setdefault(p.leader_epoch, ev.ts or 0)
         self._seq += 1
         d = Decision(self._seq, ev.ts or 0, p.tp, "election" if leader >= 0 else "election_failed", "KRaft (replayed)",
                      ref_of(ev), before, {"leader": leader, "isr": list(isr), "leader_epoch": p.leader_epoch},
@@ -554,15 +554,15 @@ class KraftReplay:
         self._show(p, ev.ts or 0, ref_of(ev), "replayed")
 
     def _unknown(self, p: PState, ev: Event, leader: int | None, why: str) -> None:
-        first = ev.leader_epoch is not None and self.epoch_first_seen.get((p.tp, ev.leader_epoch)) == ev.ts
+        seen = self.epoch_first_seen.get(p.tp, {})
+        first = ev.leader_epoch is not None and seen.get(ev.leader_epoch) == ev.ts
         if why.startswith(UNSEEN_STEPS) or why.startswith(RESTATED) and first:
             # The steps were decided after the state the replay holds; if the evidence lost a stretch since, they
             # may lie in it: an evidence gap, not a record the evidence could have judged. A line restating an
             # epoch no line stated before was decided after the last earlier epoch the evidence shows.
             at = p.leader_epoch if why.startswith(UNSEEN_STEPS) else max(
-                (e for (tp, e) in self.epoch_first_seen if tp == p.tp and e < ev.leader_epoch), default=None)
-            since = self.epoch_first_seen.get((p.tp, at), self.epoch_known_at.get(p.tp) if at == p.leader_epoch
-                                              else None)
+                (e for e in seen if e < ev.leader_epoch), default=None)
+            since = seen.get(at, self.epoch_known_at.get(p.tp) if at == p.leader_epoch else None)
             h = hole_between(self.holes, since, ev.ts or 0)
             if h is not None:
                 why = (f"{EVIDENCE_GAP} (quorum epochs {h[2]}-{h[3]}, {iso_utc(h[0])} to {iso_utc(h[1])}, are in no "
@@ -665,7 +665,7 @@ class KraftReplay:
                 self._unknown(p, ev, None, "leader epoch: the line does not name the leader")
             return
         if ev.leader_epoch is not None and ev.ts is not None:
-            self.epoch_first_seen.setdefault((tp, ev.leader_epoch), ev.ts)
+            self.epoch_first_seen.setdefault(tp, {}).setdefault(ev.leader_epoch, ev.ts)
         mine = self.replayed_at.get((tp, ev.leader_epoch)) if ev.leader_epoch is not None else None
         judged = not self.has_records and mine is not None and mine[0].status == "applied"
         if not judged and not self.has_records and ev.leader_epoch is not None \

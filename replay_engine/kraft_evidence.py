@@ -6,6 +6,7 @@ states the registration the change started from. Pure functions over events.
 """
 from __future__ import annotations
 
+import bisect
 from typing import Any, Iterable
 
 from parsers.schema import Event
@@ -103,19 +104,25 @@ def reverted_on_renounce(events: list[Event]) -> dict[int, int]:
     A renounce on a metadata log event ("Renouncing the leadership due to a metadata log event ... Reverting to last
     stable offset N") reverts too, but which of the lines before it were past offset N no line says: those are left
     standing (see :func:`renounces`)."""
-    by_writer: dict[object, list[int]] = {}
+    marks = [j for j, r in enumerate(events) if r.event_type == "kraft_renounce_on_error" and r.ts is not None
+             and (r.detail or {}).get("processing_us") is not None]
+    if not marks:
+        return {}
+    by_writer: dict[object, list[tuple[int, int]]] = {}
     for i, e in enumerate(events):
         if e.ts is not None and e.source_kind == "broker_log" and "Replayed " in (e.raw or "")[:200]:
-            by_writer.setdefault(e.broker_id, []).append(i)
+            by_writer.setdefault(e.broker_id, []).append((e.ts, i))
+    for lines in by_writer.values():
+        lines.sort()
     out: dict[int, int] = {}
-    for j, r in enumerate(events):
+    for j in marks:
+        r = events[j]
         d = r.detail or {}
-        if r.event_type != "kraft_renounce_on_error" or r.ts is None or d.get("processing_us") is None:
-            continue
-        start = r.ts - int(d["processing_us"]) - _MS
-        for i in by_writer.get(d.get("renounced_by"), ()):
-            if start <= events[i].ts <= r.ts:
-                out.setdefault(i, j)
+        lines = by_writer.get(d.get("renounced_by"), [])
+        lo = bisect.bisect_left(lines, (r.ts - int(d["processing_us"]) - _MS, -1))
+        hi = bisect.bisect_right(lines, (r.ts, len(events)))
+        for _, i in lines[lo:hi]:
+            out.setdefault(i, j)
     return out
 
 
@@ -235,20 +242,21 @@ def uncommitted_in_metadata_log(events: list[Event], keep) -> dict[int, int]:
              and (e.detail or {}).get("previous_epoch") is not None]
     if not marks:
         return {}
-    logs: dict[str, list[int]] = {}
+    # per node's log (its directory): record indexes by batch epoch, and the highest offset of each epoch
+    logs: dict[str, dict[int, list[int]]] = {}
     for i, e in enumerate(events):
         if e.source_kind == "kraft_metadata" and (e.detail or {}).get("snapshot_offset") is None \
                 and e.source_pos is not None and e.controller_epoch is not None:
-            logs.setdefault((e.source_file or "").rsplit("/", 1)[0], []).append(i)
+            logs.setdefault((e.source_file or "").rsplit("/", 1)[0], {}).setdefault(int(e.controller_epoch), []).append(i)
+    top = {log: {e: max(events[k].source_pos for k in ks) for e, ks in by_epoch.items()} for log, by_epoch in logs.items()}
     out: dict[int, int] = {}
     for j, r in marks:
         epoch, offset = int(r.detail["previous_epoch"]), int(r.detail["reverted_to_offset"])
-        for idxs in logs.values():
-            mine = [i for i in idxs if events[i].controller_epoch == epoch]
+        for log, by_epoch in logs.items():
+            mine = by_epoch.get(epoch, [])
+            later = max((o for e, o in top[log].items() if e > epoch), default=-1)
             kept = set(keep([events[i].source_pos for i in mine], offset))
             for i in mine:
-                pos = events[i].source_pos
-                if pos in kept or any(events[k].controller_epoch > epoch and events[k].source_pos > pos for k in idxs):
-                    continue
-                out.setdefault(i, j)
+                if events[i].source_pos not in kept and events[i].source_pos >= later:
+                    out.setdefault(i, j)
     return out
