@@ -13,8 +13,9 @@ For every cluster in ``../shared/real_logs`` (ZooKeeper and KRaft mode) and ever
   of a partition state znode, KRaft leader changes) and every failed election. In KRaft mode with logs
   only, where the controller logs its elections at DEBUG, a decision is a new leader epoch a broker
   states it started (every line naming the same partition and leader epoch is one decision).
-- ``gaps``: records the replay says were decided on a state the evidence does not show (hours whose
-  logs are missing): they are neither agreed nor diverged, and come off the denominator.
+- ``gaps``: recorded decisions the replay left unjudged for an evidence gap (decided on a state the evidence
+  does not show: hours whose logs are missing), one per decision: neither agreed nor diverged, and off the
+  denominator.
 - ``compared``, ``agreed``, ``diverged``: recorded decisions the replay judged (a replayed decision that
   expected a record and found none counts separately, as ``unrecorded``).
 - ``uncompared``: recorded decisions left unjudged, by the reason the replay gives; ``unaccounted`` are
@@ -208,7 +209,6 @@ def measure(name: str, mode_label: str, events) -> Row:
     row = Row(name, res.mode if mode_label == "real" else "zk_real", res.to_json().get("kafka_version"))
     ag = res.agreement()
     row.replay_compared, row.replay_agreed = ag["compared"], ag["agreed"]
-    row.gaps = ag["evidence_gaps"]
 
     # A comparison is a verdict on one record; a record left unjudged is either a comparison whose verdict is
     # 'unknown' (with its reason) or listed by the replay with its reason (older shape of the same information).
@@ -236,6 +236,8 @@ def measure(name: str, mode_label: str, events) -> Row:
             row.unaccounted += 1
             why = "not judged and not listed by the replay"
         row.uncompared[why] += 1
+        # a gap is a recorded decision left unjudged for an evidence gap (counted per decision, not per line)
+        row.gaps += why.startswith("evidence gap")
         row.detail.append(f"  uncompared ({why}): {label} at {keys[0][0]}:{keys[0][1]}")
 
     eps: dict[tuple, list[tuple[int, int | None]]] = {}

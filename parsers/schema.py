@@ -228,6 +228,8 @@ EVENT_TYPES: dict[str, str] = {
     "broker_fatal_error": "the broker could not start or register, or stopped itself (detail.cause: why, detail.proof_offset: the proving line)",
     # --- KRaft (logs and metadata records) ---
     "kraft_leader_change": "metadata quorum leader (active controller) changed",
+    "kraft_quorum_epoch": "a quorum node entered an epoch with no leader known (Raft candidate, unattached, voted, resigned)",
+    "kraft_renounce_on_error": "an active controller's event failed: it renounced and reverted to the last committed offset",
     "broker_fenced": "KRaft: broker fenced",
     "broker_unfenced": "KRaft: broker unfenced",
     "broker_heartbeat_timeout": "KRaft: broker session timed out",

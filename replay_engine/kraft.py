@@ -14,16 +14,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from parsers.schema import Event
+from parsers.schema import Event, iso_utc
 from replay_engine import facts as F
 from replay_engine import rules as R
 from replay_engine.apply import OBSERVED, RECORDED, Change, PartitionStore
 from replay_engine.config import ConfigImage, ConfigState, as_bool, parse_version
 from replay_engine.from_events import ref_of
-from replay_engine.judge import Comparison, judge_kraft, unknown
-from replay_engine.kraft_evidence import (previous_registration, topic_names_from_lines, unjudged_epoch_reason,
+from replay_engine.judge import EVIDENCE_GAP, Comparison, judge_kraft, unknown
+from replay_engine.kraft_evidence import (departure_findings, hole_between, previous_registration, quorum_epoch_holes,
+                                          renounce_findings, reverted_on_renounce, stated_within_replayed,
+                                          topic_names_from_lines, uncommitted_in_metadata_log, unjudged_epoch_reason,
                                           unseen_partition_changes)
-from replay_engine.kraft_point import rederive_stated_leader, stated_leader_whatever_the_isr
+from replay_engine.kraft_point import isr_after_leader_left, rederive_stated_leader, stated_leader_whatever_the_isr
 from replay_engine.kraft_rules import isr_without
 from replay_engine.partition import UNKNOWN, BrokerPeriod, Decision, PState, Tenure
 from replay_engine.states import NON_EXISTENT, OFFLINE, ONLINE
@@ -35,6 +37,10 @@ KRAFT_TYPES = frozenset({"partition_record", "partition_change", "topic_record",
 # A fence and the partition changes it causes are appended together; records this close are one step.
 SAME_STEP_US = 5_000
 
+
+# Unjudged because partition changes came that no line in the evidence shows (see kraft_evidence)
+UNSEEN_STEPS = ("leader epoch: the epochs before it were decided in steps", "leader epoch: ISR unknown (")
+RESTATED = "leader epoch: stated again after a later one was known"
 
 ZK_CONTROLLER_TYPES = frozenset({"controller_elected", "partition_state_change", "zk_txn", "partition_state_written",
                                  "broker_failed"})
@@ -84,12 +90,23 @@ class KraftReplay:
         self.unclean_elections: list[Decision] = []
         self.recent_gone: dict[int, int] = {}  # broker -> when it was fenced / began controlled shutdown
         self.has_records = False
-        self.last_replayed: dict[F.TP, Decision] = {}
+        # (partition, leader epoch) -> the replay's decision that reached it: a broker may state an epoch after the
+        # replay has already taken the next step (the replay reads the quorum's 'Replayed' lines before brokers apply
+        # the same records), and is then judged against the decision of its own epoch
+        # with the partition epoch it wrote (if known), the acceptable brokers and unclean setting it was taken with,
+        # and when each broker's liveness was last read from a line then
+        self.replayed_at: dict[tuple[F.TP, int], tuple[Decision, int | None, frozenset[int], bool, dict]] = {}
         self.replayed_epochs: set[tuple[F.TP, int]] = set()  # (partition, leader epoch) the replay's decisions reached
         self.stated_epoch: dict[F.TP, tuple] = {}  # highest (leader epoch, partition epoch) a broker's line stated
         self.replayed_since: dict[F.TP, int] = {}  # records the replay wrote since a line stated the partition epoch
         self.before_skip: dict[F.TP, tuple] = {}  # (epoch, leader, ISR, replicas) before a 'Skipped' line's epoch
         self.leaving: dict[int, set[int]] = {}  # batch base offset -> brokers the batch takes out
+        self.epoch_known_at: dict[F.TP, int] = {}  # when a line or a replayed step last set the current leader epoch
+        self.holes: list[tuple[int, int, int, int]] = []  # stretches the evidence lost (quorum_epoch_holes)
+        # (partition, leader epoch) -> when the evidence first stated it (a broker restarting restates old epochs)
+        self.epoch_first_seen: dict[F.TP, dict[int, int]] = {}
+        self.liveness_at: dict[int, int] = {}  # broker -> time of the last line the replay took its liveness from
+        self.min_epoch: dict[F.TP, int] = {}  # a leader epoch the partition has reached in a step not derived
         self._seq = 0
 
     # ------------------------------------------------------------------ helpers
@@ -107,6 +124,7 @@ class KraftReplay:
         self.known_brokers.add(b)
 
     def _liveness(self, b: int, ts: int, ref: F.Ref, cause: str) -> None:
+        self.liveness_at[b] = ts
         # A broker in controlled shutdown may not lead: for availability it has left already.
         up = b in self.registered and b not in self.fenced and b not in self.cs
         was = b in self.live
@@ -156,7 +174,17 @@ class KraftReplay:
         self.topic_names.update(topic_names_from_lines(events))
         self.leaving = leaving_by_batch(events)
         self.history_lines, self.echo_lines = len(history), len(echoes)
+        reverted = reverted_on_renounce(events)
+        uncommitted = uncommitted_in_metadata_log(events, lambda offsets, n: self._rule("kraft.renounce", offsets, n))
+        self.holes = quorum_epoch_holes(events)
+        undone: dict[int, list[Event]] = {}
         for i, ev in enumerate(events):
+            if i in reverted and self._rule("kraft.renounce.failed_write", (events[reverted[i]].detail or {}).get("exception")):
+                undone.setdefault(reverted[i], []).append(ev)  # rolled back by the controller's renounce: not replayed
+                continue
+            if i in uncommitted:
+                undone.setdefault(uncommitted[i], []).append(ev)  # appended, never committed: not replayed
+                continue
             if i in echoes:
                 continue
             if i in history:
@@ -174,6 +202,8 @@ class KraftReplay:
                     self.evidence_by_broker.setdefault(ev.subject_broker, []).append(r)
                 if tp is not None:
                     self.evidence_by_tp.setdefault(tp, []).append(r)
+        self.findings.extend(renounce_findings(events, undone))
+        self.findings.extend(departure_findings(self.comparisons, self.config.version))
 
     def _on_kraft_leader_change(self, ev: Event) -> None:
         c, epoch = ev.controller_id, ev.controller_epoch
@@ -184,6 +214,12 @@ class KraftReplay:
             t.end, t.end_ref, t.end_cause = ev.ts, ref_of(ev), "new quorum leader" if c is not None and c >= 0 else "renounced"
         if c is not None and c >= 0:
             self.tenures.append(Tenure(c, epoch, ev.ts or 0, start_ref=ref_of(ev)))
+
+    def _on_kraft_renounce_on_error(self, ev: Event) -> None:
+        c = (ev.detail or {}).get("renounced_by")
+        if self.tenures and self.tenures[-1].end is None and self.tenures[-1].controller == c:
+            t = self.tenures[-1]
+            t.end, t.end_ref, t.end_cause = ev.ts, ref_of(ev), "renounced"
 
     def _on_broker_registered(self, ev: Event) -> None:
         b = ev.subject_broker
@@ -463,17 +499,26 @@ class KraftReplay:
         ok = self.acceptable()
         for tp in sorted(self.parts):
             p = self.parts[tp]
-            if p.isr is None or b not in set(p.isr) | {p.leader}:
+            if p.isr is None and p.leader == b and p.leader_epoch is not None:
+                # The leader left: the controller wrote a new leader epoch (brokerToRemove is never kept as leader,
+                # 3.9 PartitionChangeBuilder) that the replay cannot derive with the ISR unknown. Lines stating
+                # older epochs after this are brokers lagging behind it, not the partition's state.
+                self.min_epoch[tp] = max(self.min_epoch.get(tp, 0), p.leader_epoch + 1)
+            if p.isr is None or b not in set(p.isr) | {p.leader} or self._behind(p):
                 continue
             target = self._rule("kraft.isr_shrink", p.isr, {b}, self.elr_enabled)
             res = self._rule("kraft.election", p.replicas or p.isr, target, p.leader, ok, self._unclean(tp[0]), (), self.elr_enabled)
             self._apply_replayed(p, ev, res.leader, res.isr, res.how == "unclean")
 
+    def _behind(self, p: PState) -> bool:
+        """The registration held is older than a change the replay knows was made but could not derive."""
+        return p.leader_epoch is not None and p.leader_epoch < self.min_epoch.get(p.tp, -1)
+
     def _replay_unfence(self, ev: Event) -> None:
         ok = self.acceptable()
         for tp in sorted(self.parts):
             p = self.parts[tp]
-            if p.leader is not None and p.leader < 0 and p.isr is not None:
+            if p.leader is not None and p.leader < 0 and p.isr is not None and not self._behind(p):
                 res = self._rule("kraft.election", p.replicas or p.isr, p.isr, None, ok, self._unclean(tp[0]), (), self.elr_enabled)
                 if res.leader >= 0:
                     self._apply_replayed(p, ev, res.leader, res.isr, res.how == "unclean")
@@ -489,13 +534,18 @@ class KraftReplay:
         if not self.store.apply_decision(p, change, ev.ts or 0, ref_of(ev)):
             return
         self.replayed_since[p.tp] = self.replayed_since.get(p.tp, 0) + 1
+        self.epoch_known_at[p.tp] = ev.ts or 0
+        if p.leader_epoch is not None:
+            self.epoch_first_seen.setdefault(p.tp, {}).setdefault(p.leader_epoch, ev.ts or 0)
         self._seq += 1
         d = Decision(self._seq, ev.ts or 0, p.tp, "election" if leader >= 0 else "election_failed", "KRaft (replayed)",
                      ref_of(ev), before, {"leader": leader, "isr": list(isr), "leader_epoch": p.leader_epoch},
                      unclean=unclean, status="applied", change=change)
         self.decisions.append(d)
         if p.leader_epoch is not None and bump:
-            self.last_replayed[p.tp] = d
+            pe = None if p.zk_version is None else p.zk_version + self.replayed_since[p.tp]
+            self.replayed_at[(p.tp, p.leader_epoch)] = (d, pe, self.acceptable(), self._unclean(p.tp[0]),
+                                                        dict(self.liveness_at))
             self.replayed_epochs.add((p.tp, p.leader_epoch))
         if unclean:
             self.unclean_elections.append(d)
@@ -504,6 +554,19 @@ class KraftReplay:
         self._show(p, ev.ts or 0, ref_of(ev), "replayed")
 
     def _unknown(self, p: PState, ev: Event, leader: int | None, why: str) -> None:
+        seen = self.epoch_first_seen.get(p.tp, {})
+        first = ev.leader_epoch is not None and seen.get(ev.leader_epoch) == ev.ts
+        if why.startswith(UNSEEN_STEPS) or why.startswith(RESTATED) and first:
+            # The steps were decided after the state the replay holds; if the evidence lost a stretch since, they
+            # may lie in it: an evidence gap, not a record the evidence could have judged. A line restating an
+            # epoch no line stated before was decided after the last earlier epoch the evidence shows.
+            at = p.leader_epoch if why.startswith(UNSEEN_STEPS) else max(
+                (e for e in seen if e < ev.leader_epoch), default=None)
+            since = seen.get(at, self.epoch_known_at.get(p.tp) if at == p.leader_epoch else None)
+            h = hole_between(self.holes, since, ev.ts or 0)
+            if h is not None:
+                why = (f"{EVIDENCE_GAP} (quorum epochs {h[2]}-{h[3]}, {iso_utc(h[0])} to {iso_utc(h[1])}, are in no "
+                       f"line: {why})")
         self.comparisons.append(unknown(p.tp, ev.ts or 0, ref_of(ev), {"leader": leader}, why))
 
     def _point(self, p: PState, ev: Event, leader: int) -> None:
@@ -531,10 +594,64 @@ class KraftReplay:
             return
         want, how = rederive_stated_leader(replicas, isr, was, leader, self.acceptable(), self._unclean(p.tp[0]),
                                            self.elr_enabled)
+        stale = None if want == leader else self._stale_liveness(leader, want, self.acceptable(), ev.ts or 0,
+                                                                 self.liveness_at)
+        if stale is not None:
+            self._unknown(p, ev, leader, stale)
+            return
         self._judge(p.tp, ev, {"leader": leader}, {"leader": want}, f"point: {how}{alone}")
         if want == leader and was >= 0 and leader != was and "left" in how:
-            # the step that moved leadership took the old leader out of the ISR (brokerToRemove)
-            self.store.set(p, isr=isr_without(isr, {was}, self.elr_enabled))
+            # the step that moved leadership took the old leader out of the ISR (brokerToRemove), unless a
+            # preferred election, which keeps the ISR, explains the move as well
+            self.store.set(p, isr=isr_after_leader_left(replicas, isr, was, leader, self.acceptable(), self.elr_enabled))
+
+    def _stale_liveness(self, recorded: int, replayed: int | None, acceptable: frozenset[int], ts: int,
+                        liveness_at: dict[int, int]) -> str | None:
+        """Why a leader the record and the replay disagree on rests on liveness the evidence lost, if it does.
+
+        An elected leader was acceptable when elected (isAcceptableLeader: registered, unfenced, not shutting down);
+        a broker the replay elected and the controller passed over was not. Where the replay held the other view of
+        that broker from a line older than a stretch the evidence lost (:func:`quorum_epoch_holes`), its
+        registration changed in that stretch: the record shows a state the replay never saw."""
+        for b, held in ((recorded, "fenced or shutting down"), (replayed, "acceptable")):
+            if b is None or b < 0 or (b in acceptable) != (held == "acceptable"):
+                continue
+            h = hole_between(self.holes, liveness_at.get(b, -1), ts)
+            if h is not None:
+                since = liveness_at.get(b)
+                return (f"{EVIDENCE_GAP} (broker {b}, held {held} from "
+                        f"{iso_utc(since) if since is not None else 'the start'}, across quorum epochs {h[2]}-{h[3]}, "
+                        f"{iso_utc(h[0])} to {iso_utc(h[1])}, that are in no line)")
+        return None
+
+    def _judge_replayed(self, tp: F.TP, ev: Event, leader: int, d: Decision, pe: int | None,
+                        acceptable: frozenset[int], unclean: bool, seen: dict[int, int]) -> None:
+        """A broker's line at the leader epoch one of the replay's own decisions reached, judged against it.
+
+        A line stating a later partition epoch than the decision wrote may follow ISR-only changes no line shows
+        (AlterPartition by the leader), before the decision as well as after: the decision then rests on an ISR the
+        replay did not know, and is judged only if its outcome holds whatever that ISR was (as :meth:`_point`)."""
+        unseen = unseen_partition_changes(pe, 0, ev.zk_version) if pe is not None else None
+        c = None
+        if unseen:
+            was, replicas = d.before.get("leader"), d.before.get("replicas")
+            if was is not None and stated_leader_whatever_the_isr(replicas, was, leader, acceptable, unclean):
+                c = judge_kraft(tp, ev.ts or 0, ref_of(ev), {"leader": leader}, {"leader": leader},
+                                f"broker's own view of the replayed decision: elected whatever the ISR ({unseen} "
+                                f"partition change(s) up to it are in no line)")
+            else:
+                self._unknown(self.store.part(tp), ev, leader, f"leader epoch: ISR unknown ({unseen} ISR-only "
+                                                                   f"partition change(s) up to it are in no line)")
+                return
+        if c is None:
+            c = judge_kraft(tp, ev.ts or 0, ref_of(ev), {"leader": leader}, {"leader": d.after.get("leader")},
+                            "broker's own view of the replayed decision")
+            stale = None if c.agreed else self._stale_liveness(leader, d.after.get("leader"), acceptable, d.ts, seen)
+            if stale is not None:
+                self.comparisons.append(unknown(tp, ev.ts or 0, ref_of(ev), {"leader": leader}, stale))
+                return
+        self.comparisons.append(c)
+        d.status = c.verdict
 
     def _observed(self, ev: Event) -> None:
         """A broker says it became leader/follower: the controller's decision, as delivered."""
@@ -547,23 +664,28 @@ class KraftReplay:
             if not self.has_records and ev.leader_epoch is not None:
                 self._unknown(p, ev, None, "leader epoch: the line does not name the leader")
             return
-        last = self.last_replayed.get(tp)
-        judged = not self.has_records and last is not None and ev.leader_epoch is not None \
-            and last.after.get("leader_epoch") == ev.leader_epoch
+        if ev.leader_epoch is not None and ev.ts is not None:
+            self.epoch_first_seen.setdefault(tp, {}).setdefault(ev.leader_epoch, ev.ts)
+        mine = self.replayed_at.get((tp, ev.leader_epoch)) if ev.leader_epoch is not None else None
+        judged = not self.has_records and mine is not None and mine[0].status == "applied"
         if not judged and not self.has_records and ev.leader_epoch is not None \
                 and ev.event_type != "leader_and_isr_received":
             self._point(p, ev, leader)
         if judged:
             # The broker states the outcome of the very decision the replay took (same leader epoch).
-            c = judge_kraft(tp, ev.ts or 0, ref_of(ev), {"leader": leader}, {"leader": last.after.get("leader")},
-                            "broker's own view of the replayed decision")
-            self.comparisons.append(c)
-            last.status = c.verdict
-            del self.last_replayed[tp]
+            self._judge_replayed(tp, ev, leader, *mine)
         stated = self.stated_epoch.get(tp)
+        # The epoch right after the one known, its leader not seen leaving since: the election the line states
+        # came after everything the replay knows of that leader
+        next_epoch = ev.leader_epoch is not None and p.leader_epoch is not None and ev.leader_epoch == p.leader_epoch + 1 \
+            and leader >= 0 and self.recent_gone.get(leader, -1) <= self.epoch_known_at.get(tp, -1)
+        if ev.leader_epoch is not None and ev.leader_epoch < self.min_epoch.get(tp, -1):
+            return  # a broker behind a step the replay knows was taken (see _replay_leaving)
         if ev.leader_epoch is not None and p.leader_epoch is not None and (ev.leader_epoch, ev.zk_version or 0) \
                 < (p.leader_epoch, p.zk_version or 0) and (stated is None or ev.leader_epoch < stated[0]
-                                                            or p.leader_epoch <= stated[0]):
+                                                            or p.leader_epoch <= stated[0]
+                                                            or stated_within_replayed(p.zk_version, ev.zk_version,
+                                                                                      self.replayed_since.get(tp, 0))):
             return  # older than the registration known (leader epoch, then partition epoch)
         # A broker stating an epoch below what only the replay's own steps reached: those steps were not what the
         # controller committed (no broker ever states them); the broker's registration is taken instead.
@@ -579,16 +701,20 @@ class KraftReplay:
             self.store.set(p, isr=None)  # the line does not state the ISR, and unseen changes came before it
         self.store.adopt(p, leader, ev.isr, ev.leader_epoch, zk_version=ev.zk_version, replicas=ev.replicas,
                          ts=ev.ts or 0)
+        if ev.leader_epoch is not None and ev.leader_epoch == p.leader_epoch:
+            self.epoch_known_at[tp] = ev.ts or 0
         if ev.zk_version is not None:
             self.replayed_since[tp] = 0
         b = ev.broker_id
-        if ev.event_type == "become_leader" and b is not None and leader == b and not self.has_records \
-                and (b in self.fenced or b in self.cs or b not in self.registered):
-            # elected at this new epoch, so active then (isAcceptableLeader: registered, unfenced, not shutting down)
-            self.registered.setdefault(b, None)
-            self.fenced.discard(b)
-            self.cs.discard(b)
-            self._liveness(b, ev.ts or 0, ref_of(ev), "elected leader")
+        own = ev.event_type == "become_leader" and b is not None and leader == b
+        if (own or ev.event_type == "become_follower" and next_epoch) and not self.has_records \
+                and (leader in self.fenced or leader in self.cs or leader not in self.registered):
+            # elected at this new epoch, so active then (isAcceptableLeader: registered, unfenced, not shutting down);
+            # a follower's line names the leader of the epoch it starts just as the leader's own line does
+            self.registered.setdefault(leader, None)
+            self.fenced.discard(leader)
+            self.cs.discard(leader)
+            self._liveness(leader, ev.ts or 0, ref_of(ev), "elected leader")
         self.store.move(p, ONLINE if leader >= 0 else OFFLINE, OBSERVED, ev.ts or 0, ref_of(ev))
         self._show(p, ev.ts or 0, ref_of(ev), "observed")
 

@@ -56,3 +56,19 @@ def stated_leader_whatever_the_isr(replicas: Sequence[int] | None, leader_before
     ok = (frozenset(acceptable) | ({stated_leader} if stated_leader >= 0 else set())) - {leader_before}
     first = next((r for r in replicas if r in ok), -1)
     return first == stated_leader
+
+
+def isr_after_leader_left(replicas: Sequence[int] | None, isr: Sequence[int], leader_before: int, stated_leader: int,
+                          acceptable: AbstractSet[int], elr_enabled: bool = False) -> tuple[int, ...] | None:
+    """The ISR after a stated move of leadership judged as the old leader leaving (handleBrokerFenced /
+    enterControlledShutdown: ``brokerToRemove`` leaves the target ISR), or None when it is not known.
+
+    If the old leader was still acceptable as far as the evidence shows, the periodic rebalance
+    (maybeBalancePartitionLeaders, Election.PREFERRED, which leaves the ISR as it is) may have made the same move
+    whenever the stated leader is the first replica: which of the two ran, and so the ISR, is then unknown."""
+    order = tuple(replicas) if replicas else tuple(isr)
+    if leader_before in acceptable and stated_leader >= 0:
+        pref = elect_preferred(order, isr, leader_before, frozenset(acceptable) | {stated_leader})
+        if pref.how == "preferred" and pref.leader == stated_leader:
+            return None
+    return isr_without(isr, {leader_before}, elr_enabled)

@@ -46,8 +46,12 @@ def test_raft_transitions_39_and_40():
         "CandidateState(localId=2, epoch=10003) (org.apache.kafka.raft.QuorumState)\n"
         "[2025-03-04 16:00:00,000] INFO [RaftManager id=2] Completed transition to CandidateState(localId=2, epoch=10004) "
         "from Unattached(epoch=10003) (org.apache.kafka.raft.QuorumState)\n", "server.log")
-    assert [(e.controller_id, e.controller_epoch, e.detail["via"]) for e in events] == [
-        (2, 1440, "raft"), (3, 5, "raft"), (2, 10003, "raft")]
+    assert [(e.controller_id, e.controller_epoch, e.detail["via"]) for e in events
+            if e.event_type == "kraft_leader_change"] == [(2, 1440, "raft"), (3, 5, "raft"), (2, 10003, "raft")]
+    # A candidate names no leader, but the quorum epoch it starts (QuorumState.transitionTo): every epoch begins so
+    assert [(e.event_type, e.subject_broker, e.controller_epoch, e.detail["state"]) for e in events
+            if e.event_type != "kraft_leader_change"] == [("kraft_quorum_epoch", 2, 10004, "CandidateState")]
+    assert [e.detail.get("from_epoch") for e in events] == [1440, None, 10003, 10003]
 
 
 def test_heartbeat_timeout_with_and_without_epoch():
@@ -194,3 +198,30 @@ def test_unfence_granted_by_the_heartbeat_manager():
              "granted because it has caught up with the offset of its register broker record 10. "
              "(org.apache.kafka.controller.BrokerHeartbeatManager)")
     assert (ev.event_type, ev.controller_id, ev.subject_broker, ev.detail["broker_epoch"]) == ("broker_unfenced", 1, 1, 10)
+
+
+def test_renounce_lines_name_the_offset_reverted_to():
+    # 3.9 QuorumController.QuorumMetaLogListener.handleLeaderChange: "... Reverting to last stable offset {}."
+    ev = one(f"[2025-02-12 13:57:47,167] WARN [QuorumController id=1] Renouncing the leadership due to a metadata log "
+             f"event. We were the leader at epoch 3222, but in the new epoch 3223, the leader is (none). Reverting to last "
+             f"stable offset 135607. {QC}")
+    assert (ev.event_type, ev.detail["renounced_by"], ev.detail["reverted_to_offset"]) == ("kraft_leader_change", 1, 135607)
+    # 3.9 QuorumController.handleEventException with EventHandlerExceptionInfo.failureMessage (3.6+)
+    ev = one(f"[2025-03-04 17:08:39,753] INFO [QuorumController id=3] maybeFenceReplicas: event failed with "
+             f"NotLeaderException (treated as NotControllerException) at epoch 9939 in 2508716 microseconds. Renouncing "
+             f"leadership and reverting to the last committed offset 636278. Exception message: Flush failed because the "
+             f"replica is not the current leader {QC}")
+    assert ev.event_type == "kraft_renounce_on_error"
+    assert (ev.controller_id, ev.detail["operation"], ev.detail["previous_epoch"], ev.detail["processing_us"],
+            ev.detail["reverted_to_offset"]) == (3, "maybeFenceReplicas", 9939, 2508716, 636278)
+    # 3.5 QuorumController.handleEventException: "{}: failed with unknown server exception {} at epoch {} in {} us.
+    # Renouncing leadership and reverting to the last committed offset {}."
+    ev = one(f"[2023-05-01 10:00:00,000] WARN [QuorumController id=1] registerBroker: failed with unknown server "
+             f"exception RuntimeException at epoch 12 in 345 us.  Renouncing leadership and reverting to the last "
+             f"committed offset 999. {QC}")
+    assert (ev.event_type, ev.detail["processing_us"], ev.detail["reverted_to_offset"]) == ("kraft_renounce_on_error", 345, 999)
+    # Not active: "The controller is already in standby mode" reverts nothing
+    evs = parse(f"[2025-03-04 17:08:40,000] INFO [QuorumController id=3] writeNoOpRecord: event failed with "
+                f"NotLeaderException (treated as NotControllerException) at epoch 9939 in 10 microseconds. The controller "
+                f"is already in standby mode. {QC}")
+    assert not [e for e in evs if e.event_type == "kraft_renounce_on_error"]

@@ -110,6 +110,20 @@ def renounce_keep(offsets: Sequence[int], last_committed_offset: int | None) -> 
     return [o for o in offsets if o <= last_committed_offset]
 
 
+def failed_write_undone_unknown(exception: str | None) -> bool:
+    """3.0-3.2: records are handed to Raft (``scheduleAppend``) before the active controller applies them; a failed
+    event may have appended them already, so the lines alone do not say whether they were rolled back."""
+    return False
+
+
+def failed_write_undone(exception: str | None) -> bool:
+    """3.3+: the active controller applies an event's records before handing them to Raft; a ``NotLeaderException``
+    is Raft refusing them (3.3-3.8 ``scheduleAtomicAppend``, 3.9 ``prepareAppend`` / ``schedulePreparedAppend``: "Append
+    failed" / "Flush failed because the replica is not the current leader"), so they never reached the log, and
+    ``renounce()`` reverts what was applied."""
+    return exception == "NotLeaderException"
+
+
 ELECTION = "kraft.election"
 PREFERRED = "kraft.election.preferred"
 ISR_SHRINK = "kraft.isr_shrink"
@@ -118,6 +132,7 @@ UNCLEAN_DEFAULT = "kraft.unclean.default"
 FENCING = "kraft.broker.fencing"
 CONTROLLED_SHUTDOWN = "kraft.controlled_shutdown"
 RENOUNCE = "kraft.renounce"
+RENOUNCE_FAILED_WRITE = "kraft.renounce.failed_write"
 EPOCH_BUMP = "kraft.leader_epoch_bump"
 
 RULES = [
@@ -172,4 +187,13 @@ RULES = [
          ("3.0.0", QC, "QuorumController.renounce"),
          "`snapshotRegistry.revertToSnapshot(lastCommittedOffset)`: what the old quorum leader appended but did "
          "not commit is rolled back."),
+    Rule("a failed write may already be in the log", RENOUNCE_FAILED_WRITE, (3, 0, 0), (3, 3, 0),
+         failed_write_undone_unknown, ("3.0.0", QC, "QuorumController.ControllerWriteEvent.run"),
+         "`raftClient.scheduleAppend` comes before `replay`: when the event fails and the controller renounces, the "
+         "records it applied may already be in the Raft log; the lines do not say which."),
+    Rule("a write Raft refused is undone", RENOUNCE_FAILED_WRITE, (3, 3, 0), None, failed_write_undone,
+         ("3.9.0-rc3", QC, "QuorumController.ControllerWriteEvent.run"),
+         "`replay` (which logs \"Replayed ...\") comes before the records are handed to Raft; a NotLeaderException "
+         "from Raft (the append or flush refused) fails the event, `handleEventException` calls `renounce()` and "
+         "`OffsetControlManager.deactivate` reverts to the last stable offset: the event's records are discarded."),
 ]

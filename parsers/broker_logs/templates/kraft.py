@@ -34,8 +34,21 @@ def _active(entry, m):
 
 
 def _renounce(entry, m):
-    return Event("kraft_leader_change", controller_id=_leader(m["l"]), controller_epoch=int(m["e"]),
-                 detail={"via": "renounced", "previous_epoch": int(m["old"]), "renounced_by": int(m["cid"])})
+    d = {"via": "renounced", "previous_epoch": int(m["old"]), "renounced_by": int(m["cid"])}
+    if m["off"] is not None:
+        d["reverted_to_offset"] = int(m["off"])
+    return Event("kraft_leader_change", controller_id=_leader(m["l"]), controller_epoch=int(m["e"]), detail=d)
+
+
+def _write_failed(entry, m):
+    """A controller event failed and the active controller renounced (QuorumController.handleEventException)."""
+    us = m["us"]
+    d = {"operation": m["op"], "exception": m["exc"], "renounced_by": int(m["cid"]),
+         "previous_epoch": int(m["e"]) if m["e"] else None, "reverted_to_offset": int(m["off"]),
+         "processing_us": int(us) if us is not None else None}
+    if m["msg"]:
+        d["message"] = m["msg"].strip()
+    return Event("kraft_renounce_on_error", controller_id=int(m["cid"]), subject_broker=int(m["cid"]), detail=d)
 
 
 def _new_epoch(entry, m):
@@ -43,13 +56,32 @@ def _new_epoch(entry, m):
                  detail={"via": "quorum_controller"})
 
 
+_FROM_EPOCH = re.compile(r"\) from \w+\(.*?\bepoch=(\d+)")
+
+
+def _raft_detail(entry, **d):
+    """A transition line also names the epoch of the state it left ("... from CandidateState(..., epoch=N, ...)")."""
+    f = _FROM_EPOCH.search(entry.message)
+    if f is not None:
+        d["from_epoch"] = int(f.group(1))
+    return d
+
+
 def _raft_leader(entry, m):
     node = int(m["n"])
-    return Event("kraft_leader_change", controller_id=node, controller_epoch=int(m["e"]), detail={"via": "raft"})
+    return Event("kraft_leader_change", controller_id=node, controller_epoch=int(m["e"]),
+                 detail=_raft_detail(entry, via="raft"))
 
 
 def _raft_follower(entry, m):
-    return Event("kraft_leader_change", controller_id=int(m["l"]), controller_epoch=int(m["e"]), detail={"via": "raft"})
+    return Event("kraft_leader_change", controller_id=int(m["l"]), controller_epoch=int(m["e"]),
+                 detail=_raft_detail(entry, via="raft"))
+
+
+def _raft_epoch(entry, m):
+    """A Raft state without a known leader still names the quorum epoch the node is in (QuorumState.transitionTo)."""
+    return Event("kraft_quorum_epoch", controller_epoch=int(m["e"]), subject_broker=int(m["n"]),
+                 detail=_raft_detail(entry, state=m["s"]))
 
 
 def _heartbeat_timeout(entry, m):
@@ -287,8 +319,17 @@ RULES = [
          re.compile(_Q + r"Becoming the active controller at epoch (?P<e>\d+)"), _active),
     Rule("kraft.renouncing", QC, ("Renouncing the leadership",),
          re.compile(_Q + r"Renouncing the leadership due to a metadata log event\. We were the leader at epoch "
-                    r"(?P<old>\d+), but in the new epoch (?P<e>\d+), the leader is " + _LEADER + r"\."),
+                    r"(?P<old>\d+), but in the new epoch (?P<e>\d+), the leader is " + _LEADER + r"\."
+                    r"(?: Reverting to last (?:stable|committed) offset (?P<off>\d+))?"),
          _renounce),
+    # 3.6+ EventHandlerExceptionInfo.failureMessage; 3.0-3.5 "<op>: failed with unknown server exception <E> at
+    # epoch <n> in <us> us.  [Renouncing leadership and r|R]everting to the last committed offset <o>."
+    Rule("kraft.renounce_on_error", QC, ("everting to ", "committed offset"),
+         re.compile(_Q + r"(?P<op>[^:\s]+): (?:event )?failed with (?:unknown server exception )?(?P<exc>\w+)"
+                    r"(?: \(treated as \w+\))?(?: at epoch (?P<e>\d+))?(?: in (?P<us>\d+) (?:microseconds|us))?\.\s+"
+                    r"(?:Renouncing leadership and r|R)everting to (?:the )?last committed offset (?P<off>-?\d+)\."
+                    r"(?: Exception message: (?P<msg>.*))?"),
+         _write_failed),
     Rule("kraft.new_epoch", QC, ("In the new epoch ",),
          re.compile(_Q + r"In the new epoch (?P<e>\d+), the leader is " + _LEADER + r"\.$"), _new_epoch),
     Rule("kraft.raft_leader", RAFT, ("Completed transition to Leader",),
@@ -298,6 +339,10 @@ RULES = [
          re.compile(r"^\[RaftManager (?:id|nodeId)=(?P<n>\d+)\] Completed transition to FollowerState\(fetchTimeoutMs=\d+, "
                     r"epoch=(?P<e>\d+), (?:leader|leaderId)=(?P<l>\d+)"),
          _raft_follower),
+    Rule("kraft.raft_epoch", RAFT, ("Completed transition to ",),
+         re.compile(r"^\[RaftManager (?:id|nodeId)=(?P<n>\d+)\] Completed transition to "
+                    r"(?P<s>CandidateState|ProspectiveState|Unattached\w*|Voted\w*|ResignedState)\(.*?\bepoch=(?P<e>\d+)"),
+         _raft_epoch),
     # --- broker registry (ClusterControlManager, BrokerHeartbeatManager, ReplicationControlManager) --
     Rule("kraft.heartbeat_timeout", QC, ("because its session has timed out",),
          re.compile(_Q + r"Fencing broker (?P<b>\d+)(?: at epoch (?P<be>\d+))? because its session has timed out\.$"),
