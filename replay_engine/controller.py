@@ -481,7 +481,9 @@ class ZkControllerReplay:
     def _forget_partitions(self) -> None:
         """A new history starts (cluster data reset): what was known about partitions no longer holds."""
         for p in self.parts.values():
-            self.store.set(p, replicas=None, isr=None, leader_epoch=None, zk_version=None)
+            # the znode version the controller last wrote belongs to the old data too: the new history's
+            # writes start again from version 0 (KafkaZkClient.createTopicPartitionStatesRaw)
+            self.store.set(p, replicas=None, isr=None, leader_epoch=None, zk_version=None, recorded_zk_version=None)
             self.store.forget(p)
             self.store.set_leader(p, None)
         self.pending.clear()

@@ -30,10 +30,11 @@ def unknown_why(kind: str, isr, replicas, live, controller) -> str:
     """Why a record could not be re-derived: the first thing the replay did not know."""
     if controller is None:
         return f"{kind}: acting controller unknown"
-    if live is None:
-        return f"{kind}: live brokers unknown"
-    if not live:
-        return f"{kind}: no broker known live to the replay"
+    if kind != "isr_removal":  # an OfflineReplica write does not depend on who is alive
+        if live is None:
+            return f"{kind}: live brokers unknown"
+        if not live:
+            return f"{kind}: no broker known live to the replay"
     if isr is None:
         return f"{kind}: ISR before the record unknown"
     if replicas is None:
@@ -169,7 +170,9 @@ def point_decision(ctx: View, p: PState, kind: str, f: F.RecordedState) -> tuple
 
     Returns (decision, strategy), or (None, "") when it cannot be re-derived (see :func:`unknown_why`)."""
     live = ctx.online_set(p.tp)
-    if not live or (p.isr is None and kind != "new_partition"):
+    if p.isr is None and kind != "new_partition":
+        return None, ""
+    if not live and kind in ("new_partition", "election"):
         return None, ""
     if kind == "new_partition":
         ar = p.replicas
@@ -209,6 +212,9 @@ def point_decision(ctx: View, p: PState, kind: str, f: F.RecordedState) -> tuple
         le = None if p.leader_epoch is None else p.leader_epoch + 1
         return {"leader": p.leader, "isr": list(p.isr), "leader_epoch": le}, "leader epoch bump"
     if kind == "isr_removal":
+        # OfflineReplica (ReplicaStateMachine.doRemoveReplicasFromIsr, 1.1.0 .. 3.9; KafkaController.removeReplicaFromIsr
+        # before): computed from the ISR in the znode and the replica removed alone; which brokers are alive plays no
+        # part, so the write is re-derived even when the replay knows no broker alive.
         removed = f.removed_replica
         if removed is None:
             gone = [r for r in p.isr if r not in (f.isr or ()) or r == p.leader and f.leader == -1]

@@ -134,3 +134,27 @@ def test_a_partition_created_again_is_judged_as_new():
     res = load("united10__Matchmaking_platform")
     c = _comparison(res, "state-change.log.2018-11-04-23.gz:5")
     assert c.agreed and c.recorded["leader"] == 0 and c.recorded["leader_epoch"] == 0
+
+
+def test_a_new_history_forgets_the_znode_version_written_in_the_old_one():
+    # AndreasTraut (2.8.0): __consumer_offsets-21 was last written at zkVersion 11 under controller epoch 9
+    # (state-change.log.2021-04-28-16.gz); "0 successfully elected as the controller. Epoch incremented to 1"
+    # (controller.log.2021-04-28-16.gz line 110) starts new ZooKeeper data, whose state znodes begin again at version 0
+    # (KafkaZkClient.createTopicPartitionStatesRaw). Controller 1 epoch 5 then wrote "LeaderAndIsr(leader=0,
+    # leaderEpoch=2, isr=List(0), zkVersion=2)" (state-change.log.2021-05-03-18.gz line 719) out of OfflinePartition
+    # with broker 0 back: the version 2 <= 11 is no sign of another restart, and the election is judged.
+    res = load("AndreasTraut__kafka_2.13-2.8.0")
+    c = _comparison(res, "state-change.log.2021-05-03-18.gz:719")
+    assert c.verdict == "agreed" and c.replayed["leader"] == 0 and c.replayed["leader_epoch"] == 2, c
+
+
+def test_offline_replica_isr_write_is_judged_whoever_is_alive():
+    # ReplicaStateMachine.doRemoveReplicasFromIsr (2.8.0 core/src/main/scala/kafka/controller/ReplicaStateMachine.scala):
+    # newLeader = NoLeader if the replica led, adjustedIsr keeps a last member, newLeaderAndIsr bumps the epoch; no
+    # liveness is read. AndreasTraut state-change.log.2021-04-26-20.gz line 1260: controller 0 (itself shutting down,
+    # the only broker it knew) wrote __consumer_offsets-25 "(Leader:-1,ISR:1,LeaderEpoch:3,...) after removing replica
+    # 1 from the ISR"; it was uncompared ("no broker known live to the replay") and is now judged.
+    res = load("AndreasTraut__kafka_2.13-2.8.0")
+    c = _comparison(res, "state-change.log.2021-04-26-20.gz:1260")
+    assert c.verdict == "agreed" and c.replayed == {"leader": -1, "isr": [1], "leader_epoch": 3}, c
+    assert not [c for c in res.comparisons if (c.reason or "").startswith("isr_removal: no broker known live")]
