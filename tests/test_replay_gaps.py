@@ -158,3 +158,34 @@ def test_offline_replica_isr_write_is_judged_whoever_is_alive():
     c = _comparison(res, "state-change.log.2021-04-26-20.gz:1260")
     assert c.verdict == "agreed" and c.replayed == {"leader": -1, "isr": [1], "leader_epoch": 3}, c
     assert not [c for c in res.comparisons if (c.reason or "").startswith("isr_removal: no broker known live")]
+
+
+def test_a_write_under_an_older_controller_epoch_is_new_zookeeper_data_from_21():
+    # KAFKA-6082 (2.1.0 core/src/main/scala/kafka/zk/KafkaZkClient.scala updateLeaderAndIsr): every controller write
+    # checks /controller_epoch's znode version in the same multi-op, so from 2.1 no deposed controller can write.
+    # Before (2.0.0 updateLeaderAndIsr(leaderAndIsrs, controllerEpoch)) only the state znode's own version is checked.
+    assert R.decide("zk.controller.stale_epoch_write", (2, 0, 1)) == "zombie"
+    assert R.decide("zk.controller.stale_epoch_write", (2, 1, 0)) == "new_data"
+    # Yehor (3.9.0): controller 2 epoch 2 was elected on 2024-11-29 (controller.log.2024-11-29-11.gz line 146); on
+    # 2024-12-02 "[Controller id=0 epoch=1] Partition months-0 state changed to (...)" (state-change.log.2024-12-02-17.gz
+    # line 17) is a write under epoch 1: new ZooKeeper data. Its own lines then are one history: controller 2, elected
+    # again with epoch 2 at 18:00:33.076, failed to elect __consumer_offsets-21 (state-change.log.gz line 848) and
+    # removed replica 1 from its ISR, "(Leader:-1,ISR:1,...,LeaderEpoch:1,ZkVersion:1,ControllerEpoch:2)" (line 2070):
+    # judged now (it was "history restarted" against the previous data's version 1) and agreed.
+    res = load("YehorYehorychev__Kafka")
+    assert any(f["kind"] == "controller_epoch_not_increasing" and f["epoch"] == 1 and f["previous_epoch"] == 2
+               for f in res.to_json()["findings"]), "the new data is reported"
+    c = _comparison(res, "state-change.log.gz:2070")
+    assert c.verdict == "agreed" and c.replayed == {"leader": -1, "isr": [1], "leader_epoch": 1}, c
+
+
+def test_the_first_lines_of_new_data_are_kept_when_a_write_proves_it_new():
+    # Eniyanilavan (2.2.1): controller 0 epoch 6 was known (controller.log.2019-07-07-23.gz line 2); on 2019-07-16
+    # "[Controller id=0 epoch=1] Changed partition python-0 state from NonExistentPartition to NewPartition with
+    # assigned replicas 1" (state-change.log.2019-07-16-13.gz line 1, in memory: a zombie could log it) and then its
+    # write "from NewPartition to OnlinePartition with state LeaderAndIsr(leader=1, leaderEpoch=0, isr=List(1),
+    # zkVersion=0)" (line 3), which proves the data new: the assignment the first line gave belongs to the new data
+    # and the creation is judged (PartitionStateMachine NewPartition -> OnlinePartition: first live assigned replica).
+    res = load("Eniyanilavan__Kafka")
+    c = _comparison(res, "state-change.log.2019-07-16-13.gz:3")
+    assert c.verdict == "agreed" and c.replayed == {"leader": 1, "isr": [1], "leader_epoch": 0}, c
