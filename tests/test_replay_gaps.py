@@ -189,3 +189,18 @@ def test_the_first_lines_of_new_data_are_kept_when_a_write_proves_it_new():
     res = load("Eniyanilavan__Kafka")
     c = _comparison(res, "state-change.log.2019-07-16-13.gz:3")
     assert c.verdict == "agreed" and c.replayed == {"leader": 1, "isr": [1], "leader_epoch": 0}, c
+
+
+def test_failed_elections_judged_on_the_isr_the_controller_sent_in_update_metadata():
+    # JacksonFarley (2.3.0): controller 1 epoch 5 sent "UpdateMetadata request PartitionState(controllerEpoch=5, leader=-1,
+    # leaderEpoch=1, isr=[0], zkVersion=1, replicas=[0], offlineReplicas=[0]) ... for partition __consumer_offsets-22"
+    # (state-change.log.2019-12-04-22.gz line 137, the controller's context) and then failed to elect it out of
+    # OfflinePartition (line 195) with only broker 1 alive ("Currently active brokers in the cluster: Set(1)",
+    # controller.log.2019-12-04-22.gz line 10). 2.3.0 PartitionLeaderElectionAlgorithms.offlinePartitionLeaderElection:
+    # no live replica of [0] in the ISR, unclean disabled by default: no leader. These 52 records were uncompared ("ISR
+    # unknown") and now agree.
+    res = load("JacksonFarley__Kafka-Data-Centric-Project")
+    c = _comparison(res, "state-change.log.2019-12-04-22.gz:195")
+    assert c.agreed and c.recorded.get("failed") and c.replayed == {"leader": -1, "failed": True}, c
+    failed = [c for c in res.comparisons if c.recorded.get("failed") and c.verdict != "unknown"]
+    assert len(failed) >= 52 and all(c.agreed for c in failed)
