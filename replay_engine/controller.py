@@ -895,9 +895,24 @@ class ZkControllerReplay:
             self.store.set_leader(p, None)
             self.store.forget(p)
             self.comparisons.append(J.unknown(p.tp, f.ts, f.ref, recorded, J.NEW_HISTORY))
+            judged = None
         else:
+            n = len(self.comparisons)
+            unknown_before = {"isr": p.isr is None, "leader_epoch": p.leader_epoch is None}
             self._compare(p, kind, f, recorded)
+            judged = self.comparisons[-1] if len(self.comparisons) > n else None
         self._adopt(p, f, kind)
+        if judged is not None and judged.agreed and judged.replayed:
+            # A line that states only part of the decision (0.8-0.10 "... to OnlinePartition with leader N") agreed
+            # with Kafka's rule on what it states; where nothing told the replay the ISR or leader epoch, the rest is
+            # what the rule wrote with it (not where it knew them: the same election is often logged twice, once
+            # whole and once as "with leader N", and the second must not count another epoch).
+            fill = {k: judged.replayed.get(k) for k in ("isr", "leader_epoch")
+                    if recorded.get(k) is None and unknown_before[k]}
+            if fill.get("isr") is not None:
+                self.store.set(p, isr=tuple(fill["isr"]))
+            if fill.get("leader_epoch") is not None:
+                self.store.set(p, leader_epoch=fill["leader_epoch"])
 
     def _adopt(self, p: PState, f: F.RecordedState, kind: str) -> None:
         store = self.store
@@ -939,7 +954,7 @@ class ZkControllerReplay:
         p = self.part(f.tp)
         self._infer_from_record(f)
         self.failed_elections.setdefault(f.tp, []).append(f.ref)
-        self.comparisons.append(J.judge_failed(self, self.pending, p, f))
+        self.comparisons.append(J.judge_failed(self, self.pending, p, f, defer_gaps=self.mode.evidence_gaps))
         if f.isr is not None and p.isr is None:
             self.store.set(p, isr=tuple(f.isr))
         if f.assigned is not None:

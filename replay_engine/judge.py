@@ -24,6 +24,14 @@ AGREED, DIVERGED, UNKNOWN = "agreed", "diverged", "unknown"
 EVIDENCE_GAP = "evidence gap"
 GAP = "evidence gap (decided on a state the evidence does not show)"
 NEW_HISTORY = "history restarted (leader epoch or znode version went back)"
+UNSEEN = ("evidence gap (no line before the record states the partition's ISR or leader epoch: they were set before "
+          "the evidence, or its new ZooKeeper data, begins)")
+
+
+def unseen(p: PState) -> bool:
+    """Logs only: nothing the evidence holds has stated the partition's ISR or leader epoch since its history began
+    (the first lines of the evidence, or of new ZooKeeper data, come after they were set)."""
+    return p.isr is None and p.leader_epoch is None
 
 
 def unknown_why(kind: str, isr, replicas, live, controller) -> str:
@@ -309,6 +317,8 @@ def judge_write(ctx: View, pending: Pending, p: PState, kind: str, f: F.Recorded
         alt, _ = alternatives(ctx, p, f, recorded) if kind == "election" else (None, None)
         if alt:
             return Comparison(p.tp, f.ts, f.ref, recorded, recorded, AGREED, f"inferred: {alt}")
+        if defer_gaps and kind != "new_partition" and unseen(p):
+            return unknown(p.tp, f.ts, f.ref, recorded, UNSEEN)
         return unknown(p.tp, f.ts, f.ref, recorded, unknown_why(kind, p.isr, p.replicas, ctx.online_set(p.tp),
                                                                 ctx.controller))
     ok = same(replayed, recorded)
@@ -328,8 +338,11 @@ def judge_kraft(tp: F.TP, ts: int, record: F.Ref, recorded: dict[str, Any], repl
     return Comparison(tp, ts, record, recorded, replayed, verdict(ok), how)
 
 
-def judge_failed(ctx: View, pending: Pending, p: PState, f: F.RecordedFailedElection) -> Comparison:
-    """A recorded failed election against the replay's decision, else against one re-derived at the record."""
+def judge_failed(ctx: View, pending: Pending, p: PState, f: F.RecordedFailedElection,
+                 defer_gaps: bool = False) -> Comparison:
+    """A recorded failed election against the replay's decision, else against one re-derived at the record.
+
+    ``defer_gaps``: as in :func:`judge_write`, an ISR no line ever stated is an evidence gap."""
     recorded = {"leader": -1, "failed": True}
     d = pending.match(f.tp, ("election_failed", "new_partition_failed"), f.ts)
     if d is not None:
@@ -350,6 +363,8 @@ def judge_failed(ctx: View, pending: Pending, p: PState, f: F.RecordedFailedElec
         return Comparison(f.tp, f.ts, f.ref, recorded, {"leader": -1, "failed": True}, AGREED,
                           "point: no assigned replica alive (any ISR)")
     if isr is None or live is None or cand is None:
+        if defer_gaps and isr is None and unseen(p):
+            return unknown(f.tp, f.ts, f.ref, recorded, UNSEEN)
         missing = "ISR" if isr is None else "live brokers" if live is None else "assigned replicas"
         return unknown(f.tp, f.ts, f.ref, recorded, f"election_failed: {missing} unknown")
     unclean = ctx._unclean_allowed(f.tp[0]) if not (f.strategy or "").endswith("(true)") else True

@@ -204,3 +204,34 @@ def test_failed_elections_judged_on_the_isr_the_controller_sent_in_update_metada
     assert c.agreed and c.recorded.get("failed") and c.replayed == {"leader": -1, "failed": True}, c
     failed = [c for c in res.comparisons if c.recorded.get("failed") and c.verdict != "unknown"]
     assert len(failed) >= 52 and all(c.agreed for c in failed)
+
+
+def test_a_partition_whose_isr_no_line_ever_stated_is_an_evidence_gap_not_a_miss():
+    # AndreasTraut (2.8.0): the evidence begins at 16:12 with controller 0 already at epoch 4; its first partition write,
+    # "Partition second-0 state changed to (Leader:0,ISR:0,LeaderEpoch:1,ControllerEpoch:4) after removing replica 1
+    # from the ISR" (state-change.log.2021-04-26-16.gz line 6), was decided on an ISR set before any line of the
+    # evidence: an evidence gap (off the denominator, listed as such), not an uncompared decision.
+    from replay_engine.judge import UNSEEN
+    res = load("AndreasTraut__kafka_2.13-2.8.0")
+    c = _comparison(res, "state-change.log.2021-04-26-16.gz:6")
+    assert c.verdict == "unknown" and c.reason == UNSEEN
+    assert res.agreement()["evidence_gaps"] >= 178
+    # A partition the evidence described is never one, unless new ZooKeeper data (a controller epoch going back) began
+    # since: every UNSEEN record's partition had no judged record before it in its current history.
+    restarts = sorted(f["ts"] for f in res.image.findings if f["kind"] == "controller_epoch_not_increasing")
+    for c in res.comparisons:
+        if c.reason == UNSEEN:
+            last = max((o.ts for o in res.comparisons if o.tp == c.tp and o.ts < c.ts and o.verdict != "unknown"),
+                       default=None)
+            assert last is None or any(last < r <= c.ts for r in restarts), c
+
+
+def test_a_creation_line_naming_only_the_leader_gives_the_isr_kafka_wrote_with_it():
+    # Aminoid (0.10.0): "changed partition [twitterstream,0] from NewPartition to OnlinePartition with leader 0"
+    # (state-change.log.2017-01-18-23.gz line 13) names the leader only; 0.10.0.0 PartitionStateMachine
+    # .initializeLeaderAndIsrForPartition writes LeaderAndIsr(liveAssignedReplicas.head, liveAssignedReplicas) at epoch
+    # 0, so the ISR was [0]. The later offline election "Selected new leader and ISR {"leader":0,"leader_epoch":1,
+    # "isr":[0]}" (controller.log.2017-01-19-08.gz line 45) is judged on it (it was "ISR unknown"), and agrees.
+    res = load("Aminoid__basic-sentiment-analysis")
+    c = _comparison(res, "controller.log.2017-01-19-08.gz:45")
+    assert c.verdict == "agreed" and c.replayed == {"leader": 0, "isr": [0], "leader_epoch": 1}, c
