@@ -891,6 +891,16 @@ class ZkControllerReplay:
                 f.leader_epoch is not None and p.leader_epoch is not None and f.leader_epoch < p.leader_epoch)):
             # The leader epoch went backwards, or a write did not raise the znode's version: the topic (or the
             # whole ZooKeeper data) was recreated since we last saw it. A new history starts here.
+            went = " and ".join(
+                ([f"leader epoch {f.leader_epoch} after {p.leader_epoch}"] if f.leader_epoch is not None
+                 and p.leader_epoch is not None and f.leader_epoch < p.leader_epoch else [])
+                + ([f"znode version {f.zk_version} after {p.recorded_zk_version}"] if recreated else []))
+            self.findings.append({"kind": "partition_history_restarted", "ts": f.ts, "topic": p.tp[0],
+                                  "partition": p.tp[1],
+                                  "text": f"{p.tp[0]}-{p.tp[1]}: {went}: the topic (or ZooKeeper's data) was recreated "
+                                          "where no line of the evidence shows it; its history starts again here and "
+                                          "this decision, taken on the new state, is not judged",
+                                  "evidence": [f.ref.to_json()]})
             self.store.set(p, replicas=None, isr=None, leader_epoch=None, recorded_zk_version=None)
             self.store.set_leader(p, None)
             self.store.forget(p)

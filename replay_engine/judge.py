@@ -23,7 +23,9 @@ AGREED, DIVERGED, UNKNOWN = "agreed", "diverged", "unknown"
 # Why a record was left unjudged. Those starting with EVIDENCE_GAP count as evidence gaps in the agreement.
 EVIDENCE_GAP = "evidence gap"
 GAP = "evidence gap (decided on a state the evidence does not show)"
-NEW_HISTORY = "history restarted (leader epoch or znode version went back)"
+# The partition's history restarted (its topic, or ZooKeeper's data, was recreated) and no line shows the new history's
+# beginning: the record was decided on a state set in time the evidence does not cover.
+NEW_HISTORY = "evidence gap (history restarted: leader epoch or znode version went back)"
 UNSEEN = ("evidence gap (no line before the record states the partition's ISR or leader epoch: they were set before "
           "the evidence, or its new ZooKeeper data, begins)")
 

@@ -235,3 +235,18 @@ def test_a_creation_line_naming_only_the_leader_gives_the_isr_kafka_wrote_with_i
     res = load("Aminoid__basic-sentiment-analysis")
     c = _comparison(res, "controller.log.2017-01-19-08.gz:45")
     assert c.verdict == "agreed" and c.replayed == {"leader": 0, "isr": [0], "leader_epoch": 1}, c
+
+
+def test_a_partition_history_restarted_in_a_hole_is_a_reported_evidence_gap():
+    # Eniyanilavan (2.2.1): dcode_fileParse_XD-0 was at leader epoch 3 under controller epoch 2 (UpdateMetadata at
+    # 09:29:21.411, state-change.log.2019-07-05-08.gz line 38); no file holds a line from 09:29:23 to 10:04:27 and no
+    # state-change line until "[Controller id=0 epoch=3] Changed partition dcode_fileParse_XD-0 from OnlinePartition to
+    # OnlinePartition with state LeaderAndIsr(leader=0, leaderEpoch=1, isr=List(0), zkVersion=1)" at 11:55:59.098
+    # (state-change.log.2019-07-05-09.gz line 1): the topic was recreated in that hole (epoch 1 < 3). The decision rests
+    # on the new topic's state, which no line shows: an evidence gap, and a finding names the restart.
+    from replay_engine.judge import NEW_HISTORY
+    res = load("Eniyanilavan__Kafka")
+    c = _comparison(res, "state-change.log.2019-07-05-09.gz:1")
+    assert c.reason == NEW_HISTORY and NEW_HISTORY.startswith("evidence gap")
+    assert any(f["kind"] == "partition_history_restarted" and f["topic"] == "dcode_fileParse_XD" and f["partition"] == 0
+               and "leader epoch 1 after 3" in f["text"] for f in res.to_json()["findings"])
