@@ -16,7 +16,7 @@ See docs/replay.md.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import AbstractSet, Any, Callable
 
 from replay_engine import elections as E
 from replay_engine import facts as F
@@ -78,6 +78,8 @@ class ZkControllerReplay:
         self.evidence_by_broker: dict[int, list[F.Ref]] = {}
         self.evidence_by_tp: dict[F.TP, list[F.Ref]] = {}
         self.failed_elections: dict[F.TP, list[F.Ref]] = {}
+        # partition -> controller epoch of its last record logged under an epoch below the one known (logs only)
+        self.below_epoch: dict[F.TP, int] = {}
         self.unclean_elections: list[Decision] = []
         self.findings: list[dict[str, Any]] = self.store.findings
         self.config_history: list[tuple[int, ConfigImage]] = [(0, config.image())]
@@ -452,7 +454,8 @@ class ZkControllerReplay:
                                           "ZooKeeper's data was reset or another cluster's logs are mixed in",
                                   "evidence": [f.ref.to_json()]})
             if f.epoch < self.controller_epoch:
-                self._forget_partitions()
+                self._forget_partitions(keep={tp for tp, e in self.below_epoch.items() if e == f.epoch})
+        self.below_epoch.clear()
         self.controller = c
         self.controller_epoch = f.epoch if f.epoch is not None else (
             None if self.controller_epoch is None else self.controller_epoch + 1)
@@ -478,10 +481,15 @@ class ZkControllerReplay:
                 self.store.initialize(p, ONLINE)
         self._trigger_online_state_change(f)
 
-    def _forget_partitions(self) -> None:
-        """A new history starts (cluster data reset): what was known about partitions no longer holds."""
+    def _forget_partitions(self, keep: AbstractSet[F.TP] = frozenset()) -> None:
+        """A new history starts (cluster data reset): what was known about partitions no longer holds, except for
+        ``keep``, partitions the new history's own lines already spoke of."""
         for p in self.parts.values():
-            self.store.set(p, replicas=None, isr=None, leader_epoch=None, zk_version=None)
+            if p.tp in keep:
+                continue
+            # the znode version the controller last wrote belongs to the old data too: the new history's
+            # writes start again from version 0 (KafkaZkClient.createTopicPartitionStatesRaw)
+            self.store.set(p, replicas=None, isr=None, leader_epoch=None, zk_version=None, recorded_zk_version=None)
             self.store.forget(p)
             self.store.set_leader(p, None)
         self.pending.clear()
@@ -770,23 +778,43 @@ class ZkControllerReplay:
         if not self.mode.infers_from_records:
             return
         cid, ce = getattr(f, "controller_id", None), getattr(f, "controller_epoch", None)
-        if cid is not None and ce is not None and (self.controller != cid or (
-                self.controller_epoch is not None and ce > self.controller_epoch)):
-            if self.controller_epoch is None or ce >= self.controller_epoch:
+        if cid is not None and ce is not None:
+            stale = self.controller_epoch is not None and ce < self.controller_epoch
+            new_data = stale and self._new_zk_data(f, cid)
+            # An in-memory transition (NewPartition, OfflinePartition, NonExistentPartition) only marks what a
+            # stale-epoch controller said; the acting controller is inferred from writes and failed elections.
+            in_memory = isinstance(f, F.RecordedState) and f.kind in ("new_state", "offline", "deleted")
+            if new_data or not stale and not in_memory and (self.controller != cid or (
+                    self.controller_epoch is not None and ce > self.controller_epoch)):
                 ref = F.Ref(f.ts, "inferred_controller", f.ref.source_file, f.ref.source_pos,
                             f"controller {cid} epoch {ce} (inferred from its state-change line): {f.ref.text}")
                 self._controller_elected(F.ControllerElected(f.ts, ref, controller=cid, epoch=ce))
+            elif stale and getattr(f, "tp", None) is not None:
+                # a zombie's line, or the new data's first lines before a write proves it new: should a write prove
+                # it, what these lines said about the partition belongs to the new history and is kept
+                self.below_epoch[f.tp] = ce
         if isinstance(f, F.RecordedState):
             if f.kind == "isr_removal" and f.removed_replica is not None:
                 r = int(f.removed_replica)
-                if r in self.live and r not in self.shutting:
-                    self.live.discard(r)  # OfflineReplica: the controller saw that broker go
+                # OfflineReplica: the controller saw that broker go, unless it is leaving by a controlled shutdown
+                # (its followed replicas leave the ISRs while it is still registered). A shutdown the broker logged
+                # counts in every shard; one inferred from a partition's records only in that partition's shard.
+                if r in self.live and r not in self.shutting and r not in self.server_stopping:
+                    self.live.discard(r)
             if f.kind in ("election", "new_partition") and f.leader is not None and f.leader >= 0:
                 self.live.add(f.leader)  # only a broker the controller believes alive can be elected
                 if f.isr and (f.kind == "new_partition" or f.from_state == OFFLINE):
                     self.live.update(f.isr)  # these ISRs are computed as "live replicas" by the controller
         elif isinstance(f, F.RecordedFailedElection) and f.live is not None:
             self.live = set(f.live) | (self.live & self.shutting)  # the exception message states its view
+
+    def _new_zk_data(self, f, cid: int) -> bool:
+        """A partition write logged under a controller epoch below the one known: from 2.1 no zombie can write
+        (see rule zk.controller.stale_epoch_write), so ZooKeeper's data was recreated and a new history starts."""
+        if not isinstance(f, F.RecordedState) or f.kind not in ("election", "new_partition", "isr_removal", "write"):
+            return False  # in-memory transitions and failed elections write nothing: a zombie may still log them
+        version = self.broker_versions.get(cid, self.config.version)
+        return R.decide("zk.controller.stale_epoch_write", version) == "new_data"
 
     def _cluster_state(self) -> tuple:
         # Brokers in controlled shutdown are left out: a shutdown inferred from records (no request in the
@@ -863,13 +891,38 @@ class ZkControllerReplay:
                 f.leader_epoch is not None and p.leader_epoch is not None and f.leader_epoch < p.leader_epoch)):
             # The leader epoch went backwards, or a write did not raise the znode's version: the topic (or the
             # whole ZooKeeper data) was recreated since we last saw it. A new history starts here.
+            went = " and ".join(
+                ([f"leader epoch {f.leader_epoch} after {p.leader_epoch}"] if f.leader_epoch is not None
+                 and p.leader_epoch is not None and f.leader_epoch < p.leader_epoch else [])
+                + ([f"znode version {f.zk_version} after {p.recorded_zk_version}"] if recreated else []))
+            self.findings.append({"kind": "partition_history_restarted", "ts": f.ts, "topic": p.tp[0],
+                                  "partition": p.tp[1],
+                                  "text": f"{p.tp[0]}-{p.tp[1]}: {went}: the topic (or ZooKeeper's data) was recreated "
+                                          "where no line of the evidence shows it; its history starts again here and "
+                                          "this decision, taken on the new state, is not judged",
+                                  "evidence": [f.ref.to_json()]})
             self.store.set(p, replicas=None, isr=None, leader_epoch=None, recorded_zk_version=None)
             self.store.set_leader(p, None)
             self.store.forget(p)
             self.comparisons.append(J.unknown(p.tp, f.ts, f.ref, recorded, J.NEW_HISTORY))
+            judged = None
         else:
+            n = len(self.comparisons)
+            unknown_before = {"isr": p.isr is None, "leader_epoch": p.leader_epoch is None}
             self._compare(p, kind, f, recorded)
+            judged = self.comparisons[-1] if len(self.comparisons) > n else None
         self._adopt(p, f, kind)
+        if judged is not None and judged.agreed and judged.replayed:
+            # A line that states only part of the decision (0.8-0.10 "... to OnlinePartition with leader N") agreed
+            # with Kafka's rule on what it states; where nothing told the replay the ISR or leader epoch, the rest is
+            # what the rule wrote with it (not where it knew them: the same election is often logged twice, once
+            # whole and once as "with leader N", and the second must not count another epoch).
+            fill = {k: judged.replayed.get(k) for k in ("isr", "leader_epoch")
+                    if recorded.get(k) is None and unknown_before[k]}
+            if fill.get("isr") is not None:
+                self.store.set(p, isr=tuple(fill["isr"]))
+            if fill.get("leader_epoch") is not None:
+                self.store.set(p, leader_epoch=fill["leader_epoch"])
 
     def _adopt(self, p: PState, f: F.RecordedState, kind: str) -> None:
         store = self.store
@@ -911,7 +964,7 @@ class ZkControllerReplay:
         p = self.part(f.tp)
         self._infer_from_record(f)
         self.failed_elections.setdefault(f.tp, []).append(f.ref)
-        self.comparisons.append(J.judge_failed(self, self.pending, p, f))
+        self.comparisons.append(J.judge_failed(self, self.pending, p, f, defer_gaps=self.mode.evidence_gaps))
         if f.isr is not None and p.isr is None:
             self.store.set(p, isr=tuple(f.isr))
         if f.assigned is not None:
@@ -931,6 +984,9 @@ class ZkControllerReplay:
             # An older view (a broker behind, or a skewed clock): the state has moved on. A lower leader epoch
             # under a newer controller epoch is not old, though: the topic's history restarted.
             return
+        if f.leader_epoch is not None and p.leader_epoch is not None and f.leader_epoch < p.leader_epoch:
+            # that restart recreated the state znode too: the version written before it no longer counts
+            self.store.set(p, recorded_zk_version=None)
         self.store.adopt(p, f.leader, f.isr, f.leader_epoch, f.zk_version, f.controller_epoch, f.replicas, f.ts)
         if f.state in (ONLINE, OFFLINE, NEW, NON_EXISTENT) and f.initial:
             self.store.initialize(p, f.state)

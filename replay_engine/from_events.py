@@ -259,7 +259,8 @@ def _log_facts(ev: Event, authoritative: bool) -> list[F.Fact]:
             if ev.replicas:
                 out.append(F.TopicAssignment(ts, r, topic=tp[0], assignment={tp[1]: _t(ev.replicas)}))
             out.append(F.RecordedState(ts, r, tp=tp, kind="new_state", from_state=frm, to_state=to,
-                                       replicas=_t(ev.replicas), controller_epoch=ev.controller_epoch))
+                                       replicas=_t(ev.replicas), controller_epoch=ev.controller_epoch,
+                                       controller_id=ev.controller_id))
         elif to == "OnlinePartition":
             kind = "new_partition" if frm == "NewPartition" else "election"
             out.append(F.RecordedState(ts, r, tp=tp, kind=kind, from_state=frm, to_state=to, leader=ev.leader,
@@ -268,7 +269,8 @@ def _log_facts(ev: Event, authoritative: bool) -> list[F.Fact]:
                                        controller_id=ev.controller_id))
         elif to in ("OfflinePartition", "NonExistentPartition"):
             out.append(F.RecordedState(ts, r, tp=tp, kind="offline" if to == "OfflinePartition" else "deleted",
-                                       from_state=frm, to_state=to, controller_epoch=ev.controller_epoch))
+                                       from_state=frm, to_state=to, controller_epoch=ev.controller_epoch,
+                                       controller_id=ev.controller_id))
         else:
             out.extend(ev_only(t, None, tp))
     elif t == "partition_leader_isr_written" and tp is not None:

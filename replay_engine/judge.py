@@ -23,17 +23,28 @@ AGREED, DIVERGED, UNKNOWN = "agreed", "diverged", "unknown"
 # Why a record was left unjudged. Those starting with EVIDENCE_GAP count as evidence gaps in the agreement.
 EVIDENCE_GAP = "evidence gap"
 GAP = "evidence gap (decided on a state the evidence does not show)"
-NEW_HISTORY = "history restarted (leader epoch or znode version went back)"
+# The partition's history restarted (its topic, or ZooKeeper's data, was recreated) and no line shows the new history's
+# beginning: the record was decided on a state set in time the evidence does not cover.
+NEW_HISTORY = "evidence gap (history restarted: leader epoch or znode version went back)"
+UNSEEN = ("evidence gap (no line before the record states the partition's ISR or leader epoch: they were set before "
+          "the evidence, or its new ZooKeeper data, begins)")
+
+
+def unseen(p: PState) -> bool:
+    """Logs only: nothing the evidence holds has stated the partition's ISR or leader epoch since its history began
+    (the first lines of the evidence, or of new ZooKeeper data, come after they were set)."""
+    return p.isr is None and p.leader_epoch is None
 
 
 def unknown_why(kind: str, isr, replicas, live, controller) -> str:
     """Why a record could not be re-derived: the first thing the replay did not know."""
     if controller is None:
         return f"{kind}: acting controller unknown"
-    if live is None:
-        return f"{kind}: live brokers unknown"
-    if not live:
-        return f"{kind}: no broker known live to the replay"
+    if kind != "isr_removal":  # an OfflineReplica write does not depend on who is alive
+        if live is None:
+            return f"{kind}: live brokers unknown"
+        if not live:
+            return f"{kind}: no broker known live to the replay"
     if isr is None:
         return f"{kind}: ISR before the record unknown"
     if replicas is None:
@@ -169,7 +180,9 @@ def point_decision(ctx: View, p: PState, kind: str, f: F.RecordedState) -> tuple
 
     Returns (decision, strategy), or (None, "") when it cannot be re-derived (see :func:`unknown_why`)."""
     live = ctx.online_set(p.tp)
-    if not live or (p.isr is None and kind != "new_partition"):
+    if p.isr is None and kind != "new_partition":
+        return None, ""
+    if not live and kind in ("new_partition", "election"):
         return None, ""
     if kind == "new_partition":
         ar = p.replicas
@@ -209,6 +222,9 @@ def point_decision(ctx: View, p: PState, kind: str, f: F.RecordedState) -> tuple
         le = None if p.leader_epoch is None else p.leader_epoch + 1
         return {"leader": p.leader, "isr": list(p.isr), "leader_epoch": le}, "leader epoch bump"
     if kind == "isr_removal":
+        # OfflineReplica (ReplicaStateMachine.doRemoveReplicasFromIsr, 1.1.0 .. 3.9; KafkaController.removeReplicaFromIsr
+        # before): computed from the ISR in the znode and the replica removed alone; which brokers are alive plays no
+        # part, so the write is re-derived even when the replay knows no broker alive.
         removed = f.removed_replica
         if removed is None:
             gone = [r for r in p.isr if r not in (f.isr or ()) or r == p.leader and f.leader == -1]
@@ -303,6 +319,8 @@ def judge_write(ctx: View, pending: Pending, p: PState, kind: str, f: F.Recorded
         alt, _ = alternatives(ctx, p, f, recorded) if kind == "election" else (None, None)
         if alt:
             return Comparison(p.tp, f.ts, f.ref, recorded, recorded, AGREED, f"inferred: {alt}")
+        if defer_gaps and kind != "new_partition" and unseen(p):
+            return unknown(p.tp, f.ts, f.ref, recorded, UNSEEN)
         return unknown(p.tp, f.ts, f.ref, recorded, unknown_why(kind, p.isr, p.replicas, ctx.online_set(p.tp),
                                                                 ctx.controller))
     ok = same(replayed, recorded)
@@ -322,8 +340,11 @@ def judge_kraft(tp: F.TP, ts: int, record: F.Ref, recorded: dict[str, Any], repl
     return Comparison(tp, ts, record, recorded, replayed, verdict(ok), how)
 
 
-def judge_failed(ctx: View, pending: Pending, p: PState, f: F.RecordedFailedElection) -> Comparison:
-    """A recorded failed election against the replay's decision, else against one re-derived at the record."""
+def judge_failed(ctx: View, pending: Pending, p: PState, f: F.RecordedFailedElection,
+                 defer_gaps: bool = False) -> Comparison:
+    """A recorded failed election against the replay's decision, else against one re-derived at the record.
+
+    ``defer_gaps``: as in :func:`judge_write`, an ISR no line ever stated is an evidence gap."""
     recorded = {"leader": -1, "failed": True}
     d = pending.match(f.tp, ("election_failed", "new_partition_failed"), f.ts)
     if d is not None:
@@ -344,6 +365,8 @@ def judge_failed(ctx: View, pending: Pending, p: PState, f: F.RecordedFailedElec
         return Comparison(f.tp, f.ts, f.ref, recorded, {"leader": -1, "failed": True}, AGREED,
                           "point: no assigned replica alive (any ISR)")
     if isr is None or live is None or cand is None:
+        if defer_gaps and isr is None and unseen(p):
+            return unknown(f.tp, f.ts, f.ref, recorded, UNSEEN)
         missing = "ISR" if isr is None else "live brokers" if live is None else "assigned replicas"
         return unknown(f.tp, f.ts, f.ref, recorded, f"election_failed: {missing} unknown")
     unclean = ctx._unclean_allowed(f.tp[0]) if not (f.strategy or "").endswith("(true)") else True

@@ -134,3 +134,119 @@ def test_a_partition_created_again_is_judged_as_new():
     res = load("united10__Matchmaking_platform")
     c = _comparison(res, "state-change.log.2018-11-04-23.gz:5")
     assert c.agreed and c.recorded["leader"] == 0 and c.recorded["leader_epoch"] == 0
+
+
+def test_a_new_history_forgets_the_znode_version_written_in_the_old_one():
+    # AndreasTraut (2.8.0): __consumer_offsets-21 was last written at zkVersion 11 under controller epoch 9
+    # (state-change.log.2021-04-28-16.gz); "0 successfully elected as the controller. Epoch incremented to 1"
+    # (controller.log.2021-04-28-16.gz line 110) starts new ZooKeeper data, whose state znodes begin again at version 0
+    # (KafkaZkClient.createTopicPartitionStatesRaw). Controller 1 epoch 5 then wrote "LeaderAndIsr(leader=0,
+    # leaderEpoch=2, isr=List(0), zkVersion=2)" (state-change.log.2021-05-03-18.gz line 719) out of OfflinePartition
+    # with broker 0 back: the version 2 <= 11 is no sign of another restart, and the election is judged.
+    res = load("AndreasTraut__kafka_2.13-2.8.0")
+    c = _comparison(res, "state-change.log.2021-05-03-18.gz:719")
+    assert c.verdict == "agreed" and c.replayed["leader"] == 0 and c.replayed["leader_epoch"] == 2, c
+
+
+def test_offline_replica_isr_write_is_judged_whoever_is_alive():
+    # ReplicaStateMachine.doRemoveReplicasFromIsr (2.8.0 core/src/main/scala/kafka/controller/ReplicaStateMachine.scala):
+    # newLeader = NoLeader if the replica led, adjustedIsr keeps a last member, newLeaderAndIsr bumps the epoch; no
+    # liveness is read. AndreasTraut state-change.log.2021-04-26-20.gz line 1260: controller 0 (itself shutting down,
+    # the only broker it knew) wrote __consumer_offsets-25 "(Leader:-1,ISR:1,LeaderEpoch:3,...) after removing replica
+    # 1 from the ISR"; it was uncompared ("no broker known live to the replay") and is now judged.
+    res = load("AndreasTraut__kafka_2.13-2.8.0")
+    c = _comparison(res, "state-change.log.2021-04-26-20.gz:1260")
+    assert c.verdict == "agreed" and c.replayed == {"leader": -1, "isr": [1], "leader_epoch": 3}, c
+    assert not [c for c in res.comparisons if (c.reason or "").startswith("isr_removal: no broker known live")]
+
+
+def test_a_write_under_an_older_controller_epoch_is_new_zookeeper_data_from_21():
+    # KAFKA-6082 (2.1.0 core/src/main/scala/kafka/zk/KafkaZkClient.scala updateLeaderAndIsr): every controller write
+    # checks /controller_epoch's znode version in the same multi-op, so from 2.1 no deposed controller can write.
+    # Before (2.0.0 updateLeaderAndIsr(leaderAndIsrs, controllerEpoch)) only the state znode's own version is checked.
+    assert R.decide("zk.controller.stale_epoch_write", (2, 0, 1)) == "zombie"
+    assert R.decide("zk.controller.stale_epoch_write", (2, 1, 0)) == "new_data"
+    # Yehor (3.9.0): controller 2 epoch 2 was elected on 2024-11-29 (controller.log.2024-11-29-11.gz line 146); on
+    # 2024-12-02 "[Controller id=0 epoch=1] Partition months-0 state changed to (...)" (state-change.log.2024-12-02-17.gz
+    # line 17) is a write under epoch 1: new ZooKeeper data. Its own lines then are one history: controller 2, elected
+    # again with epoch 2 at 18:00:33.076, failed to elect __consumer_offsets-21 (state-change.log.gz line 848) and
+    # removed replica 1 from its ISR, "(Leader:-1,ISR:1,...,LeaderEpoch:1,ZkVersion:1,ControllerEpoch:2)" (line 2070):
+    # judged now (it was "history restarted" against the previous data's version 1) and agreed.
+    res = load("YehorYehorychev__Kafka")
+    assert any(f["kind"] == "controller_epoch_not_increasing" and f["epoch"] == 1 and f["previous_epoch"] == 2
+               for f in res.to_json()["findings"]), "the new data is reported"
+    c = _comparison(res, "state-change.log.gz:2070")
+    assert c.verdict == "agreed" and c.replayed == {"leader": -1, "isr": [1], "leader_epoch": 1}, c
+
+
+def test_the_first_lines_of_new_data_are_kept_when_a_write_proves_it_new():
+    # Eniyanilavan (2.2.1): controller 0 epoch 6 was known (controller.log.2019-07-07-23.gz line 2); on 2019-07-16
+    # "[Controller id=0 epoch=1] Changed partition python-0 state from NonExistentPartition to NewPartition with
+    # assigned replicas 1" (state-change.log.2019-07-16-13.gz line 1, in memory: a zombie could log it) and then its
+    # write "from NewPartition to OnlinePartition with state LeaderAndIsr(leader=1, leaderEpoch=0, isr=List(1),
+    # zkVersion=0)" (line 3), which proves the data new: the assignment the first line gave belongs to the new data
+    # and the creation is judged (PartitionStateMachine NewPartition -> OnlinePartition: first live assigned replica).
+    res = load("Eniyanilavan__Kafka")
+    c = _comparison(res, "state-change.log.2019-07-16-13.gz:3")
+    assert c.verdict == "agreed" and c.replayed == {"leader": 1, "isr": [1], "leader_epoch": 0}, c
+
+
+def test_failed_elections_judged_on_the_isr_the_controller_sent_in_update_metadata():
+    # JacksonFarley (2.3.0): controller 1 epoch 5 sent "UpdateMetadata request PartitionState(controllerEpoch=5, leader=-1,
+    # leaderEpoch=1, isr=[0], zkVersion=1, replicas=[0], offlineReplicas=[0]) ... for partition __consumer_offsets-22"
+    # (state-change.log.2019-12-04-22.gz line 137, the controller's context) and then failed to elect it out of
+    # OfflinePartition (line 195) with only broker 1 alive ("Currently active brokers in the cluster: Set(1)",
+    # controller.log.2019-12-04-22.gz line 10). 2.3.0 PartitionLeaderElectionAlgorithms.offlinePartitionLeaderElection:
+    # no live replica of [0] in the ISR, unclean disabled by default: no leader. These 52 records were uncompared ("ISR
+    # unknown") and now agree.
+    res = load("JacksonFarley__Kafka-Data-Centric-Project")
+    c = _comparison(res, "state-change.log.2019-12-04-22.gz:195")
+    assert c.agreed and c.recorded.get("failed") and c.replayed == {"leader": -1, "failed": True}, c
+    failed = [c for c in res.comparisons if c.recorded.get("failed") and c.verdict != "unknown"]
+    assert len(failed) >= 52 and all(c.agreed for c in failed)
+
+
+def test_a_partition_whose_isr_no_line_ever_stated_is_an_evidence_gap_not_a_miss():
+    # AndreasTraut (2.8.0): the evidence begins at 16:12 with controller 0 already at epoch 4; its first partition write,
+    # "Partition second-0 state changed to (Leader:0,ISR:0,LeaderEpoch:1,ControllerEpoch:4) after removing replica 1
+    # from the ISR" (state-change.log.2021-04-26-16.gz line 6), was decided on an ISR set before any line of the
+    # evidence: an evidence gap (off the denominator, listed as such), not an uncompared decision.
+    from replay_engine.judge import UNSEEN
+    res = load("AndreasTraut__kafka_2.13-2.8.0")
+    c = _comparison(res, "state-change.log.2021-04-26-16.gz:6")
+    assert c.verdict == "unknown" and c.reason == UNSEEN
+    assert res.agreement()["evidence_gaps"] >= 178
+    # A partition the evidence described is never one, unless new ZooKeeper data (a controller epoch going back) began
+    # since: every UNSEEN record's partition had no judged record before it in its current history.
+    restarts = sorted(f["ts"] for f in res.image.findings if f["kind"] == "controller_epoch_not_increasing")
+    for c in res.comparisons:
+        if c.reason == UNSEEN:
+            last = max((o.ts for o in res.comparisons if o.tp == c.tp and o.ts < c.ts and o.verdict != "unknown"),
+                       default=None)
+            assert last is None or any(last < r <= c.ts for r in restarts), c
+
+
+def test_a_creation_line_naming_only_the_leader_gives_the_isr_kafka_wrote_with_it():
+    # Aminoid (0.10.0): "changed partition [twitterstream,0] from NewPartition to OnlinePartition with leader 0"
+    # (state-change.log.2017-01-18-23.gz line 13) names the leader only; 0.10.0.0 PartitionStateMachine
+    # .initializeLeaderAndIsrForPartition writes LeaderAndIsr(liveAssignedReplicas.head, liveAssignedReplicas) at epoch
+    # 0, so the ISR was [0]. The later offline election "Selected new leader and ISR {"leader":0,"leader_epoch":1,
+    # "isr":[0]}" (controller.log.2017-01-19-08.gz line 45) is judged on it (it was "ISR unknown"), and agrees.
+    res = load("Aminoid__basic-sentiment-analysis")
+    c = _comparison(res, "controller.log.2017-01-19-08.gz:45")
+    assert c.verdict == "agreed" and c.replayed == {"leader": 0, "isr": [0], "leader_epoch": 1}, c
+
+
+def test_a_partition_history_restarted_in_a_hole_is_a_reported_evidence_gap():
+    # Eniyanilavan (2.2.1): dcode_fileParse_XD-0 was at leader epoch 3 under controller epoch 2 (UpdateMetadata at
+    # 09:29:21.411, state-change.log.2019-07-05-08.gz line 38); no file holds a line from 09:29:23 to 10:04:27 and no
+    # state-change line until "[Controller id=0 epoch=3] Changed partition dcode_fileParse_XD-0 from OnlinePartition to
+    # OnlinePartition with state LeaderAndIsr(leader=0, leaderEpoch=1, isr=List(0), zkVersion=1)" at 11:55:59.098
+    # (state-change.log.2019-07-05-09.gz line 1): the topic was recreated in that hole (epoch 1 < 3). The decision rests
+    # on the new topic's state, which no line shows: an evidence gap, and a finding names the restart.
+    from replay_engine.judge import NEW_HISTORY
+    res = load("Eniyanilavan__Kafka")
+    c = _comparison(res, "state-change.log.2019-07-05-09.gz:1")
+    assert c.reason == NEW_HISTORY and NEW_HISTORY.startswith("evidence gap")
+    assert any(f["kind"] == "partition_history_restarted" and f["topic"] == "dcode_fileParse_XD" and f["partition"] == 0
+               and "leader epoch 1 after 3" in f["text"] for f in res.to_json()["findings"])

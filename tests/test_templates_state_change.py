@@ -248,3 +248,32 @@ def test_huge_psm_dump_is_linear():
     assert events[-1].detail["dump_incomplete"] is True
     assert max(len(e.raw) for e in events) < 300  # no event carries a copy of the megabyte line
     assert took < 10, took
+
+
+def test_update_metadata_sent_is_the_controllers_view_of_the_partition():
+    # ControllerChannelManager.sendUpdateMetadataRequests (2.3.0): stateChangeLog.trace(s"Sending UpdateMetadata request
+    # $partitionState to brokers $updateMetadataRequestBrokerSet for partition $tp"). Line 137 of JacksonFarley's
+    # state-change.log.2019-12-04-22.gz (2.3.0 PartitionState) and a 2.5.1 line of vishnu1368 (UpdateMetadataPartitionState).
+    ev = one("[2019-12-04 22:04:27,038] TRACE [Controller id=1 epoch=5] Sending UpdateMetadata request PartitionState("
+             "controllerEpoch=5, leader=-1, leaderEpoch=1, isr=[0], zkVersion=1, replicas=[0], offlineReplicas=[0]) to "
+             "brokers Set(1) for partition __consumer_offsets-22 (state.change.logger)")
+    assert (ev.event_type, ev.topic, ev.partition, ev.controller_id) == ("partition_state_observed", "__consumer_offsets",
+                                                                        22, 1)
+    assert (ev.leader, ev.isr, ev.leader_epoch, ev.zk_version, ev.replicas, ev.controller_epoch) == (-1, [0], 1, 1, [0], 5)
+    assert ev.detail["via"] == "update_metadata_sent" and ev.detail["offline_replicas"] == [0]
+    ev = one("[2025-12-05 00:53:12,346] TRACE [Controller id=1 epoch=4] Sending UpdateMetadata request "
+             "UpdateMetadataPartitionState(topicName='__consumer_offsets', partitionIndex=49, controllerEpoch=2, leader=1, "
+             "leaderEpoch=0, isr=[1], zkVersion=0, replicas=[1], offlineReplicas=[]) to brokers Set(1) for partition "
+             "__consumer_offsets-49 (state.change.logger)")
+    assert (ev.leader, ev.isr, ev.leader_epoch, ev.controller_epoch, ev.replicas) == (1, [1], 0, 2, [1])
+    assert ev.detail["offline_replicas"] == []
+
+
+def test_update_metadata_sent_during_topic_deletion_observes_no_leader():
+    # LeaderAndIsr.LeaderDuringDelete = -2 (2.2.1 core/src/main/scala/kafka/api/LeaderAndIsr.scala): the marker
+    # TopicDeletionManager sends for a topic being deleted, not a leader. Eniyanilavan state-change.log, 2019-07-05.
+    events, summary = parse("[2019-07-05 11:57:04,660] TRACE [Controller id=0 epoch=3] Sending UpdateMetadata request "
+                            "PartitionState(controllerEpoch=3, leader=-2, leaderEpoch=0, isr=[0], zkVersion=0, "
+                            "replicas=[1, 0], offlineReplicas=[1, 0]) to brokers Set(0) for partition dcode_fileParse_XD-0 "
+                            "(state.change.logger)")
+    assert events == [] and summary.unrecognized == 0

@@ -33,6 +33,19 @@ def resigns_watch_or_moved(cause: str) -> bool:
     return cause in ("session_expired", "controller_changed", "controller_moved")
 
 
+def stale_epoch_write_zombie() -> str:
+    """Before 2.1 a partition write is conditional on the state znode's own version only: a deposed controller
+    (a zombie) can still write, and log it, under its old epoch."""
+    return "zombie"
+
+
+def stale_epoch_write_new_data() -> str:
+    """2.1+: every controller write is a multi-op checking /controller_epoch's znode version, so a write logged
+    under an epoch lower than one already elected succeeded against a recreated /controller_epoch: ZooKeeper's
+    data is new (a wiped or replaced ensemble) and the partitions' history starts again."""
+    return "new_data"
+
+
 def bounce_never(old_epoch, new_epoch) -> bool:
     """Before 2.2 the controller compares broker ids only: a broker back before the watch fired is not seen."""
     return False
@@ -89,6 +102,7 @@ FAILOVER_OFFLINE_REPLICAS = "zk.failover.offline_replicas"
 FAILED_ELECTION = "zk.election.failed_writes"
 CONTROLLED_SHUTDOWN = "zk.controlled_shutdown"
 REASSIGNMENT = "zk.reassignment"
+STALE_EPOCH_WRITE = "zk.controller.stale_epoch_write"
 
 RULES = [
     Rule("controller epoch +1 per election (ZkUtils)", CONTROLLER_EPOCH, (0, 8, 0), (2, 1, 0), next_controller_epoch,
@@ -109,6 +123,17 @@ RULES = [
          ("2.1.0", "core/src/main/scala/kafka/controller/ControllerEventManager.scala", "ControllerEventManager"),
          "Every write is conditional on the /controller_epoch zkVersion; `case e: ControllerMovedException => "
          "controllerMovedListener()` makes the old controller resign (maybeResign) at its first refused write."),
+    Rule("a write under an older controller epoch: a zombie's", STALE_EPOCH_WRITE, (0, 8, 0), (2, 1, 0),
+         stale_epoch_write_zombie, ("2.0.0", "core/src/main/scala/kafka/zk/KafkaZkClient.scala",
+                                    "KafkaZkClient.updateLeaderAndIsr"),
+         "`updateLeaderAndIsr(leaderAndIsrs, controllerEpoch)` sets each state znode conditionally on its own "
+         "version only: a deposed controller's writes can succeed and be logged under its old epoch."),
+    Rule("a write under an older controller epoch: new ZooKeeper data", STALE_EPOCH_WRITE, (2, 1, 0), None,
+         stale_epoch_write_new_data, ("2.1.0", "core/src/main/scala/kafka/zk/KafkaZkClient.scala",
+                                      "KafkaZkClient.updateLeaderAndIsr"),
+         "KAFKA-6082: writes carry `expectedControllerEpochZkVersion` (a check of /controller_epoch in the same "
+         "multi-op, ControllerMovedException otherwise): a write logged under an epoch below one already elected "
+         "ran against a recreated /controller_epoch, so the partitions' history starts again."),
     Rule("no bounce detection", BOUNCE, (0, 8, 0), (2, 2, 0), bounce_never,
          ("2.1.0", KC, "KafkaController.BrokerChange.process"),
          "Only ids are compared (`newBrokerIds`, `deadBrokerIds`): a broker that re-registers before the watch "

@@ -14,6 +14,7 @@ from parsers.broker_logs.rules import Rule, int_list
 from parsers.schema import Event
 from parsers.broker_logs.templates.shapes import (
     ident_id,
+    request_partition_state,
     leader_and_isr,
     leader_isr_epoch,
     leader_json,
@@ -203,6 +204,24 @@ def _psm_startup(entry, m):
     return evs
 
 
+def _update_metadata_sent(entry, m):
+    """ControllerChannelManager.sendUpdateMetadataRequests (1.0 .. 2.5, TRACE; 2.6+ logs counts only): the partition
+    state the controller's context holds (partitionLeadershipInfo and the assignment) as it sends it to the brokers.
+    Leader -2 is LeaderDuringDelete (a topic being deleted): no leader to observe."""
+    st = request_partition_state(m["state"])
+    tp = split_topic_partition(m["tp"])
+    if st is None or tp is None or st["leader"] < -1:
+        return None
+    cid, _ = _ids(m)
+    d = {"via": "update_metadata_sent"}
+    off = re.search(r"offlineReplicas=\[?([\d, ]*)\]?", m["state"])
+    if off is not None:
+        d["offline_replicas"] = int_list(off.group(1))
+    return Event("partition_state_observed", controller_id=cid, topic=tp[0], partition=tp[1], leader=st["leader"],
+                 isr=st["isr"], leader_epoch=st["leader_epoch"], zk_version=st["zk_version"],
+                 controller_epoch=st["state_controller_epoch"], replicas=st["replicas"], detail=d)
+
+
 _LAI_TAIL = r"(?: with (?:state (?P<lai>LeaderAndIsr\(.*\))|leader (?P<leader>-?\d+)|assigned replicas (?P<ar>[\d, ]*)))?$"
 
 RULES = [
@@ -239,6 +258,10 @@ RULES = [
          re.compile(r"^\[OfflinePartitionLeaderSelector\]: No broker in ISR is alive for (?P<tp>\S+)\. Elect leader "
                     r"(?P<leader>-?\d+) from live brokers (?P<live>[\d, ]*)\. There's potential data loss\.$"),
          _unclean_010),
+    Rule("state_change.update_metadata_sent", SC, ("Sending UpdateMetadata request ", "PartitionState("),
+         re.compile(_P + r"Sending UpdateMetadata request (?P<state>(?:UpdateMetadata)?PartitionState\([^()]*\)) to "
+                    r"brokers (?P<brokers>.*) for partition (?P<tp>\S+)$"),
+         _update_metadata_sent),
     Rule("state_change.psm_startup_dump", CONTROLLER, ("Started partition state machine with initial state",),
          re.compile(r"^(?:\[[^\]]*\]:? )?Started partition state machine with initial state -> (?P<dump>.*)$"),
          _psm_startup),
