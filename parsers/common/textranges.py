@@ -259,3 +259,13 @@ def plan_ranges(fh: BinaryIO, size: int, range_bytes: int,
             out.append((p, q, first, n))
             first += n
     return out
+
+
+def skip_lines(fh: BinaryIO, p: int, n: int, size: int) -> int:
+    """The byte where the line ``n`` lines after the one starting at ``p`` starts (``size`` past the end)."""
+    pos = p
+    for _ in range(n):
+        if pos >= size:
+            return size
+        pos = line_start_at_or_after(fh, size, pos + 1)
+    return pos

@@ -43,7 +43,12 @@ def named_ids(texts: list[str], positions: list[int]) -> dict[int, tuple[str, in
 
 def resolve(name: str, texts: list[str], positions: list[int], path: str,
             broker_map: tuple[tuple[str, int], ...], file_hint: int | None, single: bool) -> Identity:
-    found = named_ids(texts, positions)
+    return resolve_found(name, named_ids(texts, positions), path, broker_map, file_hint, single)
+
+
+def resolve_found(name: str, found: dict[int, tuple[str, int]], path: str,
+                  broker_map: tuple[tuple[str, int], ...], file_hint: int | None, single: bool) -> Identity:
+    """``resolve`` from the ids already gathered (a big stream's first pass gathers them, ``named_ids``)."""
     mapped = next(((pat, bid) for pat, bid in broker_map if _map_matches(pat, name)), None)
     if len(found) == 1:
         bid, (words, pos) = next(iter(found.items()))

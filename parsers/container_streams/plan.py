@@ -1,0 +1,51 @@
+"""How a big container stream is read: its survey and its ranges, planned on the driver."""
+from __future__ import annotations
+
+from typing import Iterable, Iterator
+
+from parsers.broker_logs.broker_log import MAX_LINE_CHARS
+from parsers.broker_logs.broker_log_ranges import OWN_ALL
+from parsers.common.textio import ReadProblems
+from parsers.common.textranges import file_chunks, gunzip_stream, line_blocks, plan_ranges, skip_lines
+from parsers.container_streams.survey import survey
+
+
+def _numbered(path: str, size: int, gz: bool) -> Iterator[tuple[int, str]]:
+    with open(path, "rb") as fh:
+        chunks = gunzip_stream(fh, size, ReadProblems()) if gz else file_chunks(fh, 0)
+        for first, lines in line_blocks(chunks, ReadProblems(), MAX_LINE_CHARS):
+            yield from zip(range(first, first + len(lines)), lines)
+
+
+def plan_stream(path: str, display: str, size: int, gz: bool, range_bytes: int,
+                cuts: Iterable[int] | None = None) -> tuple[dict, list[tuple[int, int, int, int]]]:
+    """(survey, ranges as (first byte, end byte, first line, lines owned)); no ranges when the survey says
+    the stream cannot be read by ranges (it is then read whole). A gzip stream is one range."""
+    if gz:
+        got = survey(_numbered(path, size, gz), display)
+        return got, ([(0, size, 1, OWN_ALL)] if got["ranged"] else [])
+    with open(path, "rb") as fh:
+        ranges = plan_ranges(fh, size, range_bytes, cuts)
+    got = survey(_numbered(path, size, gz), display, [r[2] for r in ranges[1:]])
+    if not got["ranged"]:
+        return got, []
+    moved = {int(k): v for k, v in got["moved"].items()}
+    if not moved:
+        return got, ranges
+    # A cut inside a joined record goes to the line after its last part; ranges left empty go.
+    starts: list[tuple[int, int]] = []  # (first line, first byte)
+    with open(path, "rb") as fh:
+        for start, _end, first_no, _owned in ranges:
+            line = moved.get(first_no, first_no)
+            if starts and line <= starts[-1][0]:
+                continue
+            byte = start if line == first_no else skip_lines(fh, start, line - first_no, size)
+            if byte >= size:
+                break
+            starts.append((line, byte))
+    total = ranges[-1][2] + ranges[-1][3]
+    out = []
+    for i, (line, byte) in enumerate(starts):
+        nxt_line, nxt_byte = starts[i + 1] if i + 1 < len(starts) else (total, size)
+        out.append((byte, nxt_byte, line, nxt_line - line))
+    return got, out

@@ -1,0 +1,229 @@
+"""One range of a container stream too big to hold (or a whole gzip stream), read in bounded memory.
+
+A range owns the file's lines that start in it (``textranges.plan_ranges``); the grammar turns them
+into pieces as for the whole file, and each source's lines go to the broker-log grammar. Across a
+range boundary, within each source, the rule of ``broker_log_ranges`` holds: an entry belongs to the
+range where its header is. So a range skips a source's first lines up to that source's first header
+(when the source has lines before the range: the range before reads them), and reads on past its
+end, taking for every source it holds the lines up to that source's next header. Joined records
+never cross a boundary (the survey moves the cuts).
+
+Memory is bounded by a source's buffer: once it holds ``chunk_lines`` lines, the next header of the
+source closes it and it is read as one part, as a range is. A source's parts, over all ranges in
+file order, are merged by ``stream_merge`` into what the whole read gives.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Iterator
+
+from parsers.broker_logs.broker_log import MAX_LINE_CHARS, Reading, _is_binary
+from parsers.broker_logs.broker_log_ranges import LEAD_CAP, _anchor_test
+from parsers.broker_logs.log4j_layout import BadTimestamp, LocalClock, choose_layout, iso_with_zone_micros
+from parsers.common.accounting import KEEP_SAMPLES, FileSummary, Quarantined
+from parsers.common.context import SourceContext
+from parsers.common.textio import ReadProblems
+from parsers.common.textranges import file_chunks, gunzip_stream, line_blocks
+from parsers.container_streams.demux import _CHECKED, _KAFKA_LOGGER, MAX_REPORTED
+from parsers.container_streams.detect import GRAMMARS
+from parsers.container_streams.survey import split_parts
+from parsers.schema import Event
+
+CHUNK_LINES = 200_000  # lines of one source read as one part (about 50 MB of text)
+
+
+class _Source:
+    """One source's lines in this range: the buffer under way, and how its lines are told apart."""
+
+    def __init__(self, name: str, info: dict, tz: str, skip: bool):
+        self.name = name
+        head = [(t, s) for t, s in info["head"]]
+        texts = [t for t, _ in head]
+        layout = choose_layout(texts, LocalClock(tz))
+        # No header of the broker's own (a layout without %d): the collector's stamp dates the line.
+        self.prefixed = layout is None and info["stamped"]
+        if self.prefixed:
+            texts = [f"{s} {t}" if s else t for t, s in head]
+        self.head = list(enumerate(texts, 1))
+        self.is_anchor = _anchor_test(choose_layout(texts, LocalClock(tz)) if self.prefixed else layout)
+        self.skip = skip  # its first lines here continue an entry of the range before
+        self.open = True  # reading on: its last entry may still continue
+        self.taken = False
+        self.texts: list[str] = []
+        self.pos: list[int] = []
+        self.stamps: list[str | None] = []
+        self.joined = 0
+
+
+def _numbered(blocks: Iterator[tuple[int, list[str]]]) -> Iterator[tuple[int, str]]:
+    for first, lines in blocks:
+        yield from zip(range(first, first + len(lines)), lines)
+
+
+def read_range(path: str, size: int, ctx: SourceContext, survey: dict, start: int, first_no: int, owned: int,
+               gz: bool, chunk_lines: int = CHUNK_LINES) -> Iterator[tuple[str, Any]]:
+    """Yields ("events", source name, [Event]) and ("part", source name, dict) as sources' parts are read,
+    then ("range", None, dict): the range's own accounting (collector lines, quarantined records, read
+    problems of the lines it owns). Events are in each source's order, not yet attributed nor finished."""
+    grammar = GRAMMARS[survey["key"]]
+    infos = survey["sources"]
+    end = first_no + owned
+    problems = ReadProblems(bad_lines=[])
+    sources: dict[str, _Source] = {}
+    acc = {"other": 0, "quarantined": 0, "lines": 0, "outside": {}, "records": {}, "samples": [],
+           "joined_notes": [], "cut": None}
+    reading_on = False
+    exhausted = False
+    last = None
+    last_src: _Source | None = None
+
+    def flush(src: _Source) -> Iterator[tuple[str, str, Any]]:
+        if src.texts:
+            yield from _read_part(src, ctx)
+            src.texts, src.pos, src.stamps = [], [], []
+
+    with open(path, "rb") as fh:
+        chunks = gunzip_stream(fh, size, problems) if gz else file_chunks(fh, start)
+        numbered = _numbered(line_blocks(chunks, problems, MAX_LINE_CHARS, first_no))
+        for piece in grammar.pieces(numbered, ctx.path):
+            last, last_src = piece, None
+            if piece.pos >= end:
+                if not reading_on:
+                    reading_on = True
+                    for s in sources.values():
+                        s.open = s.taken
+                if piece.kind == "line":
+                    src = sources.get(piece.source or "?")
+                    if src is not None and src.open:
+                        last_src = src
+                        for i, part in enumerate(split_parts(piece.text)):
+                            text = f"{piece.stamp} {part}" if src.prefixed and piece.stamp else part
+                            if src.is_anchor(text):
+                                src.open = False
+                                break
+                            _take(src, text, piece, i == 0, acc)
+                if not any(s.open for s in sources.values()):
+                    break
+                continue
+            if piece.kind == "other":
+                acc["other"] += 1
+                acc["lines"] += 1
+                acc["outside"].setdefault(piece.why, [0, piece.pos])[0] += 1
+                continue
+            if piece.kind == "quarantined":
+                acc["quarantined"] += 1
+                acc["lines"] += 1
+                if len(acc["samples"]) < KEEP_SAMPLES:
+                    acc["samples"].append(Quarantined(ctx.path, piece.pos, "quarantined", piece.why,
+                                                      piece.text[:2000]))
+                acc["records"].setdefault(piece.why, [0, piece.pos])[0] += 1
+                continue
+            name = piece.source or "?"
+            src = sources.get(name)
+            if src is None:
+                src = sources[name] = _Source(name, infos[name], ctx.tz, infos[name]["first"] < first_no)
+            last_src = src
+            for i, part in enumerate(split_parts(piece.text)):
+                text = f"{piece.stamp} {part}" if src.prefixed and piece.stamp else part
+                if src.skip:
+                    if not src.is_anchor(text):
+                        continue
+                    src.skip = False
+                elif len(src.texts) >= chunk_lines and src.is_anchor(text):
+                    for got in flush(src):
+                        yield got
+                _take(src, text, piece, i == 0, acc)
+        else:
+            exhausted = True
+    if exhausted and not grammar.json and last is not None and last.kind == "line" and \
+            last.pos == problems.unterminated_line and last_src is not None and last_src.pos and \
+            last_src.pos[-1] == last.pos:
+        acc["cut"] = _cut_line(last_src, ctx.path)
+    for name in sorted(sources):
+        for got in flush(sources[name]):
+            yield got
+    lo, hi = first_no, end
+    bad = [n for n in problems.bad_lines if lo <= n < hi]
+    acc["long_lines"] = [list(x) for x in problems.long_lines if lo <= x[0] < hi]
+    acc["non_utf8"] = [len(bad), bad[0] if bad else None]
+    acc["read_errors"] = list(problems.errors)
+    acc["outside"] = [[why, c, f] for why, (c, f) in acc["outside"].items()]
+    acc["records"] = [[why, c, f] for why, (c, f) in acc["records"].items()]
+    yield "range", None, acc
+
+
+def _take(src: _Source, text: str, piece, first_part: bool, acc: dict) -> None:
+    src.taken = True
+    src.texts.append(text)
+    src.pos.append(piece.pos)
+    src.stamps.append(piece.stamp)
+    if first_part:
+        # A joined record counts (and its note is given) where its first line goes.
+        if piece.joined > 1:
+            src.joined += piece.joined - 1
+        if piece.why and len(acc["joined_notes"]) < MAX_REPORTED:
+            acc["joined_notes"].append(f"line {piece.pos}: {piece.why}")
+
+
+def _cut_line(src: _Source, path: str) -> dict:
+    """The file ends inside its last line: kept aside, not read (as ``demux._quarantine_cut_line``)."""
+    pos, text = src.pos.pop(), src.texts.pop()
+    src.stamps.pop()
+    why = "the file ends inside this line (cut mid-line)"
+    return {"pos": pos, "why": why, "sample": Quarantined(path, pos, "quarantined", why, text[:2000])}
+
+
+_LINE_NO = re.compile(r"^line (\d+)")
+
+
+def _read_part(src: _Source, ctx: SourceContext) -> Iterator[tuple[str, str, Any]]:
+    """The source's buffered lines (from a header, or from its first line, to before a header) -> events
+    and one part, line numbers turned into the file's."""
+    pos, stamps = src.pos, src.stamps
+    sub = FileSummary(path=ctx.path, kind="broker_log", cluster=ctx.cluster)
+    reading = Reading(SourceContext(ctx.path, ctx.cluster, None, ctx.tz), sub, ReadProblems(), lead_cap=LEAD_CAP)
+    events: list[Event] = []
+    gaps: list[int | None] = []
+    n_events = client = 0
+    for batch in reading.run(iter([(1, src.texts)]), src.head, True, _is_binary):
+        for ev in batch:
+            if len(gaps) < _CHECKED and not src.prefixed:
+                gaps.append(_gap(ev, stamps))
+            ev.source_pos = pos[ev.source_pos - 1]
+            client += ev.event_type == "client_error"
+        n_events += len(batch)
+        events.extend(batch)
+        if len(events) >= 20_000:
+            yield "events", src.name, events
+            events = []
+    if events:
+        yield "events", src.name, events
+    for q in sub.samples:
+        q.source_pos = pos[q.source_pos - 1]
+    state = reading.state()
+    chron = state["chron"]
+    if chron["backwards"] is not None:
+        chron["backwards"][1] = pos[chron["backwards"][1] - 1]
+        line, ts, above = chron["first_back"]
+        chron["first_back"] = (pos[line - 1], ts, above)
+    if chron["lead"]:
+        chron["lead"] = [(ts, pos[line - 1]) for ts, line in chron["lead"]]
+    for d in state["damaged"].values():
+        d[1] = pos[d[1] - 1]
+    logger = n_events > 0 or any(_KAFKA_LOGGER.search(t) for t in src.texts)
+    samples = sub.samples
+    sub.samples = []
+    yield "part", src.name, {"summary": sub.to_json(), "state": state, "samples": samples,
+                             "lines": len(src.texts), "first": pos[0], "last": pos[-1], "joined": src.joined,
+                             "logger": logger, "events": n_events, "client": client, "gaps": gaps}
+    src.joined = 0
+
+
+def _gap(ev: Event, stamps: list[str | None]) -> int | None:
+    stamp = stamps[ev.source_pos - 1] if ev.ts is not None else None
+    if stamp is None:
+        return None
+    try:
+        return iso_with_zone_micros(stamp) - ev.ts
+    except BadTimestamp:
+        return None

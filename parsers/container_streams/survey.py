@@ -1,0 +1,102 @@
+"""The first pass over a container stream too big to hold: what every range of it must know beforehand.
+
+A range reads its sources' lines with the broker-log grammar, and three things about a source are
+decided over the whole file, not over the lines one range sees: its layout (from its first lines,
+which may lie in another range), its broker id (from the line where it names itself, anywhere) and
+whether it starts before the range (then its first lines in the range may continue an entry begun
+before). The pass keeps per source its first ``SNIFF_LINES`` lines and the ids its lines name: a
+few kilobytes whatever the file's size.
+
+It also moves range cuts that fall inside a joined record (CRI ``P`` partials, Docker's 16 KiB
+splits) to the line after the record's last part, so no record spans two ranges; and it tells a
+stream the ranges cannot read in file order (an export in the query's order) from one they can.
+"""
+from __future__ import annotations
+
+import bisect
+from itertools import chain
+from typing import Iterable, Iterator
+
+from parsers.broker_logs.broker_log import SNIFF_LINES
+from parsers.container_streams.detect import GRAMMARS, SAMPLE_LINES, detect_lines, sample
+from parsers.container_streams.identity import named_ids
+
+
+def split_parts(text: str) -> list[str]:
+    """The log lines of one record's text, as the whole-file demultiplexer splits them."""
+    parts = text.split("\n") if "\n" in text else [text]
+    return [p[:-1] if p.endswith("\r") else p for p in parts]
+
+
+def detect_head(numbered: Iterator[tuple[int, str]]) -> tuple[str | None, list[tuple[int, str]]]:
+    """The grammar key from the first lines (as ``parse_container_stream`` decides it) and those lines."""
+    head: list[tuple[int, str]] = []
+    non_empty = 0
+    for item in numbered:
+        head.append(item)
+        non_empty += 1 if item[1].strip() else 0
+        if non_empty >= SAMPLE_LINES or len(head) >= 2000:
+            break
+    return detect_lines(sample("\n".join(t for _, t in head))), head
+
+
+def survey(numbered: Iterable[tuple[int, str]], path: str, cuts: Iterable[int] = ()) -> dict:
+    """One pass over a stream's numbered lines -> a JSON-able survey.
+
+    ``cuts``: the first line of each range but the first. The survey's ``moved`` maps a cut that
+    falls inside a joined record to the line after that record's last part.
+    """
+    numbered = iter(numbered)
+    key, head = detect_head(numbered)
+    if key is None:
+        return {"key": None, "ranged": False, "why": "no container or collector format recognised"}
+    grammar = GRAMMARS[key]
+    if grammar.reorder:
+        return {"key": key, "ranged": False, "why": f"{grammar.name}: entries come in the query's order"}
+    cut_list = sorted(set(cuts))
+    moved: dict[int, int] = {}
+    consumed = [0]
+
+    def counted() -> Iterator[tuple[int, str]]:
+        for item in chain(head, numbered):
+            consumed[0] = item[0]
+            yield item
+
+    sources: dict[str, dict] = {}
+    last_stamp: dict[str, str] = {}
+    for piece in grammar.pieces(counted(), path):
+        if piece.kind != "line":
+            continue
+        name = piece.source or "?"
+        src = sources.get(name)
+        if src is None:
+            src = sources[name] = {"first": piece.pos, "head": [], "stamped": False, "ids": {}, "back": 0, "fwd": 0}
+        if piece.joined > 1:
+            # The record's parts run from piece.pos to the line just read: no range may start inside.
+            i = bisect.bisect_right(cut_list, piece.pos)
+            while i < len(cut_list) and cut_list[i] <= consumed[0]:
+                moved[cut_list[i]] = max(moved.get(cut_list[i], 0), consumed[0] + 1)
+                i += 1
+        stamp = piece.stamp
+        if stamp is not None:
+            src["stamped"] = True
+        for part in split_parts(piece.text):
+            if len(src["head"]) < SNIFF_LINES:
+                src["head"].append([part, stamp])
+            if "id" in part:
+                for bid, (words, pos) in named_ids([part], [piece.pos]).items():
+                    src["ids"].setdefault(str(bid), [words, pos])
+            if stamp is not None:
+                prev = last_stamp.get(name)
+                if prev is not None:
+                    if stamp < prev:
+                        src["back"] += 1
+                    elif stamp > prev:
+                        src["fwd"] += 1
+                last_stamp[name] = stamp
+    backwards = sorted(n for n, s in sources.items() if s["back"] > s["fwd"])
+    if backwards:
+        return {"key": key, "ranged": False,
+                "why": f"{', '.join(backwards)}: lines newest first (read whole, to be turned around)"}
+    return {"key": key, "ranged": True, "sources": sources, "moved": {str(k): v for k, v in moved.items()},
+            "lines": consumed[0]}
