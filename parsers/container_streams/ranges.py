@@ -15,6 +15,7 @@ file order, are merged by ``stream_merge`` into what the whole read gives.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any, Iterator
 
 from parsers.broker_logs.broker_log import MAX_LINE_CHARS, Reading, _is_binary
@@ -38,14 +39,15 @@ class _Source:
     def __init__(self, name: str, info: dict, tz: str, skip: bool):
         self.name = name
         head = [(t, s) for t, s in info["head"]]
-        texts = [t for t, _ in head]
-        layout = choose_layout(texts, LocalClock(tz))
+        texts = tuple(t for t, _ in head)
+        layout = _layout(texts, tz)
         # No header of the broker's own (a layout without %d): the collector's stamp dates the line.
         self.prefixed = layout is None and info["stamped"]
         if self.prefixed:
-            texts = [f"{s} {t}" if s else t for t, s in head]
+            texts = tuple(f"{s} {t}" if s else t for t, s in head)
+            layout = _layout(texts, tz)
         self.head = list(enumerate(texts, 1))
-        self.is_anchor = _anchor_test(choose_layout(texts, LocalClock(tz)) if self.prefixed else layout)
+        self.is_anchor = _anchor_test(layout)
         self.skip = skip  # its first lines here continue an entry of the range before
         self.open = True  # reading on: its last entry may still continue
         self.taken = False
@@ -53,6 +55,12 @@ class _Source:
         self.pos: list[int] = []
         self.stamps: list[str | None] = []
         self.joined = 0
+
+
+@lru_cache(maxsize=64)
+def _layout(head: tuple[str, ...], tz: str):
+    """A source's layout, from its first lines: the same in every range a worker reads."""
+    return choose_layout(list(head), LocalClock(tz))
 
 
 def _numbered(blocks: Iterator[tuple[int, list[str]]]) -> Iterator[tuple[int, str]]:

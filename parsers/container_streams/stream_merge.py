@@ -44,7 +44,8 @@ def merge_stream(ctx: SourceContext, size: int, survey: dict, ranges: list[dict[
         if cut is not None:
             summary.count("quarantined")
             summary.lines += 1
-            summary.sample(cut["sample"])
+            if "sample" in cut:  # the Spark path hands samples on as rows of their own
+                summary.sample(cut["sample"])
             summary.errors.append(f"line {cut['pos']}: {cut['why']}; quarantined")
     names = sorted(infos)
     summary.notes.append(f"{grammar.name}: {len(names)} source(s) ({', '.join(names) or 'none'})")
