@@ -10,13 +10,18 @@ stay with ``binaryFile``.
 Per file the driver then merges the parts' accounting (``merge_parts``), and one more pass
 attributes the file's events to its broker and finishes them in file order, as the
 whole-file parser does (``finish_file_events``).
+
+A big container stream (``parsers.container_streams``) is read the same way, after a first pass
+on the driver (``plan_stream``: each source's first lines and the ids it names). Its events are
+finished per source: the source's index rides in the high bits of ``source_sub`` (``SOURCE_SHIFT``)
+from the range tasks to the finishing pass, which sorts on it and clears it.
 """
 from __future__ import annotations
 
 import itertools
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 import pyarrow as pa
@@ -27,6 +32,7 @@ from parsers.common.accounting import KEEP_SAMPLES, FileSummary
 from parsers.common.context import SourceContext
 from parsers.common.textio import GZIP_MAGIC, ReadProblems
 from parsers.common.textranges import gunzip_stream, plan_ranges
+from parsers.container_streams.plan import plan_stream
 from parsers.dispatch import sniff_kind
 from parsers.schema import FIELD_NAMES, Event
 
@@ -34,6 +40,9 @@ from parsers.schema import FIELD_NAMES, Event
 # GZIP_STREAM_BYTES (compressed) is read as a stream. Smaller files keep the whole-text fast path.
 RANGE_BYTES = int(os.environ.get("KAFKA_FORENSICS_RANGE_BYTES", str(64 << 20)))
 GZIP_STREAM_BYTES = int(os.environ.get("KAFKA_FORENSICS_GZIP_STREAM_BYTES", str(8 << 20)))
+# A container stream's source index in an event's source_sub, above the index among one entry's events.
+SOURCE_SHIFT = 20
+MAX_SOURCES = (1 << (31 - SOURCE_SHIFT)) - 1
 RANGE_DDL = ("read_path string, display string, broker_hint int, cluster_hint string, size long, "
              "start long, first_no long, owned long, gz boolean, part int")
 
@@ -42,6 +51,7 @@ RANGE_DDL = ("read_path string, display string, broker_hint int, cluster_hint st
 class BigPlan:
     rows: list[tuple]  # one per task, as RANGE_DDL
     refs: dict[str, FileRef]  # display -> file read by parts
+    surveys: dict[str, dict] = field(default_factory=dict)  # display -> survey, for container streams
 
 
 def _local(ref: FileRef) -> bool:
@@ -62,7 +72,9 @@ def _head(path: str, gz: bool, n: int = 65536) -> bytes:
 
 def plan_big_files(refs: list[FileRef], range_bytes: int | None = None,
                    gzip_bytes: int | None = None) -> tuple[list[FileRef], BigPlan]:
-    """Split ``refs`` into the files read whole (returned) and the big broker logs read by parts."""
+    """Split ``refs`` into the files read whole (returned) and the big broker logs and container streams
+    read by parts. A container stream the ranges cannot read in file order (an export in the query's
+    order, logcli's newest first) stays whole."""
     range_bytes = RANGE_BYTES if range_bytes is None else range_bytes
     gzip_bytes = GZIP_STREAM_BYTES if gzip_bytes is None else gzip_bytes
     whole: list[FileRef] = []
@@ -70,16 +82,27 @@ def plan_big_files(refs: list[FileRef], range_bytes: int | None = None,
     for ref in refs:
         path = ref.read_path[len("file://"):] if ref.read_path.startswith("file://") else ref.read_path
         gz = False
-        big = False
+        kind = None
         if _local(ref) and ref.size > min(range_bytes, gzip_bytes):
             try:
                 with open(path, "rb") as fh:
                     gz = fh.read(2) == GZIP_MAGIC
-                big = ref.size > (gzip_bytes if gz else range_bytes) and \
-                    sniff_kind(ref.display, _head(path, gz)) == "broker_log"
+                if ref.size > (gzip_bytes if gz else range_bytes):
+                    kind = sniff_kind(ref.display, _head(path, gz))
             except OSError:
-                big = False
-        if not big:
+                kind = None
+        if kind == "container_stream":
+            survey, ranges = plan_stream(path, ref.display, ref.size, gz, range_bytes)
+            if not ranges or len(survey["sources"]) > MAX_SOURCES:
+                whole.append(ref)
+                continue
+            plan.refs[ref.display] = ref
+            plan.surveys[ref.display] = survey
+            for part, (start, _end, first_no, owned) in enumerate(ranges):
+                plan.rows.append((path, ref.display, ref.broker_hint, ref.cluster_hint, ref.size, start, first_no,
+                                  owned, gz, part))
+            continue
+        if kind != "broker_log":
             whole.append(ref)
             continue
         plan.refs[ref.display] = ref
@@ -96,8 +119,10 @@ def plan_big_files(refs: list[FileRef], range_bytes: int | None = None,
     return whole, plan
 
 
-def make_part_fn(tz: str, default_cluster: str | None, out_schema: pa.Schema, batch_rows: int):
+def make_part_fn(tz: str, default_cluster: str | None, out_schema: pa.Schema, batch_rows: int,
+                 surveys: dict[str, dict] | None = None):
     """What Spark runs per range: (range rows) -> events, quarantined lines and one ``part`` row."""
+    surveys = surveys or {}
 
     def to_batch(rows: list[dict[str, Any]]) -> pa.RecordBatch:
         return pa.RecordBatch.from_arrays([pa.array([r.get(f.name) for r in rows], type=f.type) for f in out_schema],
@@ -108,6 +133,9 @@ def make_part_fn(tz: str, default_cluster: str | None, out_schema: pa.Schema, ba
             for r in batch.to_pylist():
                 cluster = r["cluster_hint"] or default_cluster
                 ctx = SourceContext(r["display"], cluster, r["broker_hint"], tz)
+                if r["display"] in surveys:
+                    yield from stream_part(r, ctx, cluster, surveys[r["display"]])
+                    continue
                 for kind, got in read_part(r["read_path"], r["size"], ctx, r["start"], r["first_no"], r["owned"],
                                            r["gz"]):
                     if kind == "events":
@@ -128,19 +156,76 @@ def make_part_fn(tz: str, default_cluster: str | None, out_schema: pa.Schema, ba
                                  "detail": json.dumps({"summary": got["summary"], "state": got["state"]})})
                     yield to_batch(rows)
 
+    def stream_part(r: dict, ctx: SourceContext, cluster: str | None, survey: dict) -> Iterator[pa.RecordBatch]:
+        from parsers.container_streams.ranges import read_range
+
+        index = {name: i << SOURCE_SHIFT for i, name in enumerate(sorted(survey["sources"]))}
+        parts: dict[str, list] = {}
+        samples = []
+        for kind, name, got in read_range(r["read_path"], r["size"], ctx, survey, r["start"], r["first_no"],
+                                          r["owned"], r["gz"]):
+            if kind == "events":
+                high = index[name]
+                for i in range(0, len(got), batch_rows):
+                    rows = [ev.as_row() for ev in got[i:i + batch_rows]]
+                    for row in rows:
+                        row["source_sub"] = high | row["source_sub"]
+                        row["row_kind"] = "event"
+                    yield to_batch(rows)
+            elif kind == "part":
+                samples.extend(got.pop("samples"))
+                parts.setdefault(name, []).append(got)
+            else:
+                samples[:0] = got.pop("samples")
+                if got["cut"] is not None:
+                    samples.insert(0, got["cut"].pop("sample"))
+                stream_range = got
+        rows = [{
+            "cluster": cluster, "source_kind": "container_stream", "source_file": q.source_file,
+            "source_pos": q.source_pos, "source_sub": r["part"] * KEEP_SAMPLES + seq,
+            "event_type": q.category, "detail": json.dumps({"reason": q.reason}, sort_keys=True),
+            "raw": q.raw, "row_kind": "quarantine",
+        } for seq, q in enumerate(samples[:KEEP_SAMPLES])]
+        rows.append({"cluster": cluster, "source_file": r["display"], "source_pos": r["part"], "source_sub": 0,
+                     "row_kind": "part", "detail": json.dumps({"range": stream_range, "parts": parts})})
+        yield to_batch(rows)
+
     return parse
 
 
-def merge_file_parts(plan: BigPlan, part_rows: list[tuple[str, int, str]], cluster: str | None) -> list[FileSummary]:
+def merge_file_parts(plan: BigPlan, part_rows: list[tuple[str, int, str]], cluster: str | None,
+                     tz: str = "UTC", broker_map: tuple = ()) -> list[FileSummary]:
     """(display, part index, part JSON) rows -> one summary per file read by parts."""
+    from parsers.container_streams.stream_merge import merge_stream
+
     by_file: dict[str, list[tuple[int, dict]]] = {}
     for display, part, detail in part_rows:
         by_file.setdefault(display, []).append((part, json.loads(detail)))
     out = []
     for display, ref in sorted(plan.refs.items()):
         parts = [p for _, p in sorted(by_file.get(display, []), key=lambda x: x[0])]
+        if display in plan.surveys:
+            by_source: dict[str, list] = {}
+            for p in parts:
+                for name, got in p["parts"].items():
+                    for g in got:
+                        g["samples"] = []
+                    by_source.setdefault(name, []).extend(got)
+            for p in parts:
+                p["range"]["samples"] = []
+            ctx = SourceContext(display, ref.cluster_hint or cluster, ref.broker_hint, tz, tuple(broker_map))
+            merged = merge_stream(ctx, ref.size, plan.surveys[display], [p["range"] for p in parts], by_source)
+            out.append(FileSummary.from_json(json.loads(merged.dumps())))  # as a whole file's comes from its task
+            continue
         out.append(merge_parts(display, ref.broker_hint, ref.cluster_hint or cluster, ref.size, parts))
     return out
+
+
+def _low_sub(rows: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    low = (1 << SOURCE_SHIFT) - 1
+    for row in rows:
+        row["source_sub"] &= low
+        yield row
 
 
 def make_finish_fn(brokers_bc, out_schema: pa.Schema, batch_rows: int):
@@ -168,9 +253,14 @@ def make_finish_fn(brokers_bc, out_schema: pa.Schema, batch_rows: int):
                 yield Event(**kw)
 
         out: list[dict[str, Any]] = []
-        for display, rows in itertools.groupby(rows_of(batches), key=lambda r: r["source_file"]):
+        for (display, source), rows in itertools.groupby(
+                rows_of(batches), key=lambda r: (r["source_file"], r["source_sub"] >> SOURCE_SHIFT)):
             raws.clear()
-            for ev in finish_file_events(events(rows), brokers.get(display)):
+            broker = brokers.get(display)
+            if isinstance(broker, list):  # a container stream: one broker per source
+                broker = broker[source]
+                rows = _low_sub(rows)
+            for ev in finish_file_events(events(rows), broker):
                 row = ev.as_row()
                 row["raw"] = raws.pop((ev.source_pos, ev.source_sub), None)
                 row["row_kind"] = "event"

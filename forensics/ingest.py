@@ -212,13 +212,14 @@ def run_ingest(
 
     events_df = None
     if readable:
-        from forensics.bigfiles import RANGE_DDL, make_finish_fn, make_part_fn, merge_file_parts, plan_big_files
+        from forensics.bigfiles import (RANGE_DDL, SOURCE_SHIFT, make_finish_fn, make_part_fn, merge_file_parts,
+                                        plan_big_files)
 
         t_plan = time.perf_counter()
         whole_refs, big = plan_big_files(readable)
         if big.refs:
-            progress.say(f"ingest: {len(big.refs)} big broker log(s) read in {len(big.rows)} part(s) "
-                         f"(lines counted per part in {time.perf_counter() - t_plan:.1f} s)")
+            progress.say(f"ingest: {len(big.refs)} big file(s) read in {len(big.rows)} part(s) "
+                         f"(planned in {time.perf_counter() - t_plan:.1f} s)")
         from forensics.filetasks import local_path, make_task_fn, plan_tasks, spark_task_sizes
 
         # Empty files: binaryFile returns no row for them and the summaries below account for them.
@@ -247,7 +248,7 @@ def run_ingest(
             if big.rows:
                 # One task per part: the parts are planned to even sizes.
                 ranges = spark.createDataFrame(spark.sparkContext.parallelize(big.rows, len(big.rows)), RANGE_DDL)
-                outputs.append(ranges.mapInArrow(make_part_fn(tz, cluster, OUT_ARROW, _BATCH_ROWS), OUT_DDL))
+                outputs.append(ranges.mapInArrow(make_part_fn(tz, cluster, OUT_ARROW, _BATCH_ROWS, big.surveys), OUT_DDL))
             parsed = outputs[0]
             for more in outputs[1:]:
                 parsed = parsed.unionByName(more)
@@ -261,14 +262,18 @@ def run_ingest(
                             if r["row_kind"] == "summary"]
         big_summaries = merge_file_parts(
             big, [(r["source_file"], r["source_pos"], r["detail"]) for r in summary_rows if r["row_kind"] == "part"],
-            cluster)
+            cluster, tz, tuple(inputs.broker_map))
         finished_big = None
         if big.refs:
-            brokers_bc = spark.sparkContext.broadcast({s.path: s.broker_id for s in big_summaries})
+            # A container stream's events are attributed per source (streams in source-index order).
+            brokers_bc = spark.sparkContext.broadcast({
+                s.path: [x["broker_id"] for x in s.streams] if s.path in big.surveys else s.broker_id
+                for s in big_summaries})
             finished_big = (
                 parsed.where((F.col("row_kind") == "event") & F.col("source_file").isin(list(big.refs)))
                 .repartition(len(big.refs), "source_file")
-                .sortWithinPartitions("source_file", "source_pos", "source_sub")
+                .sortWithinPartitions("source_file", F.expr(f"shiftright(source_sub, {SOURCE_SHIFT})"), "source_pos",
+                                      "source_sub")
                 .mapInArrow(make_finish_fn(brokers_bc, OUT_ARROW, _BATCH_ROWS), OUT_DDL)
                 # One partition holds all of a big file's events: kept on disk, streamed, never unrolled
                 # in the heap (MEMORY_AND_DISK ran a 4 GB file's 2.3 M events out of Spark's default 1 GB).

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
+import json
 import re
 from pathlib import Path
 
@@ -194,3 +195,46 @@ def test_identity_named_in_another_range(streams):
         name = text[n - 1].split("|", 1)[0].strip()
         if ev.source_kind == "broker_log":
             assert ev.broker_id == ids[name], (n, text[n - 1])
+
+
+@pytest.mark.spark
+def test_ingest_by_parts_writes_what_the_whole_stream_gives(spark, streams, tmp_path, monkeypatch):
+    """Through Spark: a compose stream, a CRI pod file and a gzip json-file read whole, then by ~60 KB
+    ranges and as a gzip stream: the same ingest_summary.json, events and quarantined lines."""
+    import shutil
+
+    import pyarrow.parquet as pq
+
+    from forensics import bigfiles
+    from forensics.ingest import release, run_ingest, write_outputs
+    from forensics.sources import collect_inputs
+
+    src = tmp_path / "in"
+    (src / "compose").mkdir(parents=True)
+    shutil.copy(streams["compose_colour"], src / "compose" / "incident.txt")
+    pod = src / "var/log/pods/kafka_kafka-2_eb304ccb-3696-9bf4-b0a1-e34b0b3ccbeb/kafka"
+    pod.mkdir(parents=True)
+    shutil.copy(streams["cri"], pod / "0.log")
+    docker = src / "containers" / ("ab" * 32)
+    docker.mkdir(parents=True)
+    (docker / f"{'ab' * 32}-json.log.1.gz").write_bytes(gzip.compress(streams["docker_json"].read_bytes()))
+    outs = []
+    for name, range_bytes, gz_bytes in (("whole", 1 << 40, 1 << 40), ("parts", 60_000, 1000)):
+        monkeypatch.setattr(bigfiles, "RANGE_BYTES", range_bytes)
+        monkeypatch.setattr(bigfiles, "GZIP_STREAM_BYTES", gz_bytes)
+        inputs = collect_inputs([str(src)], tmp_path / f"work-{name}")
+        big = bigfiles.plan_big_files(inputs.files)[1]
+        assert len(big.surveys) == (0 if name == "whole" else 3)
+        assert name == "whole" or len(big.rows) > 40
+        result = run_ingest(spark, inputs, cluster="c")
+        write_outputs(result, tmp_path / name)
+        release(result)
+        outs.append(tmp_path / name)
+    whole, parts = outs
+    assert (whole / "ingest_summary.json").read_text() == (parts / "ingest_summary.json").read_text()
+    for table in ("events", "quarantine"):
+        a, b = pq.read_table(whole / table).to_pylist(), pq.read_table(parts / table).to_pylist()
+        assert a == b and a
+    summary = json.loads((whole / "ingest_summary.json").read_text())
+    streams_seen = {s["name"]: s["broker_id"] for f in summary["files"] for s in f.get("streams") or []}
+    assert streams_seen["kafka-1"] == 1 and streams_seen["kafka-2/kafka"] == 2
