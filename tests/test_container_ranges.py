@@ -238,3 +238,28 @@ def test_ingest_by_parts_writes_what_the_whole_stream_gives(spark, streams, tmp_
     summary = json.loads((whole / "ingest_summary.json").read_text())
     streams_seen = {s["name"]: s["broker_id"] for f in summary["files"] for s in f.get("streams") or []}
     assert streams_seen["kafka-1"] == 1 and streams_seen["kafka-2/kafka"] == 2
+
+
+def test_cut_inside_a_split_record_whose_next_part_looks_like_a_header(tmp_path):
+    """The runtime splits at a byte count, not at a word: a part may begin with what reads as a log header
+    (here a message quoting another entry). A range starting at that part would take it for an entry of its
+    own; the survey moves the cut past the record's last part, so the joined line stays one entry."""
+    head = "[2021-08-16 09:00:13,000] INFO [KafkaServer id=1] quoted: "
+    quoted = "[2021-08-16 09:00:14,000] INFO something else (kafka.server.KafkaServer)"
+    lines = [f"2021-08-16T09:00:1{i}.000000000Z stdout F [2021-08-16 09:00:1{i},000] INFO [KafkaServer id=1] "
+             f"line {i} (kafka.server.KafkaServer)" for i in range(3)]
+    lines += ["2021-08-16T09:00:13.000000000Z stdout P " + head,
+              "2021-08-16T09:00:13.000000000Z stderr F OpenJDK 64-Bit Server VM warning: something",
+              "2021-08-16T09:00:13.000000000Z stdout F " + quoted]
+    lines += [f"2021-08-16T09:00:2{i}.000000000Z stdout F [2021-08-16 09:00:2{i},000] INFO [KafkaServer id=1] "
+              f"line {i} (kafka.server.KafkaServer)" for i in range(3)]
+    pod = tmp_path / "var/log/pods/kafka_kafka-0_0123abcd-0000-0000-0000-000000000000/kafka"
+    pod.mkdir(parents=True)
+    path = pod / "0.log"
+    data = ("\n".join(lines) + "\n").encode()
+    path.write_bytes(data)
+    cut = data.index(b"2021-08-16T09:00:13.000000000Z stdout F [2021-08-16 09:00:14")  # the quoted entry's part
+    events, s, plan, survey = _by_ranges(path, cuts=[cut], chunk_lines=7)
+    assert survey["moved"] == {"6": 7} and [p[2] for p in plan] == [1, 7]
+    _same(_whole(path), (events, s))
+    assert s.streams[0]["joined_records"] == 1 and s.lines == 8
