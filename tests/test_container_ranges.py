@@ -161,7 +161,7 @@ def test_cut_at_awkward_places(streams, fmt):
     _same(whole, (events, s))
 
 
-@pytest.mark.parametrize("fmt", sorted(WRITERS))
+@pytest.mark.parametrize("fmt", sorted(set(WRITERS) - {"compose_colour", "loki_default_forward"}))  # their grammars: above
 def test_small_ranges(streams, fmt):
     path = streams[fmt]
     events, s, plan, _ = _by_ranges(path, range_bytes=6000)
