@@ -28,8 +28,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import load_avg, now_utc, record  # noqa: E402
-from bigfile_bench import GB, ingest, real_pieces  # noqa: E402
+from _common import load_avg, now_utc, record
+from bigfile_bench import GB, ingest, real_pieces
 
 SECTION = "## big single files: container streams (bounded memory, ~1 GB)"
 _HEADER = re.compile(r"^\[(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d),(\d{3})\]")

@@ -20,14 +20,18 @@ import re
 from pathlib import Path
 
 import pytest
-
 from conftest import SAMPLES
+
 from parsers.common.accounting import FileSummary
 from parsers.common.context import SourceContext
 from parsers.container_streams.demux import parse_container_stream
 from parsers.container_streams.plan import plan_stream
 from parsers.container_streams.ranges import read_range
-from parsers.container_streams.stream_merge import add_event_counts, finish_source_events, merge_stream
+from parsers.container_streams.stream_merge import (
+    add_event_counts,
+    finish_source_events,
+    merge_stream,
+)
 from samplegen import containers as C
 
 SAMPLE = SAMPLES / "rf1_broker_kill"
@@ -139,7 +143,7 @@ def _by_ranges(path: Path, range_bytes: int = 1 << 40, cuts=None, chunk_lines: i
 
 def _same(whole, ranged):
     (we, ws), (re_, rs) = whole, ranged
-    key = lambda d: (d["source_pos"], d["source_sub"], d["event_type"])  # noqa: E731
+    key = lambda d: (d["source_pos"], d["source_sub"], d["event_type"])
     assert sorted(map(dataclasses.asdict, we), key=key) == sorted(map(dataclasses.asdict, re_), key=key)
     assert ws.to_json() == rs.to_json()
     assert sorted(map(dataclasses.astuple, ws.samples)) == sorted(map(dataclasses.astuple, rs.samples))

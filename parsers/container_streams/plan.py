@@ -1,12 +1,18 @@
 """How a big container stream is read: its survey and its ranges, planned on the driver."""
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from parsers.broker_logs.broker_log import MAX_LINE_CHARS
 from parsers.broker_logs.broker_log_ranges import OWN_ALL
 from parsers.common.textio import ReadProblems
-from parsers.common.textranges import file_chunks, gunzip_stream, line_blocks, plan_ranges, skip_lines
+from parsers.common.textranges import (
+    file_chunks,
+    gunzip_stream,
+    line_blocks,
+    plan_ranges,
+    skip_lines,
+)
 from parsers.container_streams.survey import survey
 
 

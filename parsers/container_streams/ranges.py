@@ -15,12 +15,18 @@ file order, are merged by ``stream_merge`` into what the whole read gives.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from functools import lru_cache
-from typing import Any, Iterator
+from typing import Any
 
 from parsers.broker_logs.broker_log import MAX_LINE_CHARS, Reading, _is_binary
 from parsers.broker_logs.broker_log_ranges import LEAD_CAP, _anchor_test
-from parsers.broker_logs.log4j_layout import BadTimestamp, LocalClock, choose_layout, iso_with_zone_micros
+from parsers.broker_logs.log4j_layout import (
+    BadTimestamp,
+    LocalClock,
+    choose_layout,
+    iso_with_zone_micros,
+)
 from parsers.common.accounting import KEEP_SAMPLES, FileSummary, Quarantined
 from parsers.common.context import SourceContext
 from parsers.common.textio import ReadProblems

@@ -8,7 +8,8 @@ the finished events (``finish_source_events``).
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from parsers.broker_logs.broker_log_ranges import finish_file_events, merge_parts
 from parsers.common.accounting import FileSummary

@@ -14,18 +14,23 @@ stream the ranges cannot read in file order (an export in the query's order) fro
 from __future__ import annotations
 
 import bisect
+from collections.abc import Iterable, Iterator
 from itertools import chain
-from typing import Iterable, Iterator
 
 from parsers.broker_logs.broker_log import SNIFF_LINES
-from parsers.container_streams.detect import GRAMMARS, SAMPLE_LINES, detect_lines, sample
+from parsers.container_streams.detect import (
+    GRAMMARS,
+    SAMPLE_LINES,
+    detect_lines,
+    sample,
+)
 from parsers.container_streams.identity import named_ids
 
 
 def split_parts(text: str) -> list[str]:
     """The log lines of one record's text, as the whole-file demultiplexer splits them."""
     parts = text.split("\n") if "\n" in text else [text]
-    return [p[:-1] if p.endswith("\r") else p for p in parts]
+    return [p.removesuffix("\r") for p in parts]
 
 
 def detect_head(numbered: Iterator[tuple[int, str]]) -> tuple[str | None, list[tuple[int, str]]]:
