@@ -66,7 +66,8 @@ def replay_kraft(events: list[Event], cluster: str | None) -> ReplayResult:
 
 def _replay_kraft(events: list[Event], cluster: str | None) -> ReplayResult:
     from replay_engine.from_events import Coverage
-    from replay_engine.kraft import KraftReplay, kraft_order
+    from replay_engine.kraft import KraftReplay
+    from replay_engine.kraft_facts import kraft_facts, kraft_order
 
     events = kraft_order(_dedupe_metadata(events))
     version = next(((e.detail or {}).get("version") for e in events if e.event_type == "kafka_version"), None)
@@ -74,7 +75,7 @@ def _replay_kraft(events: list[Event], cluster: str | None) -> ReplayResult:
     if config.version is not None:
         config.version_source = f"logged 'Kafka version: {version}'"
     ctrl = KraftReplay(config)
-    ctrl.run(events)
+    ctrl.run(kraft_facts(events))
     ts = [e.ts for e in events if e.ts]
     stream = FactStream([], "kraft", Coverage(), version, min(ts) if ts else None, max(ts) if ts else None, None, [])
     if not ctrl.has_records:
@@ -101,7 +102,7 @@ def replay_cluster(events: Iterable[Event], cluster: str | None = None,
 
 
 def _replay_cluster(events, cluster, overrides, topic_overrides, keep_tp, context) -> ReplayResult:
-    from replay_engine.kraft import is_kraft
+    from replay_engine.kraft_facts import is_kraft
 
     events = list(events)
     if is_kraft(events):

@@ -9,7 +9,16 @@ roles:
   write, a ``Changed partition`` line, a failed election): the replay compares
   its own decision with them, then follows the record;
 - *observations*: the state as somebody saw it (a znode dump, a new
-  controller's initial-state dump): adopted as truth at that moment.
+  controller's initial-state dump): adopted as truth at that moment;
+- *evidence*: lines that act on nothing but help explain (a kill, a client
+  error): indexed by broker and partition.
+
+Both replays consume these facts: ``from_events.py`` makes them from
+ZooKeeper-mode evidence, ``kraft_facts.py`` from KRaft metadata records and
+log lines. Where a KRaft record means what a ZooKeeper-mode fact means (a
+fence and a session expiry both take a broker out: ``BrokerDown`` with its
+cause), it is that fact; KRaft-only meanings have their own classes below.
+``roles.py`` routes each fact to its replay's handler by ``role``.
 """
 from __future__ import annotations
 
@@ -58,7 +67,7 @@ class Fact:
     ref: Ref
     order: tuple = field(default=(), compare=False)
 
-    role = "input"
+    role = "input"  # one of roles.ROLES: an input unless the class says otherwise
 
 
 # ---- inputs: cluster membership and leadership of the controller ----------------------------------
@@ -77,7 +86,10 @@ class BrokerUp(Fact):
 @dataclass
 class BrokerDown(Fact):
     broker: int = -1
-    cause: str = ""  # session_expired, session_closed, shutdown, deleted, controller_detected, fenced
+    # ZooKeeper mode: session_expired, session_closed, shutdown, deleted, controller_detected.
+    # KRaft: fenced (a fence record or line), unregistered, heartbeat_timeout (the controller's "Fencing broker N
+    # because its session has timed out": the fence itself follows as its record).
+    cause: str = ""
     view: str = "zk"
 
 
@@ -228,6 +240,10 @@ class ObservedState(Fact):
     # the state a newly elected controller set up (its "Started partition state machine with initial state"
     # dump): initializePartitionState's outcome, not a transition from what the replay knew before
     initial: bool = False
+    # a broker's own line: "leader" / "follower" (Partition.makeLeader / makeFollower), None for a LeaderAndIsr
+    # request received or a dump; ``skipped``: the broker was already at a newer leader epoch and skipped it
+    became: str | None = None
+    skipped: bool = False
 
     role = "observation"
 
@@ -264,3 +280,69 @@ class RecordHint(Fact):
     whole cluster (which controller acted, which brokers it believed alive) is taken from it."""
 
     record: Fact | None = None
+
+    role = "record"
+
+
+# ---- KRaft-only meanings (kraft_facts.py) -----------------------------------------------------------
+# A partition epoch (bumped by every PartitionChangeRecord) sits where ZooKeeper mode keeps the znode version:
+# ``zk_version``, as the partition store names it for both.
+
+
+@dataclass
+class BrokerRegistered(BrokerUp):
+    """A RegisterBrokerRecord (or its line): a new incarnation of the broker, with its broker epoch. A KRaft broker
+    registers fenced and may lead only once the controller unfences it; ``fenced`` None = the line does not say."""
+
+    fenced: bool | None = None
+
+
+@dataclass
+class BrokerRegistrationObserved(Fact):
+    """A registration a controller re-logs while loading the metadata log: the broker was registered (with this
+    epoch) before, not just now."""
+
+    broker: int = -1
+    epoch: int | None = None
+
+    role = "observation"
+
+
+@dataclass
+class TopicNamed(Fact):
+    """A TopicRecord: the topic id the controller names the topic's partitions by."""
+
+    topic: str = ""
+    topic_id: str = ""
+
+
+@dataclass
+class FeatureLevel(Fact):
+    """A FeatureLevelRecord (e.g. eligible.leader.replicas.version): a rule switched on at this level."""
+
+    name: str | None = None
+    level: int | None = None
+
+
+@dataclass
+class PartitionRegistration(RecordedState):
+    """A PartitionRecord: a partition created (or, from a snapshot or a line, its registration as it stands),
+    with its eligible leader replicas (KIP-966)."""
+
+    elr: tuple[int, ...] | None = None
+    last_known_elr: tuple[int, ...] | None = None
+    metadata_log: bool = False  # read from __cluster_metadata itself, not from a log line
+    snapshot: bool = False  # a snapshot's or a line's restatement, not a creation just now
+
+
+@dataclass
+class PartitionChange(RecordedState):
+    """A PartitionChangeRecord (or PartitionChangeBuilder's line): the controller's election or ISR change. Only
+    the ``changed`` fields are stated; ``elr`` / ``last_known_elr`` None = not in the record."""
+
+    changed: frozenset[str] = frozenset()
+    elr: tuple[int, ...] | None = None
+    last_known_elr: tuple[int, ...] | None = None
+    previous: dict[str, Any] | None = None  # the registration a 4.x line says the change started from
+    leaving: frozenset[int] = frozenset()  # brokers the same metadata batch fences, unregisters or shuts down
+    metadata_log: bool = False

@@ -14,7 +14,7 @@ from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
 from replay_engine.api import replay_cluster
 from replay_engine.from_events import cluster_context
-from replay_engine.kraft import is_kraft
+from replay_engine.kraft_facts import is_kraft
 from replay_engine.shard import ShardsDisagree, merge, replay_shard, replay_sharded, routes, topic_stats
 
 DATASETS = ([SAMPLES / s for s in ("rf1_broker_kill", "controller_failover", "unclean_election")]

@@ -24,7 +24,7 @@ import pyarrow as pa
 from forensics.progress import Progress
 from parsers.schema import FIELD_NAMES, Event, load_detail
 from replay_engine.from_events import ClusterContext
-from replay_engine.kraft import is_kraft_counts
+from replay_engine.kraft_facts import is_kraft_counts
 from replay_engine.shard import RECORD_EVENT_TYPES, MergedReplay, ShardsDisagree, merge
 from replay_engine.timeline import timeline_arrow_schema
 

@@ -1,0 +1,295 @@
+"""KRaft events -> replay facts, in the order the KRaft replay consumes them (parallel to ``from_events.py``).
+
+The metadata log and the KRaft log lines say the same things ZooKeeper-mode evidence says, in other words: a
+fence, an unregistration or a heartbeat timeout takes a broker out (``BrokerDown`` with that cause, as a session
+expiry is ``BrokerDown`` with its own); an unfence or a registration brings it back (``BrokerUp``); a
+ConfigRecord is a topic's or the cluster's dynamic config; a broker's "starts at leader epoch" line is an
+``ObservedState``. KRaft-only meanings (a registration's epoch and fence, a topic id, a feature level, a
+partition epoch and ELR) have their own facts in ``facts.py``.
+
+Which lines are history and which are echoes is settled here, over all of the cluster's events, as are topic
+names (the quorum controller's lines name topic ids, the brokers' name both) and which brokers a metadata batch
+takes out: a fact carries what its handler needs, so the replay never reads an event.
+"""
+from __future__ import annotations
+
+from parsers.schema import Event
+from replay_engine import facts as F
+from replay_engine.from_events import ref_of
+from replay_engine.kraft_evidence import previous_registration, topic_names_from_lines
+
+KRAFT_TYPES = frozenset({"partition_record", "partition_change", "topic_record", "topic_removed", "kraft_leader_change",
+                         "broker_fenced", "broker_unfenced", "broker_registration_change", "broker_unregistered",
+                         "broker_heartbeat_timeout", "feature_level", "config_record", "metadata_record"})
+ZK_CONTROLLER_TYPES = frozenset({"controller_elected", "partition_state_change", "zk_txn", "partition_state_written",
+                                 "broker_failed"})
+
+# A controller loading its log re-logs every record ("Replayed ...") within moments: that is history, not news.
+BURST_WINDOW_US = 2_000_000
+BURST_MIN = 20
+# Every quorum member logs the record it replays: the same record from several writers counts once.
+ECHO_WINDOW_US = 2_000_000
+
+_OBSERVED_LINES = {"become_leader": "leader", "become_follower": "follower", "leader_and_isr_received": None}
+
+
+def is_kraft(events: list[Event]) -> bool:
+    """KRaft evidence and no ZooKeeper-mode controller activity."""
+    counts: dict[str, int] = {}
+    for e in events:
+        counts[e.event_type] = counts.get(e.event_type, 0) + 1
+    return is_kraft_counts(counts)
+
+
+def is_kraft_counts(counts: dict[str, int]) -> bool:
+    """The same decision from event counts by type (what Spark aggregates per cluster)."""
+    kraft = sum(n for t, n in counts.items() if t in KRAFT_TYPES and t != "metadata_record")
+    zk = sum(n for t, n in counts.items() if t in ZK_CONTROLLER_TYPES)
+    return kraft > 0 and kraft >= zk
+
+
+def kraft_facts(events: list[Event]) -> list[F.Fact]:
+    """Events of ONE cluster, in ``kraft_order`` -> the facts the KRaft replay runs over, in the same order."""
+    history, echoes = history_and_echoes(events)
+    names = topic_names_from_lines(events)
+    leaving = leaving_by_batch(events)
+    out: list[F.Fact] = []
+    for i, ev in enumerate(events):
+        if i in echoes:
+            continue
+        if i in history:
+            out.extend(_restated(ev, names))  # the state it describes, not something that just happened
+        else:
+            out.extend(_facts(ev, names, leaving))
+    return out
+
+
+def _tp(ev: Event, names: dict[str, str]) -> F.TP | None:
+    tid = (ev.detail or {}).get("topic_id")
+    topic = ev.topic or names.get(tid or "") or (f"topic-id:{tid}" if tid else None)
+    if topic is None or ev.partition is None:
+        return None
+    return (topic, int(ev.partition))
+
+
+def _t(xs) -> tuple[int, ...] | None:
+    return None if xs is None else tuple(xs)
+
+
+def _named(ev: Event, names: dict[str, str]) -> list[F.Fact]:
+    tid = (ev.detail or {}).get("topic_id")
+    if not (tid and ev.topic):
+        return []
+    names[tid] = ev.topic
+    return [F.TopicNamed(ev.ts or 0, ref_of(ev), topic=ev.topic, topic_id=tid)]
+
+
+def _restated(ev: Event, names: dict[str, str]) -> list[F.Fact]:
+    """A line of a controller's start-up burst: what it re-states is observed, the rest says nothing new."""
+    t, ts = ev.event_type, ev.ts or 0
+    if t == "topic_record":
+        return _named(ev, names)
+    if t == "broker_registered" and ev.subject_broker is not None:
+        return [F.BrokerRegistrationObserved(ts, ref_of(ev), broker=ev.subject_broker,
+                                             epoch=(ev.detail or {}).get("broker_epoch"))]
+    if t == "partition_record":
+        tp = _tp(ev, names)
+        if tp is not None and ev.replicas:
+            return [F.ObservedState(ts, ref_of(ev), tp=tp, leader=ev.leader, isr=_t(ev.isr),
+                                    leader_epoch=ev.leader_epoch, zk_version=ev.zk_version,
+                                    replicas=_t(ev.replicas), initial=True)]
+    return []
+
+
+def _facts(ev: Event, names: dict[str, str], leaving: dict[int, set[int]]) -> list[F.Fact]:
+    t, ts, d = ev.event_type, ev.ts or 0, ev.detail or {}
+    b = ev.subject_broker
+    if t == "kraft_leader_change":
+        c = ev.controller_id
+        if c is not None and c >= 0:
+            return [F.ControllerElected(ts, ref_of(ev), controller=c, epoch=ev.controller_epoch)]
+        return [F.ControllerGone(ts, ref_of(ev), controller=c, cause="renounced")]
+    if t in ("broker_registered", "broker_unregistered", "broker_fenced", "broker_heartbeat_timeout",
+             "broker_unfenced", "broker_registration_change", "controlled_shutdown_requested"):
+        return [] if b is None else _membership(ev, b)
+    if t == "topic_record":
+        return _named(ev, names)
+    if t == "topic_removed":
+        topic = ev.topic or names.get(d.get("topic_id") or "")
+        return [] if topic is None else [F.TopicGone(ts, ref_of(ev), topic=topic)]
+    if t == "config_record":
+        return _config(ev)
+    if t == "feature_level":
+        return [F.FeatureLevel(ts, ref_of(ev), name=d.get("name"), level=d.get("level"))]
+    if t == "broker_config":
+        return [] if b is None else [F.BrokerConfig(ts, ref_of(ev), broker=b, config=dict(d.get("config") or {}))]
+    if t == "kafka_version":
+        return [F.KafkaVersion(ts, ref_of(ev), version=d.get("version"))]
+    if t == "partition_record":
+        return _partition_record(ev, names)
+    if t == "partition_change":
+        return _partition_change(ev, names, leaving)
+    if t == "isr_updated":
+        # the leader's AlterPartition, accepted by the controller: the leader changed the ISR, as in ZooKeeper mode
+        tp = _tp(ev, names)
+        if tp is None or ev.isr is None:
+            return []
+        return [F.LeaderIsrChange(ts, ref_of(ev), tp=tp, leader=None if d.get("side") == "controller" else ev.broker_id,
+                                  isr=_t(ev.isr), zk_version=ev.zk_version)]
+    if t in _OBSERVED_LINES:
+        return _observed(ev, names)
+    tp = _tp(ev, names) if ev.topic is not None or ev.partition is not None else None
+    return [F.Evidence(ts, ref_of(ev), kind=t, broker=b, tp=tp)]
+
+
+def _membership(ev: Event, b: int) -> list[F.Fact]:
+    t, ts, d, r = ev.event_type, ev.ts or 0, ev.detail or {}, ref_of(ev)
+    self_view = "self" if d.get("side") == "broker" or d.get("via") == "broker_self" else "controller"
+    if t == "broker_registered":
+        stated = d.get("via") == "kraft_record" or d.get("fenced") is not None
+        return [F.BrokerRegistered(ts, r, broker=b, epoch=d.get("broker_epoch"), via=d.get("via") or "",
+                                   view=self_view, fenced=bool(d.get("fenced", True)) if stated else None)]
+    if t == "broker_unregistered":
+        return [F.BrokerDown(ts, r, broker=b, cause="unregistered", view="controller")]
+    if t == "broker_fenced":
+        return [F.BrokerDown(ts, r, broker=b, cause="fenced", view="controller")]
+    if t == "broker_heartbeat_timeout":
+        return [F.BrokerDown(ts, r, broker=b, cause="heartbeat_timeout", view="controller")]
+    if t == "broker_unfenced":
+        return [F.BrokerUp(ts, r, broker=b, epoch=d.get("broker_epoch"), via="unfenced", view=self_view)]
+    if t == "controlled_shutdown_requested":
+        # the controller's grant; the broker's own "Beginning controlled shutdown" asks, it decides nothing
+        return [F.ControlledShutdownRequest(ts, r, broker=b)] if d.get("side") == "controller" else []
+    out: list[F.Fact] = []  # a BrokerRegistrationChangeRecord: a fence, an unfence and / or a controlled shutdown
+    if d.get("fenced") == 1:
+        out.append(F.BrokerDown(ts, r, broker=b, cause="fenced", view="controller"))
+    elif d.get("fenced") == -1:
+        out.append(F.BrokerUp(ts, r, broker=b, epoch=d.get("broker_epoch"), via="unfenced", view="controller"))
+    if d.get("in_controlled_shutdown") == 1:
+        out.append(F.ControlledShutdownRequest(ts, r, broker=b))
+    return out
+
+
+def _config(ev: Event) -> list[F.Fact]:
+    """A ConfigRecord sets (or, with no value, removes) one key of a topic's or the cluster's dynamic config."""
+    d = ev.detail or {}
+    name, value = d.get("name"), d.get("value")
+    if name is None:
+        return []
+    rtype = str(d.get("resource_type") or "")
+    entry = {name: None if value is None else str(value)}
+    if rtype in ("2", "TOPIC", "topic") and ev.topic:
+        return [F.TopicConfig(ev.ts or 0, ref_of(ev), topic=ev.topic, config=entry)]
+    if rtype in ("4", "BROKER", "broker") and not d.get("resource_name"):
+        return [F.BrokerConfig(ev.ts or 0, ref_of(ev), broker=None, config=entry, static=False)]
+    return []
+
+
+def _partition_record(ev: Event, names: dict[str, str]) -> list[F.Fact]:
+    tp = _tp(ev, names)
+    if tp is None:
+        return []
+    d = ev.detail or {}
+    metadata = ev.source_kind == "kraft_metadata"
+    return [F.PartitionRegistration(ev.ts or 0, ref_of(ev), tp=tp, leader=ev.leader, isr=_t(ev.isr),
+                                    leader_epoch=ev.leader_epoch, zk_version=ev.zk_version,
+                                    controller_epoch=ev.controller_epoch, replicas=_t(ev.replicas),
+                                    kind="new_partition", elr=_t(d.get("elr")), last_known_elr=_t(d.get("last_known_elr")),
+                                    metadata_log=metadata, snapshot=d.get("snapshot_offset") is not None or not metadata)]
+
+
+def _partition_change(ev: Event, names: dict[str, str], leaving: dict[int, set[int]]) -> list[F.Fact]:
+    tp = _tp(ev, names)
+    if tp is None:
+        return []
+    d = ev.detail or {}
+    metadata = ev.source_kind == "kraft_metadata"
+    out = leaving.get(d.get("batch_base_offset"), set()) if metadata else set()
+    return [F.PartitionChange(ev.ts or 0, ref_of(ev), tp=tp, leader=ev.leader, isr=_t(ev.isr),
+                              leader_epoch=ev.leader_epoch, zk_version=ev.zk_version,
+                              controller_epoch=ev.controller_epoch, replicas=_t(ev.replicas),
+                              changed=frozenset(d.get("changed") or ()), elr=_t(d.get("elr")),
+                              last_known_elr=_t(d.get("last_known_elr")), previous=previous_registration(d),
+                              leaving=frozenset(out), metadata_log=metadata)]
+
+
+def _observed(ev: Event, names: dict[str, str]) -> list[F.Fact]:
+    """A broker says it became leader or follower (or received LeaderAndIsr): the decision as delivered."""
+    tp = _tp(ev, names)
+    if tp is None:
+        return []
+    became = _OBSERVED_LINES[ev.event_type]
+    leader = ev.leader if ev.leader is not None else (ev.broker_id if became == "leader" else None)
+    return [F.ObservedState(ev.ts or 0, ref_of(ev), tp=tp, leader=leader, isr=_t(ev.isr), leader_epoch=ev.leader_epoch,
+                            controller_epoch=ev.controller_epoch, zk_version=ev.zk_version, replicas=_t(ev.replicas),
+                            became=became, skipped=bool((ev.detail or {}).get("skipped")))]
+
+
+def leaving_by_batch(events: list[Event]) -> dict[int, set[int]]:
+    """Batch base offset -> brokers a metadata batch fences, unregisters or puts in controlled shutdown.
+
+    handleBrokerFenced / handleBrokerUnregistered write the broker's partition changes *before* its fence or
+    unregister record, in the same batch: those changes were decided with the broker already out."""
+    out: dict[int, set[int]] = {}
+    for e in events:
+        d = e.detail or {}
+        if e.source_kind != "kraft_metadata" or e.subject_broker is None or d.get("batch_base_offset") is None \
+                or d.get("snapshot_offset") is not None:
+            continue
+        out_now = e.event_type in ("broker_fenced", "broker_unregistered") or (
+            e.event_type == "broker_registration_change" and (d.get("fenced") == 1 or d.get("in_controlled_shutdown") == 1))
+        if out_now:
+            out.setdefault(d["batch_base_offset"], set()).add(e.subject_broker)
+    return out
+
+
+def _is_replay_line(e: Event) -> bool:
+    return e.source_kind == "broker_log" and "Replayed " in (e.raw or "")[:200]
+
+
+def history_and_echoes(events: list[Event]) -> tuple[set[int], set[int]]:
+    """Indexes of log events that re-state history (start-up bursts) and of echoes from other controllers."""
+    history: set[int] = set()
+    by_writer: dict[object, list[int]] = {}
+    for i, e in enumerate(events):
+        if _is_replay_line(e) and e.ts is not None:
+            by_writer.setdefault((e.broker_id, e.source_file), []).append(i)
+    for idxs in by_writer.values():
+        start = 0
+        for end in range(len(idxs)):
+            while events[idxs[end]].ts - events[idxs[start]].ts > BURST_WINDOW_US:
+                start += 1
+            if end - start + 1 >= BURST_MIN:
+                history.update(idxs[start:end + 1])
+    echoes: set[int] = set()
+    last: dict[tuple, tuple[int, object]] = {}
+    for i, e in enumerate(events):
+        if e.source_kind != "broker_log" or not _is_replay_line(e) or e.ts is None:
+            continue
+        d = e.detail or {}
+        key = (e.event_type, e.subject_broker, e.topic, e.partition, d.get("broker_epoch"), d.get("fenced"),
+               d.get("in_controlled_shutdown"), d.get("topic_id"))
+        prev = last.get(key)
+        if prev is not None and e.ts - prev[0] <= ECHO_WINDOW_US and prev[1] != e.broker_id:
+            echoes.add(i)
+            continue
+        last[key] = (e.ts, e.broker_id)
+    return history, echoes
+
+
+def kraft_order(events: list[Event]) -> list[Event]:
+    """Metadata records in log order (offset), log lines by time; merged by time, records first on ties.
+
+    Lines of one file in the same millisecond keep the file's order: a line without the writer's id in it
+    (PartitionChangeBuilder's) is ordered as its file's writer, not before every broker's lines."""
+    writer: dict[str, int] = {}
+    for e in events:
+        if e.broker_id is not None and e.source_file:
+            writer[e.source_file] = min(writer.get(e.source_file, e.broker_id), e.broker_id)
+
+    def key(e: Event):
+        rank = 0 if e.source_kind == "kraft_metadata" else 1
+        pos = e.source_pos or 0
+        b = e.broker_id if e.broker_id is not None else writer.get(e.source_file or "", -1)
+        return (e.ts or 0, rank, pos if rank == 0 else 0, b, e.source_file or "", pos, e.source_sub)
+    return sorted(events, key=key)
