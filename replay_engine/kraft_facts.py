@@ -54,13 +54,31 @@ def kraft_facts(events: list[Event]) -> list[F.Fact]:
     names = topic_names_from_lines(events)
     leaving = leaving_by_batch(events)
     out: list[F.Fact] = []
+    quorum_leader: tuple | None = None  # (controller, epoch) as last stated
     for i, ev in enumerate(events):
         if i in echoes:
             continue
         if i in history:
             out.extend(_restated(ev, names))  # the state it describes, not something that just happened
+        elif ev.event_type == "kraft_leader_change":
+            # every voter logs each change of quorum leader: a statement of what is already known is no news
+            c, epoch = ev.controller_id, ev.controller_epoch
+            if c is not None and c >= 0:
+                if quorum_leader is None or quorum_leader[0] != c or (epoch is not None and quorum_leader[1] != epoch):
+                    out.append(F.ControllerElected(ev.ts or 0, ref_of(ev), controller=c, epoch=epoch))
+                    quorum_leader = (c, epoch)
+            elif quorum_leader is not None:
+                out.append(F.ControllerGone(ev.ts or 0, ref_of(ev), controller=c, cause="renounced"))
+                quorum_leader = None
         else:
-            out.extend(_facts(ev, names, leaving))
+            convert = _CONVERT.get(ev.event_type)
+            if convert is not None:
+                out.extend(convert(ev, names, leaving))
+            else:
+                # evidence is indexed by the broker or partition it names: a line naming neither explains nothing
+                tp = _tp(ev, names) if ev.partition is not None else None
+                if ev.subject_broker is not None or tp is not None:
+                    out.append(F.Evidence(ev.ts or 0, ref_of(ev), kind=ev.event_type, broker=ev.subject_broker, tp=tp))
     return out
 
 
@@ -101,45 +119,43 @@ def _restated(ev: Event, names: dict[str, str]) -> list[F.Fact]:
     return []
 
 
-def _facts(ev: Event, names: dict[str, str], leaving: dict[int, set[int]]) -> list[F.Fact]:
-    t, ts, d = ev.event_type, ev.ts or 0, ev.detail or {}
-    b = ev.subject_broker
-    if t == "kraft_leader_change":
-        c = ev.controller_id
-        if c is not None and c >= 0:
-            return [F.ControllerElected(ts, ref_of(ev), controller=c, epoch=ev.controller_epoch)]
-        return [F.ControllerGone(ts, ref_of(ev), controller=c, cause="renounced")]
-    if t in ("broker_registered", "broker_unregistered", "broker_fenced", "broker_heartbeat_timeout",
-             "broker_unfenced", "broker_registration_change", "controlled_shutdown_requested"):
-        return [] if b is None else _membership(ev, b)
-    if t == "topic_record":
-        return _named(ev, names)
-    if t == "topic_removed":
-        topic = ev.topic or names.get(d.get("topic_id") or "")
-        return [] if topic is None else [F.TopicGone(ts, ref_of(ev), topic=topic)]
-    if t == "config_record":
-        return _config(ev)
-    if t == "feature_level":
-        return [F.FeatureLevel(ts, ref_of(ev), name=d.get("name"), level=d.get("level"))]
-    if t == "broker_config":
-        return [] if b is None else [F.BrokerConfig(ts, ref_of(ev), broker=b, config=dict(d.get("config") or {}))]
-    if t == "kafka_version":
-        return [F.KafkaVersion(ts, ref_of(ev), version=d.get("version"))]
-    if t == "partition_record":
-        return _partition_record(ev, names)
-    if t == "partition_change":
-        return _partition_change(ev, names, leaving)
-    if t == "isr_updated":
-        # the leader's AlterPartition, accepted by the controller: the leader changed the ISR, as in ZooKeeper mode
-        tp = _tp(ev, names)
-        if tp is None or ev.isr is None:
-            return []
-        return [F.LeaderIsrChange(ts, ref_of(ev), tp=tp, leader=None if d.get("side") == "controller" else ev.broker_id,
-                                  isr=_t(ev.isr), zk_version=ev.zk_version)]
-    if t in _OBSERVED_LINES:
-        return _observed(ev, names)
-    tp = _tp(ev, names) if ev.topic is not None or ev.partition is not None else None
-    return [F.Evidence(ts, ref_of(ev), kind=t, broker=b, tp=tp)]
+def _membership_of(ev: Event, names: dict[str, str], leaving) -> list[F.Fact]:
+    return [] if ev.subject_broker is None else _membership(ev, ev.subject_broker)
+
+
+def _topic_record(ev: Event, names: dict[str, str], leaving) -> list[F.Fact]:
+    return _named(ev, names)
+
+
+def _topic_removed(ev: Event, names: dict[str, str], leaving) -> list[F.Fact]:
+    topic = ev.topic or names.get((ev.detail or {}).get("topic_id") or "")
+    return [] if topic is None else [F.TopicGone(ev.ts or 0, ref_of(ev), topic=topic)]
+
+
+def _feature_level(ev: Event, names: dict[str, str], leaving) -> list[F.Fact]:
+    d = ev.detail or {}
+    return [F.FeatureLevel(ev.ts or 0, ref_of(ev), name=d.get("name"), level=d.get("level"))]
+
+
+def _broker_config(ev: Event, names: dict[str, str], leaving) -> list[F.Fact]:
+    if ev.subject_broker is None:
+        return []
+    return [F.BrokerConfig(ev.ts or 0, ref_of(ev), broker=ev.subject_broker,
+                           config=dict((ev.detail or {}).get("config") or {}))]
+
+
+def _kafka_version(ev: Event, names: dict[str, str], leaving) -> list[F.Fact]:
+    return [F.KafkaVersion(ev.ts or 0, ref_of(ev), version=(ev.detail or {}).get("version"))]
+
+
+def _isr_updated(ev: Event, names: dict[str, str], leaving) -> list[F.Fact]:
+    """The leader's AlterPartition, accepted by the controller: the leader changed the ISR, as in ZooKeeper mode."""
+    tp = _tp(ev, names)
+    if tp is None or ev.isr is None:
+        return []
+    return [F.LeaderIsrChange(ev.ts or 0, ref_of(ev), tp=tp,
+                              leader=None if (ev.detail or {}).get("side") == "controller" else ev.broker_id,
+                              isr=_t(ev.isr), zk_version=ev.zk_version)]
 
 
 def _membership(ev: Event, b: int) -> list[F.Fact]:
@@ -170,7 +186,7 @@ def _membership(ev: Event, b: int) -> list[F.Fact]:
     return out
 
 
-def _config(ev: Event) -> list[F.Fact]:
+def _config(ev: Event, names: dict[str, str], leaving) -> list[F.Fact]:
     """A ConfigRecord sets (or, with no value, removes) one key of a topic's or the cluster's dynamic config."""
     d = ev.detail or {}
     name, value = d.get("name"), d.get("value")
@@ -185,7 +201,7 @@ def _config(ev: Event) -> list[F.Fact]:
     return []
 
 
-def _partition_record(ev: Event, names: dict[str, str]) -> list[F.Fact]:
+def _partition_record(ev: Event, names: dict[str, str], leaving) -> list[F.Fact]:
     tp = _tp(ev, names)
     if tp is None:
         return []
@@ -213,7 +229,7 @@ def _partition_change(ev: Event, names: dict[str, str], leaving: dict[int, set[i
                               leaving=frozenset(out), metadata_log=metadata)]
 
 
-def _observed(ev: Event, names: dict[str, str]) -> list[F.Fact]:
+def _observed(ev: Event, names: dict[str, str], leaving) -> list[F.Fact]:
     """A broker says it became leader or follower (or received LeaderAndIsr): the decision as delivered."""
     tp = _tp(ev, names)
     if tp is None:
@@ -223,6 +239,24 @@ def _observed(ev: Event, names: dict[str, str]) -> list[F.Fact]:
     return [F.ObservedState(ev.ts or 0, ref_of(ev), tp=tp, leader=leader, isr=_t(ev.isr), leader_epoch=ev.leader_epoch,
                             controller_epoch=ev.controller_epoch, zk_version=ev.zk_version, replicas=_t(ev.replicas),
                             became=became, skipped=bool((ev.detail or {}).get("skipped")))]
+
+
+# Event type -> its facts; kraft_leader_change is settled in the loop, and any other type is evidence.
+_CONVERT = {
+    **dict.fromkeys(("broker_registered", "broker_unregistered", "broker_fenced", "broker_heartbeat_timeout",
+                     "broker_unfenced", "broker_registration_change", "controlled_shutdown_requested"),
+                    _membership_of),
+    "topic_record": _topic_record,
+    "topic_removed": _topic_removed,
+    "config_record": _config,
+    "feature_level": _feature_level,
+    "broker_config": _broker_config,
+    "kafka_version": _kafka_version,
+    "partition_record": _partition_record,
+    "partition_change": _partition_change,
+    "isr_updated": _isr_updated,
+    **dict.fromkeys(_OBSERVED_LINES, _observed),
+}
 
 
 def leaving_by_batch(events: list[Event]) -> dict[int, set[int]]:
