@@ -28,6 +28,7 @@ from replay_engine.decide import WRITES, change_for
 from replay_engine.from_events import Coverage
 from replay_engine.modes import CounterfactualMode, ZkRecordsMode, mode_for
 from replay_engine.partition import UNKNOWN, BrokerPeriod, Decision, PState, Tenure
+from replay_engine.roles import Router
 from replay_engine.states import NEW, NON_EXISTENT, OFFLINE, ONLINE
 from replay_engine.timeline import TimelineBuilder, View
 
@@ -86,31 +87,38 @@ class ZkControllerReplay:
         self.now = 0
         self._seq = 0
         self._inferring = False
-        self._handlers: dict[type, Callable[[Any], None]] = {
-            F.BrokerUp: self._broker_up,
-            F.BrokerDown: self._broker_down,
-            F.LiveSet: self._live_set,
-            F.ControllerElected: self._controller_elected,
-            F.ControllerGone: self._controller_gone,
-            F.TopicAssignment: self._topic_assignment,
-            F.TopicGone: self._topic_gone,
-            F.TopicConfig: self._topic_config,
-            F.BrokerConfig: self._broker_config,
-            F.KafkaVersion: self._kafka_version,
-            F.LeaderIsrChange: self._leader_isr_change,
-            F.ControlledShutdownRequest: self._controlled_shutdown,
-            F.PreferredElectionRequest: self._preferred_request,
-            F.ReassignmentRequest: self._reassignment_request,
-            F.TopicDeletionRequest: self._deletion_request,
-            F.RecordedState: self._recorded_state if self.mode.follows_records else self._seed_from_record,
-            F.RecordedFailedElection: self._recorded_failed if self.mode.follows_records else self._seed_from_failed,
-            F.ObservedState: self._observed if self.mode.follows_records else self._seed_from_observation,
-            F.Evidence: self._evidence,
-            F.ReassignAway: self._reassign_away,
-            F.BrokerStopped: self._broker_stopped,
-            F.ReplicasOffline: self._replicas_offline,
-            F.RecordHint: self._record_hint,
-        }
+        # Each fact goes to its role's handler (replay_engine.roles); the mode chooses what records and
+        # observations do: judged and followed, or (counterfactual) only seeding what the replay does not know.
+        follow = self.mode.follows_records
+        self.router = Router(
+            inputs={
+                F.BrokerUp: self._broker_up,
+                F.BrokerDown: self._broker_down,
+                F.LiveSet: self._live_set,
+                F.ControllerElected: self._controller_elected,
+                F.ControllerGone: self._controller_gone,
+                F.TopicAssignment: self._topic_assignment,
+                F.TopicGone: self._topic_gone,
+                F.TopicConfig: self._topic_config,
+                F.BrokerConfig: self._broker_config,
+                F.KafkaVersion: self._kafka_version,
+                F.LeaderIsrChange: self._leader_isr_change,
+                F.ControlledShutdownRequest: self._controlled_shutdown,
+                F.PreferredElectionRequest: self._preferred_request,
+                F.ReassignmentRequest: self._reassignment_request,
+                F.TopicDeletionRequest: self._deletion_request,
+                F.ReassignAway: self._reassign_away,
+                F.BrokerStopped: self._broker_stopped,
+                F.ReplicasOffline: self._replicas_offline,
+            },
+            records={
+                F.RecordedState: self._recorded_state if follow else self._seed_from_record,
+                F.RecordedFailedElection: self._recorded_failed if follow else self._seed_from_failed,
+                F.RecordHint: self._record_hint,
+            },
+            observations={F.ObservedState: self._observed if follow else self._seed_from_observation},
+            evidence={F.Evidence: self._evidence},
+        )
         # Shard mode (replay_engine.shard): how the cluster-wide state evolved, to check that every shard
         # saw the same cluster. None = not recorded.
         self.journal: list[tuple] | None = None
@@ -121,11 +129,12 @@ class ZkControllerReplay:
         journal = self.journal
         last = self._cluster_state() if journal is not None else None
         timers = self.mode.fires_timers
+        route = self.router.route
         for fact in facts:
             if timers:
                 self._fire_timers(fact.ts)
             self.now = max(self.now, fact.ts)
-            self._handlers[type(fact)](fact)
+            route(fact)
             if journal is not None:
                 now = self._cluster_state()
                 if now != last:
