@@ -59,6 +59,10 @@ PARSER_LAYERS: dict[str, frozenset[str]] = {
                                    "parsers.container_streams"},
 }
 
+# The replay loops consume facts (replay_engine.facts), not events: the converters (from_events for ZooKeeper
+# mode, kraft_facts for KRaft) are where a replay reads what parsers made, so these import no parsers module.
+FACT_CONSUMERS = ("replay_engine.controller", "replay_engine.kraft")
+
 # Registries of module names imported with importlib: module -> the name of its literal.
 DYNAMIC_IMPORTS = {"parsers.dispatch": "PARSERS", "forensics.cli": "COMMANDS"}
 
@@ -253,6 +257,15 @@ def parser_layer_violations(g: Graph) -> list[str]:
     return out
 
 
+def fact_consumer_violations(g: Graph, consumers=FACT_CONSUMERS) -> list[str]:
+    out = []
+    for src in consumers:
+        for dst in sorted(g.edges.get(src, set()) | g.typing_edges.get(src, set())):
+            if dst.split(".")[0] == "parsers":
+                out.append(f"{src} imports {dst}: a replay loop reads facts; events become facts in a converter")
+    return out
+
+
 @pytest.fixture(scope="module")
 def graph() -> Graph:
     return build_graph(REPO)
@@ -271,6 +284,11 @@ def test_parsers_are_layered_by_source_family(graph):
 def test_no_import_cycle_between_modules(graph):
     found = cycles(graph.edges)
     assert found == [], "import cycles: " + "; ".join(" -> ".join(_one_cycle(graph.edges, c)) for c in found)
+
+
+def test_the_replay_loops_read_facts_not_events(graph):
+    assert set(FACT_CONSUMERS) <= set(graph.modules)
+    assert fact_consumer_violations(graph) == []
 
 
 def test_every_importlib_registry_is_in_the_graph(graph):
@@ -345,3 +363,17 @@ def test_an_import_up_the_chain_is_found(tmp_path):
         "parsers.kraft.events imports parsers.zookeeper.events: parsers.kraft may import only "
         "['parsers.common', 'parsers.schema'] inside parsers",
     ]
+
+
+def test_a_replay_loop_reading_events_is_found(tmp_path):
+    root = _tree(tmp_path, {
+        "parsers/__init__.py": "",
+        "parsers/schema.py": "class Event: ...\n",
+        "replay_engine/__init__.py": "",
+        "replay_engine/kraft.py": "from __future__ import annotations\nfrom typing import TYPE_CHECKING\n"
+                                  "if TYPE_CHECKING:\n    from parsers.schema import Event\n",
+        "replay_engine/controller.py": "from replay_engine import kraft\n",
+    })
+    g = build_graph(root, ("parsers", "replay_engine"), {})
+    assert fact_consumer_violations(g) == [
+        "replay_engine.kraft imports parsers.schema: a replay loop reads facts; events become facts in a converter"]
