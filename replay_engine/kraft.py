@@ -9,6 +9,9 @@ point it was recorded, and follows the record. Leader changes that only the
 broker logs show (KRaft logs elections at DEBUG) are judged against what the
 brokers say they became. Produces the same outputs as the ZooKeeper-mode
 replay, so reports, dashboards, what-if and audit work unchanged.
+
+It reads facts, not events (``kraft_facts`` makes them), each routed to its
+handler by its role (``roles.Router``).
 """
 from __future__ import annotations
 
