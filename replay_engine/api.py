@@ -75,7 +75,7 @@ def _replay_kraft(events: list[Event], cluster: str | None) -> ReplayResult:
     if config.version is not None:
         config.version_source = f"logged 'Kafka version: {version}'"
     ctrl = KraftReplay(config)
-    ctrl.run(kraft_facts(events))
+    ctrl.run(kraft_facts(events, config.version))
     ts = [e.ts for e in events if e.ts]
     stream = FactStream([], "kraft", Coverage(), version, min(ts) if ts else None, max(ts) if ts else None, None, [])
     if not ctrl.has_records:

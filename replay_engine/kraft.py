@@ -21,17 +21,23 @@ from replay_engine import facts as F
 from replay_engine import rules as R
 from replay_engine.apply import OBSERVED, RECORDED, Change, PartitionStore
 from replay_engine.config import ConfigImage, ConfigState, as_bool, parse_version
-from replay_engine.judge import Comparison, judge_kraft, unknown
-from replay_engine.kraft_evidence import unjudged_epoch_reason, unseen_partition_changes
-from replay_engine.kraft_point import rederive_stated_leader, stated_leader_whatever_the_isr
-from replay_engine.kraft_rules import isr_without
+from replay_engine.facts import iso_utc  # the time format of refs and reports
+from replay_engine.judge import EVIDENCE_GAP, Comparison, judge_kraft, unknown
+from replay_engine.kraft_evidence import (departure_findings, hole_between, stated_within_replayed,
+                                          unjudged_epoch_reason, unseen_partition_changes)
+from replay_engine.kraft_point import isr_after_leader_left, rederive_stated_leader, stated_leader_whatever_the_isr
 from replay_engine.partition import UNKNOWN, BrokerPeriod, Decision, PState, Tenure
+from replay_engine.kraft_facts import KraftStream
 from replay_engine.roles import Router
 from replay_engine.states import NON_EXISTENT, OFFLINE, ONLINE
 from replay_engine.timeline import TimelineBuilder, View
 
 # A fence and the partition changes it causes are appended together; records this close are one step.
 SAME_STEP_US = 5_000
+
+# Unjudged because partition changes came that no line in the evidence shows (see kraft_evidence)
+UNSEEN_STEPS = ("leader epoch: the epochs before it were decided in steps", "leader epoch: ISR unknown (")
+RESTATED = "leader epoch: stated again after a later one was known"
 
 
 class KraftReplay:
@@ -63,11 +69,22 @@ class KraftReplay:
         self.unclean_elections: list[Decision] = []
         self.recent_gone: dict[int, int] = {}  # broker -> when it was fenced / began controlled shutdown
         self.has_records = False
-        self.last_replayed: dict[F.TP, Decision] = {}
+        # (partition, leader epoch) -> the replay's decision that reached it: a broker may state an epoch after the
+        # replay has already taken the next step (the replay reads the quorum's 'Replayed' lines before brokers apply
+        # the same records), and is then judged against the decision of its own epoch
+        # with the partition epoch it wrote (if known), the acceptable brokers and unclean setting it was taken with,
+        # and when each broker's liveness was last read from a line then
+        self.replayed_at: dict[tuple[F.TP, int], tuple[Decision, int | None, frozenset[int], bool, dict]] = {}
         self.replayed_epochs: set[tuple[F.TP, int]] = set()  # (partition, leader epoch) the replay's decisions reached
         self.stated_epoch: dict[F.TP, tuple] = {}  # highest (leader epoch, partition epoch) a broker's line stated
         self.replayed_since: dict[F.TP, int] = {}  # records the replay wrote since a line stated the partition epoch
         self.before_skip: dict[F.TP, tuple] = {}  # (epoch, leader, ISR, replicas) before a 'Skipped' line's epoch
+        self.epoch_known_at: dict[F.TP, int] = {}  # when a line or a replayed step last set the current leader epoch
+        self.holes: list[tuple[int, int, int, int]] = []  # stretches the evidence lost (quorum_epoch_holes)
+        # (partition, leader epoch) -> when the evidence first stated it (a broker restarting restates old epochs)
+        self.epoch_first_seen: dict[F.TP, dict[int, int]] = {}
+        self.liveness_at: dict[int, int] = {}  # broker -> time of the last line the replay took its liveness from
+        self.min_epoch: dict[F.TP, int] = {}  # a leader epoch the partition has reached in a step not derived
         self._seq = 0
         # KRaft has one mode: the metadata log (or the lines the controller logs of it) is followed
         self.router = Router(
@@ -96,6 +113,7 @@ class KraftReplay:
         self.known_brokers.add(b)
 
     def _liveness(self, b: int, ts: int, ref: F.Ref, cause: str) -> None:
+        self.liveness_at[b] = ts
         # A broker in controlled shutdown may not lead: for availability it has left already.
         up = b in self.registered and b not in self.fenced and b not in self.cs
         was = b in self.live
@@ -132,17 +150,25 @@ class KraftReplay:
 
     # ------------------------------------------------------------------ facts
 
-    def run(self, facts: list[F.Fact]) -> None:
-        """``facts``: from ``kraft_facts.kraft_facts``, in the cluster's order."""
+    def run(self, stream: KraftStream) -> None:
+        """``stream``: from ``kraft_facts.kraft_facts``: the facts in the cluster's order, and what the whole
+        cluster's events say besides (stretches the evidence lost, records a renounce rolled back)."""
+        self.holes = list(stream.holes)
         route = self.router.route
-        for fact in facts:
+        for fact in stream.facts:
             route(fact)
+        self.findings.extend(stream.findings)
+        self.findings.extend(departure_findings(self.comparisons, self.config.version))
 
     def _quorum_leader(self, f: F.ControllerElected) -> None:
         self._tenure(f, f.controller, f.epoch)
 
     def _quorum_leader_gone(self, f: F.ControllerGone) -> None:
-        self._tenure(f, f.controller, None)
+        """The quorum has no leader known, or the leader renounced (kraft_facts emits this only while one is
+        in office)."""
+        if self.tenures and self.tenures[-1].end is None:
+            t = self.tenures[-1]
+            t.end, t.end_ref, t.end_cause = f.ts, f.ref, "renounced"
 
     def _tenure(self, f: F.Fact, c: int | None, epoch: int | None) -> None:
         if self.tenures and self.tenures[-1].end is None:
@@ -397,17 +423,26 @@ class KraftReplay:
         ok = self.acceptable()
         for tp in sorted(self.parts):
             p = self.parts[tp]
-            if p.isr is None or b not in set(p.isr) | {p.leader}:
+            if p.isr is None and p.leader == b and p.leader_epoch is not None:
+                # The leader left: the controller wrote a new leader epoch (brokerToRemove is never kept as leader,
+                # 3.9 PartitionChangeBuilder) that the replay cannot derive with the ISR unknown. Lines stating
+                # older epochs after this are brokers lagging behind it, not the partition's state.
+                self.min_epoch[tp] = max(self.min_epoch.get(tp, 0), p.leader_epoch + 1)
+            if p.isr is None or b not in set(p.isr) | {p.leader} or self._behind(p):
                 continue
             target = self._rule("kraft.isr_shrink", p.isr, {b}, self.elr_enabled)
             res = self._rule("kraft.election", p.replicas or p.isr, target, p.leader, ok, self._unclean(tp[0]), (), self.elr_enabled)
             self._apply_replayed(p, f, res.leader, res.isr, res.how == "unclean")
 
+    def _behind(self, p: PState) -> bool:
+        """The registration held is older than a change the replay knows was made but could not derive."""
+        return p.leader_epoch is not None and p.leader_epoch < self.min_epoch.get(p.tp, -1)
+
     def _replay_unfence(self, f: F.Fact) -> None:
         ok = self.acceptable()
         for tp in sorted(self.parts):
             p = self.parts[tp]
-            if p.leader is not None and p.leader < 0 and p.isr is not None:
+            if p.leader is not None and p.leader < 0 and p.isr is not None and not self._behind(p):
                 res = self._rule("kraft.election", p.replicas or p.isr, p.isr, None, ok, self._unclean(tp[0]), (), self.elr_enabled)
                 if res.leader >= 0:
                     self._apply_replayed(p, f, res.leader, res.isr, res.how == "unclean")
@@ -423,13 +458,18 @@ class KraftReplay:
         if not self.store.apply_decision(p, change, f.ts, f.ref):
             return
         self.replayed_since[p.tp] = self.replayed_since.get(p.tp, 0) + 1
+        self.epoch_known_at[p.tp] = f.ts
+        if p.leader_epoch is not None:
+            self.epoch_first_seen.setdefault(p.tp, {}).setdefault(p.leader_epoch, f.ts)
         self._seq += 1
         d = Decision(self._seq, f.ts, p.tp, "election" if leader >= 0 else "election_failed", "KRaft (replayed)",
                      f.ref, before, {"leader": leader, "isr": list(isr), "leader_epoch": p.leader_epoch},
                      unclean=unclean, status="applied", change=change)
         self.decisions.append(d)
         if p.leader_epoch is not None and bump:
-            self.last_replayed[p.tp] = d
+            pe = None if p.zk_version is None else p.zk_version + self.replayed_since[p.tp]
+            self.replayed_at[(p.tp, p.leader_epoch)] = (d, pe, self.acceptable(), self._unclean(p.tp[0]),
+                                                        dict(self.liveness_at))
             self.replayed_epochs.add((p.tp, p.leader_epoch))
         if unclean:
             self.unclean_elections.append(d)
@@ -437,7 +477,20 @@ class KraftReplay:
             self.failed_elections.setdefault(p.tp, []).append(f.ref)
         self._show(p, f.ts, f.ref, "replayed")
 
-    def _unknown(self, p: PState, f: F.Fact, leader: int | None, why: str) -> None:
+    def _unknown(self, p: PState, f: F.ObservedState, leader: int | None, why: str) -> None:
+        seen = self.epoch_first_seen.get(p.tp, {})
+        first = f.leader_epoch is not None and seen.get(f.leader_epoch) == f.ts
+        if why.startswith(UNSEEN_STEPS) or why.startswith(RESTATED) and first:
+            # The steps were decided after the state the replay holds; if the evidence lost a stretch since, they
+            # may lie in it: an evidence gap, not a record the evidence could have judged. A line restating an
+            # epoch no line stated before was decided after the last earlier epoch the evidence shows.
+            at = p.leader_epoch if why.startswith(UNSEEN_STEPS) else max(
+                (e for e in seen if e < f.leader_epoch), default=None)
+            since = seen.get(at, self.epoch_known_at.get(p.tp) if at == p.leader_epoch else None)
+            h = hole_between(self.holes, since, f.ts)
+            if h is not None:
+                why = (f"{EVIDENCE_GAP} (quorum epochs {h[2]}-{h[3]}, {iso_utc(h[0])} to {iso_utc(h[1])}, are in no "
+                       f"line: {why})")
         self.comparisons.append(unknown(p.tp, f.ts, f.ref, {"leader": leader}, why))
 
     def _point(self, p: PState, f: F.ObservedState, leader: int) -> None:
@@ -465,10 +518,64 @@ class KraftReplay:
             return
         want, how = rederive_stated_leader(replicas, isr, was, leader, self.acceptable(), self._unclean(p.tp[0]),
                                            self.elr_enabled)
+        stale = None if want == leader else self._stale_liveness(leader, want, self.acceptable(), f.ts,
+                                                                 self.liveness_at)
+        if stale is not None:
+            self._unknown(p, f, leader, stale)
+            return
         self._judge(p.tp, f, {"leader": leader}, {"leader": want}, f"point: {how}{alone}")
         if want == leader and was >= 0 and leader != was and "left" in how:
-            # the step that moved leadership took the old leader out of the ISR (brokerToRemove)
-            self.store.set(p, isr=isr_without(isr, {was}, self.elr_enabled))
+            # the step that moved leadership took the old leader out of the ISR (brokerToRemove), unless a
+            # preferred election, which keeps the ISR, explains the move as well
+            self.store.set(p, isr=isr_after_leader_left(replicas, isr, was, leader, self.acceptable(), self.elr_enabled))
+
+    def _stale_liveness(self, recorded: int, replayed: int | None, acceptable: frozenset[int], ts: int,
+                        liveness_at: dict[int, int]) -> str | None:
+        """Why a leader the record and the replay disagree on rests on liveness the evidence lost, if it does.
+
+        An elected leader was acceptable when elected (isAcceptableLeader: registered, unfenced, not shutting down);
+        a broker the replay elected and the controller passed over was not. Where the replay held the other view of
+        that broker from a line older than a stretch the evidence lost (:func:`quorum_epoch_holes`), its
+        registration changed in that stretch: the record shows a state the replay never saw."""
+        for b, held in ((recorded, "fenced or shutting down"), (replayed, "acceptable")):
+            if b is None or b < 0 or (b in acceptable) != (held == "acceptable"):
+                continue
+            h = hole_between(self.holes, liveness_at.get(b, -1), ts)
+            if h is not None:
+                since = liveness_at.get(b)
+                return (f"{EVIDENCE_GAP} (broker {b}, held {held} from "
+                        f"{iso_utc(since) if since is not None else 'the start'}, across quorum epochs {h[2]}-{h[3]}, "
+                        f"{iso_utc(h[0])} to {iso_utc(h[1])}, that are in no line)")
+        return None
+
+    def _judge_replayed(self, tp: F.TP, f: F.ObservedState, leader: int, d: Decision, pe: int | None,
+                        acceptable: frozenset[int], unclean: bool, seen: dict[int, int]) -> None:
+        """A broker's line at the leader epoch one of the replay's own decisions reached, judged against it.
+
+        A line stating a later partition epoch than the decision wrote may follow ISR-only changes no line shows
+        (AlterPartition by the leader), before the decision as well as after: the decision then rests on an ISR the
+        replay did not know, and is judged only if its outcome holds whatever that ISR was (as :meth:`_point`)."""
+        unseen = unseen_partition_changes(pe, 0, f.zk_version) if pe is not None else None
+        c = None
+        if unseen:
+            was, replicas = d.before.get("leader"), d.before.get("replicas")
+            if was is not None and stated_leader_whatever_the_isr(replicas, was, leader, acceptable, unclean):
+                c = judge_kraft(tp, f.ts, f.ref, {"leader": leader}, {"leader": leader},
+                                f"broker's own view of the replayed decision: elected whatever the ISR ({unseen} "
+                                f"partition change(s) up to it are in no line)")
+            else:
+                self._unknown(self.store.part(tp), f, leader, f"leader epoch: ISR unknown ({unseen} ISR-only "
+                                                                  f"partition change(s) up to it are in no line)")
+                return
+        if c is None:
+            c = judge_kraft(tp, f.ts, f.ref, {"leader": leader}, {"leader": d.after.get("leader")},
+                            "broker's own view of the replayed decision")
+            stale = None if c.agreed else self._stale_liveness(leader, d.after.get("leader"), acceptable, d.ts, seen)
+            if stale is not None:
+                self.comparisons.append(unknown(tp, f.ts, f.ref, {"leader": leader}, stale))
+                return
+        self.comparisons.append(c)
+        d.status = c.verdict
 
     def _observed(self, f: F.ObservedState) -> None:
         """A broker says it became leader/follower: the controller's decision, as delivered."""
@@ -479,22 +586,27 @@ class KraftReplay:
             if not self.has_records and f.leader_epoch is not None:
                 self._unknown(p, f, None, "leader epoch: the line does not name the leader")
             return
-        last = self.last_replayed.get(tp)
-        judged = not self.has_records and last is not None and f.leader_epoch is not None \
-            and last.after.get("leader_epoch") == f.leader_epoch
+        if f.leader_epoch is not None:
+            self.epoch_first_seen.setdefault(tp, {}).setdefault(f.leader_epoch, f.ts)
+        mine = self.replayed_at.get((tp, f.leader_epoch)) if f.leader_epoch is not None else None
+        judged = not self.has_records and mine is not None and mine[0].status == "applied"
         if not judged and not self.has_records and f.leader_epoch is not None and f.became is not None:
             self._point(p, f, leader)  # a new leader epoch the broker started (not a LeaderAndIsr request received)
         if judged:
             # The broker states the outcome of the very decision the replay took (same leader epoch).
-            c = judge_kraft(tp, f.ts, f.ref, {"leader": leader}, {"leader": last.after.get("leader")},
-                            "broker's own view of the replayed decision")
-            self.comparisons.append(c)
-            last.status = c.verdict
-            del self.last_replayed[tp]
+            self._judge_replayed(tp, f, leader, *mine)
         stated = self.stated_epoch.get(tp)
+        # The epoch right after the one known, its leader not seen leaving since: the election the line states
+        # came after everything the replay knows of that leader
+        next_epoch = f.leader_epoch is not None and p.leader_epoch is not None and f.leader_epoch == p.leader_epoch + 1 \
+            and leader >= 0 and self.recent_gone.get(leader, -1) <= self.epoch_known_at.get(tp, -1)
+        if f.leader_epoch is not None and f.leader_epoch < self.min_epoch.get(tp, -1):
+            return  # a broker behind a step the replay knows was taken (see _replay_leaving)
         if f.leader_epoch is not None and p.leader_epoch is not None and (f.leader_epoch, f.zk_version or 0) \
                 < (p.leader_epoch, p.zk_version or 0) and (stated is None or f.leader_epoch < stated[0]
-                                                           or p.leader_epoch <= stated[0]):
+                                                           or p.leader_epoch <= stated[0]
+                                                           or stated_within_replayed(p.zk_version, f.zk_version,
+                                                                                     self.replayed_since.get(tp, 0))):
             return  # older than the registration known (leader epoch, then partition epoch)
         # A broker stating an epoch below what only the replay's own steps reached: those steps were not what the
         # controller committed (no broker ever states them); the broker's registration is taken instead.
@@ -509,15 +621,19 @@ class KraftReplay:
                                   and f.leader_epoch > p.leader_epoch + 1)):
             self.store.set(p, isr=None)  # the line does not state the ISR, and unseen changes came before it
         self.store.adopt(p, leader, f.isr, f.leader_epoch, zk_version=f.zk_version, replicas=f.replicas, ts=f.ts)
+        if f.leader_epoch is not None and f.leader_epoch == p.leader_epoch:
+            self.epoch_known_at[tp] = f.ts
         if f.zk_version is not None:
             self.replayed_since[tp] = 0
         b = f.ref.broker  # the broker whose log states it
-        if f.became == "leader" and b is not None and leader == b and not self.has_records \
-                and (b in self.fenced or b in self.cs or b not in self.registered):
-            # elected at this new epoch, so active then (isAcceptableLeader: registered, unfenced, not shutting down)
-            self.registered.setdefault(b, None)
-            self.fenced.discard(b)
-            self.cs.discard(b)
-            self._liveness(b, f.ts, f.ref, "elected leader")
+        own = f.became == "leader" and b is not None and leader == b
+        if (own or f.became == "follower" and next_epoch) and not self.has_records \
+                and (leader in self.fenced or leader in self.cs or leader not in self.registered):
+            # elected at this new epoch, so active then (isAcceptableLeader: registered, unfenced, not shutting down);
+            # a follower's line names the leader of the epoch it starts just as the leader's own line does
+            self.registered.setdefault(leader, None)
+            self.fenced.discard(leader)
+            self.cs.discard(leader)
+            self._liveness(leader, f.ts, f.ref, "elected leader")
         self.store.move(p, ONLINE if leader >= 0 else OFFLINE, OBSERVED, f.ts, f.ref)
         self._show(p, f.ts, f.ref, "observed")

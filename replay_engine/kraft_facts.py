@@ -13,10 +13,15 @@ takes out: a fact carries what its handler needs, so the replay never reads an e
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from typing import Any
+
 from parsers.schema import Event
 from replay_engine import facts as F
+from replay_engine import rules as R
 from replay_engine.from_events import ref_of
-from replay_engine.kraft_evidence import previous_registration, topic_names_from_lines
+from replay_engine.kraft_evidence import (previous_registration, quorum_epoch_holes, renounce_findings,
+                                          reverted_on_renounce, topic_names_from_lines, uncommitted_in_metadata_log)
 
 KRAFT_TYPES = frozenset({"partition_record", "partition_change", "topic_record", "topic_removed", "kraft_leader_change",
                          "broker_fenced", "broker_unfenced", "broker_registration_change", "broker_unregistered",
@@ -48,14 +53,32 @@ def is_kraft_counts(counts: dict[str, int]) -> bool:
     return kraft > 0 and kraft >= zk
 
 
-def kraft_facts(events: list[Event]) -> list[F.Fact]:
-    """Events of ONE cluster, in ``kraft_order`` -> the facts the KRaft replay runs over, in the same order."""
+@dataclass
+class KraftStream:
+    facts: list[F.Fact]
+    holes: list[tuple[int, int, int, int]] = field(default_factory=list)  # stretches the evidence lost
+    findings: list[dict[str, Any]] = field(default_factory=list)  # records a renounce rolled back, and why
+
+
+def kraft_facts(events: list[Event], version: tuple[int, ...] | None = None) -> KraftStream:
+    """Events of ONE cluster, in ``kraft_order`` -> the facts the KRaft replay runs over, in the same order.
+    ``version``: the Kafka version whose rules say which records a renounce rolled back."""
     history, echoes = history_and_echoes(events)
     names = topic_names_from_lines(events)
     leaving = leaving_by_batch(events)
+    reverted = reverted_on_renounce(events)
+    uncommitted = uncommitted_in_metadata_log(events, lambda offsets, n: R.decide("kraft.renounce", version, offsets, n))
+    undone: dict[int, list[Event]] = {}
     out: list[F.Fact] = []
     quorum_leader: tuple | None = None  # (controller, epoch) as last stated
     for i, ev in enumerate(events):
+        if i in reverted and R.decide("kraft.renounce.failed_write", version,
+                                      (events[reverted[i]].detail or {}).get("exception")):
+            undone.setdefault(reverted[i], []).append(ev)  # rolled back by the controller's renounce: not replayed
+            continue
+        if i in uncommitted:
+            undone.setdefault(uncommitted[i], []).append(ev)  # appended, never committed: not replayed
+            continue
         if i in echoes:
             continue
         if i in history:
@@ -70,6 +93,12 @@ def kraft_facts(events: list[Event]) -> list[F.Fact]:
             elif quorum_leader is not None:
                 out.append(F.ControllerGone(ev.ts or 0, ref_of(ev), controller=c, cause="renounced"))
                 quorum_leader = None
+        elif ev.event_type == "kraft_renounce_on_error":
+            # the active controller renounced after a failed write: its tenure ends (if it is the one in office)
+            c = (ev.detail or {}).get("renounced_by")
+            if quorum_leader is not None and quorum_leader[0] == c:
+                out.append(F.ControllerGone(ev.ts or 0, ref_of(ev), controller=c, cause="renounced_on_error"))
+                quorum_leader = None
         else:
             convert = _CONVERT.get(ev.event_type)
             if convert is not None:
@@ -79,7 +108,7 @@ def kraft_facts(events: list[Event]) -> list[F.Fact]:
                 tp = _tp(ev, names) if ev.partition is not None else None
                 if ev.subject_broker is not None or tp is not None:
                     out.append(F.Evidence(ev.ts or 0, ref_of(ev), kind=ev.event_type, broker=ev.subject_broker, tp=tp))
-    return out
+    return KraftStream(out, quorum_epoch_holes(events), renounce_findings(events, undone))
 
 
 def _tp(ev: Event, names: dict[str, str]) -> F.TP | None:

@@ -160,7 +160,7 @@ def kraft_downs():
 
     root = REAL_LOGS / KRAFT_CLUSTER
     events = _parse(sorted(p for p in root.rglob("*") if p.is_file()), KRAFT_CLUSTER, REAL_LOGS)
-    return [f for f in kraft_facts(kraft_order(events)) if isinstance(f, F.BrokerDown)]
+    return [f for f in kraft_facts(kraft_order(events)).facts if isinstance(f, F.BrokerDown)]
 
 
 def test_a_kraft_fence_is_broker_down_caused_by_the_fence(kraft_downs):
