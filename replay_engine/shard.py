@@ -136,6 +136,7 @@ class ShardOutput:
     trace_end: int | None
     topics: dict[str, dict[str, float]] = dataclasses.field(default_factory=dict)
     write_outages: list[dict[str, Any]] = dataclasses.field(default_factory=list)  # under min ISR, as JSON
+    cpu_s: float = 0.0  # the task's own CPU seconds, when an executor ran it (benchmarks; not merged)
 
     @classmethod
     def of(cls, res, bucket: int, journal: str, with_intervals: bool = True) -> "ShardOutput":

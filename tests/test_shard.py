@@ -11,8 +11,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import REAL_LOGS, SAMPLES, ZK_REAL
+
 from forensics.sources import collect_inputs
 from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
@@ -20,14 +20,22 @@ from replay_engine.api import replay_cluster
 from replay_engine.cluster_pass import cluster_pass, phase1_events
 from replay_engine.from_events import cluster_context
 from replay_engine.kraft import is_kraft
-from replay_engine.shard import RECORD_EVENT_TYPES, ShardsDisagree, merge, replay_shard, replay_sharded, routes, topic_stats
+from replay_engine.shard import (
+    RECORD_EVENT_TYPES,
+    ShardsDisagree,
+    merge,
+    replay_shard,
+    replay_sharded,
+    routes,
+    topic_stats,
+)
 
 DATASETS = ([SAMPLES / s for s in ("rf1_broker_kill", "controller_failover", "unclean_election")]
             + sorted(p for p in ZK_REAL.iterdir() if p.is_dir())
             + sorted(p for p in REAL_LOGS.iterdir() if p.is_dir()))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _parsed(root: Path) -> tuple:
     return tuple(_load(root))
 
@@ -37,7 +45,7 @@ def load(root: Path):
     return list(_parsed(root))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def whole_replay(root: Path):
     return replay_cluster(load(root), root.name)
 
