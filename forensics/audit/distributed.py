@@ -309,4 +309,4 @@ def replay_on_executors(spark, events, shards: int, progress: Progress | None = 
     timeline = timeline.select(*_TIMELINE.names)
     task_cpu = {c: {"phase1": phase1_cpu.get(c, 0.0), "shards": [o.cpu_s for o in sorted(outs, key=lambda o: o.bucket)]}
                 for c, outs in by_cluster.items()}
-    return DistributedReplay(merged, timeline, whole, outputs, task_cpu)
+    return DistributedReplay(merged, timeline, whole, task_cpu=task_cpu, outputs=outputs)
