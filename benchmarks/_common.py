@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Self
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
@@ -257,13 +258,15 @@ class Standalone:
         self.procs: list[subprocess.Popen] = []
         self.url = ""
 
-    def __enter__(self) -> "Standalone":
+    def __enter__(self) -> Self:
         import pyspark
 
         home = Path(pyspark.__file__).parent
         cls = home / "bin" / "spark-class"
         self.work = Path(tempfile.mkdtemp(prefix="kf-standalone-"))
-        env = {**os.environ, "SPARK_HOME": str(home), "SPARK_LOG_DIR": str(self.work)}
+        # executors import this checkout's code (not whatever the environment's editable install points at)
+        env = {**os.environ, "SPARK_HOME": str(home), "SPARK_LOG_DIR": str(self.work),
+               "PYTHONPATH": os.pathsep.join(x for x in (str(REPO), os.environ.get("PYTHONPATH")) if x)}
         port = _free_port()
         try:
             mlog = self.work / "master.log"

@@ -46,7 +46,10 @@ def wait_for(log: Path, text: str, proc: subprocess.Popen, timeout: float = 120)
 def standalone(tmp_path_factory):
     home, cls = spark_class()
     work = tmp_path_factory.mktemp("standalone")
-    env = {**os.environ, "SPARK_HOME": str(home), "SPARK_LOG_DIR": str(work), "SPARK_WORKER_DIR": str(work / "w")}
+    # the executors import the code under test (this checkout), not whatever an editable install points at
+    repo = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "SPARK_HOME": str(home), "SPARK_LOG_DIR": str(work), "SPARK_WORKER_DIR": str(work / "w"),
+           "PYTHONPATH": os.pathsep.join(x for x in (repo, os.environ.get("PYTHONPATH")) if x)}
     port = free_port()
     procs = []
     try:
