@@ -6,22 +6,23 @@ line names its controller and epoch; an election names a live leader; an ISR rem
 broker the controller saw go; a failed election states the live set). Before, every shard read
 every record as a hint. Here the cluster is replayed once with no partition of its own: the
 cluster-wide facts and every record as a hint. Most hints change nothing (the controller already
-believed what they say); the pass keeps only the records whose hint could change the cluster-wide
-state, and the shards of phase 2 read those and their own partitions' facts, nothing else.
+believed what they say); the pass keeps only the records whose hint changed the controller, its
+epoch or its live set here, or could have in a shard (``depends_on_shutdowns``), and the shards of
+phase 2 read those and their own partitions' facts, nothing else.
 
 Why dropping the others is exact. A hint reads the cluster-wide state (controller, epoch, live
-brokers) and, in two cases, the brokers in controlled shutdown, which a shard may infer from its
-own partitions only. A hint is dropped only when it changes nothing whatever that shutdown set is
-(``could_change``), given the controller, epoch and live set this pass had at that point. A shard
-records the cluster-wide states it went through (its journal); when it equals this pass's journal,
-each dropped hint met the same controller, epoch and live set in the shard, so it would have
+brokers, what the evidence says of versions and shutdowns, the same in every shard) and, in two
+cases, the brokers in controlled shutdown, which a shard may infer from its own partitions only;
+those two are kept whenever the shutdown set could matter. A shard records the cluster-wide states
+it went through (its journal); when it equals this pass's journal, each dropped hint met the same
+controller, epoch and live set in the shard as here, where it changed nothing, so it would have
 changed nothing there either. When a shard's journal differs, the split is refused and the
 cluster replayed whole (``replay_engine.shard.merge``), as when shards disagree among themselves.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from parsers.schema import Event
 from replay_engine import facts as F
@@ -55,32 +56,23 @@ class ClusterPass:
         return event_key(ev) in self.hints
 
 
-def could_change(ctrl, rec) -> bool:
-    """Could this record, read as a hint, change the controller, its epoch or its live set, whatever
-    the brokers in controlled shutdown? Mirrors the conditions of
-    ``ZkControllerReplay._infer_from_record``."""
+def depends_on_shutdowns(ctrl, rec) -> bool:
+    """Could this record's hint act differently in a shard that knows of a controlled shutdown this pass
+    does not (one inferred from that shard's own partitions)? ``ZkControllerReplay._infer_from_record``
+    reads the brokers in controlled shutdown only for an ISR removal (a leaving broker is not taken out
+    of the live set) and a failed election's stated live set (leaving brokers are kept)."""
     if not ctrl.mode.infers_from_records:
         return False
-    cid, ce = getattr(rec, "controller_id", None), getattr(rec, "controller_epoch", None)
-    epoch = ctrl.controller_epoch
-    if cid is not None and ce is not None and (ctrl.controller != cid or (epoch is not None and ce > epoch)) \
-            and (epoch is None or ce >= epoch):
-        return True
-    live = ctrl.live
     if isinstance(rec, F.RecordedState):
-        if rec.kind == "isr_removal" and rec.removed_replica is not None:
-            # removed unless in controlled shutdown: a shard may know of a shutdown this pass does not
-            return int(rec.removed_replica) in live
-        if rec.kind in ("election", "new_partition") and rec.leader is not None and rec.leader >= 0:
-            if rec.leader not in live:
-                return True
-            if rec.isr and (rec.kind == "new_partition" or rec.from_state == "OfflinePartition"):
-                return not set(rec.isr) <= live
-        return False
+        return rec.kind == "isr_removal" and rec.removed_replica is not None and int(rec.removed_replica) in ctrl.live
     if isinstance(rec, F.RecordedFailedElection) and rec.live is not None:
-        # live := stated | (live & shutting): unchanged for every shutdown set only when live == stated
-        return set(rec.live) != live
+        return set(rec.live) != ctrl.live  # live := stated | (live & leaving): the same for every shutdown set only then
     return False
+
+
+def _cluster_view(ctrl) -> tuple:
+    # a controller inferred from a record always opens a tenure, even under the same id and epoch after a reset
+    return ctrl.controller, ctrl.controller_epoch, len(ctrl.tenures), frozenset(ctrl.live)
 
 
 def phase1_events(events: Iterable[Event]) -> list[Event]:
@@ -113,9 +105,10 @@ def _cluster_pass(events: list[Event], context: ClusterContext) -> ClusterPass:
     def hint(f: F.RecordHint) -> None:
         nonlocal records
         records += 1
-        if could_change(ctrl, f.record):
-            kept.add(_ref_key(f.ref))
+        before, fragile = _cluster_view(ctrl), depends_on_shutdowns(ctrl, f.record)
         infer(f.record)
+        if fragile or _cluster_view(ctrl) != before:
+            kept.add(_ref_key(f.ref))
 
     ctrl._handlers[F.RecordHint] = hint
     ctrl.journal = []
