@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Self
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
@@ -224,3 +225,87 @@ def record(section: str, bullet: str) -> None:
         body = text[:end].rstrip("\n") + "\n" + bullet
         text = body + ("\n" + text[end:] if nxt >= 0 else "")
     RESULTS.write_text(text, encoding="utf-8")
+
+
+# ---------------------------------------------------------------- Spark standalone
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_for(log: Path, text: str, proc, timeout: float = 180) -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if log.exists() and text in log.read_text(errors="replace"):
+            return
+        if proc.poll() is not None:
+            raise RuntimeError(f"{log.name}: exited {proc.returncode}: {log.read_text(errors='replace')[-2000:]}")
+        time.sleep(0.5)
+    raise RuntimeError(f"{log.name}: no {text!r} within {timeout}s")
+
+
+class Standalone:
+    """A Spark standalone cluster on 127.0.0.1 (a master and ``workers`` workers of ``cores`` cores,
+    started from the pyspark installation, as tests/test_audit_standalone.py does); stopped on exit.
+    ``pids``: the master's and workers' processes, whose trees hold the executors (for CPU seconds)."""
+
+    def __init__(self, workers: int, cores: int = 1, memory: str = "2g"):
+        self.workers, self.cores, self.memory = workers, cores, memory
+        self.procs: list[subprocess.Popen] = []
+        self.url = ""
+
+    def __enter__(self) -> Self:
+        import pyspark
+
+        home = Path(pyspark.__file__).parent
+        cls = home / "bin" / "spark-class"
+        self.work = Path(tempfile.mkdtemp(prefix="kf-standalone-"))
+        # executors import this checkout's code (not whatever the environment's editable install points at)
+        env = {**os.environ, "SPARK_HOME": str(home), "SPARK_LOG_DIR": str(self.work),
+               "PYTHONPATH": os.pathsep.join(x for x in (str(REPO), os.environ.get("PYTHONPATH")) if x)}
+        port = _free_port()
+        try:
+            mlog = self.work / "master.log"
+            master = subprocess.Popen([str(cls), "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
+                                       "--port", str(port), "--webui-port", str(_free_port())],
+                                      stdout=mlog.open("w"), stderr=subprocess.STDOUT, env=env, start_new_session=True)
+            self.procs.append(master)
+            _wait_for(mlog, "I have been elected leader", master)
+            self.url = f"spark://127.0.0.1:{port}"
+            for i in range(self.workers):
+                wlog = self.work / f"worker{i}.log"
+                w = subprocess.Popen([str(cls), "org.apache.spark.deploy.worker.Worker", self.url, "--host", "127.0.0.1",
+                                      "--cores", str(self.cores), "--memory", self.memory,
+                                      "--webui-port", str(_free_port()), "--work-dir", str(self.work / f"w{i}")],
+                                     stdout=wlog.open("w"), stderr=subprocess.STDOUT, env=env, start_new_session=True)
+                self.procs.append(w)
+                _wait_for(wlog, "Successfully registered with master", w)
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    @property
+    def pids(self) -> list[int]:
+        return [p.pid for p in self.procs]
+
+    def __exit__(self, *exc) -> None:
+        import shutil
+        import signal
+
+        for p in reversed(self.procs):
+            try:
+                os.killpg(p.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        for p in self.procs:
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+        shutil.rmtree(self.work, ignore_errors=True)

@@ -2,7 +2,7 @@
 
 Run from the repo root (one command; corpus and events under a temporary folder, removed at the end):
 
-    .venv/bin/python benchmarks/replay_bench.py [--size-gb 2] [--days 3] [--runs 3] [--record]
+    .venv/bin/python benchmarks/replay_bench.py [--size-gb 2] [--days 3] [--runs 3] [--no-standalone] [--record]
 
 1. A corpus (30 brokers, 100,000 partitions) is generated and ingested once with Spark; its events
    (all but raw ZooKeeper txns, as ``postmortem`` collects them) are written to Parquet.
@@ -12,6 +12,11 @@ Run from the repo root (one command; corpus and events under a temporary folder,
 3. Distributed: ``forensics.audit.distributed.replay_on_executors`` over the Parquet events, in a fresh
    Spark per configuration: ``local[1]`` with 1 shard (the baseline: one core through Spark) and
    ``local[2]`` with 2 shards (partitions split over 2 executor cores). Speed-up = baseline / 2 executors.
+4. The same on a Spark standalone cluster on 127.0.0.1 (a master and workers of 1 core each, started
+   from the pyspark installation): 1 worker with 1 shard, then 2 workers with 2 shards; every
+   configuration's output (timeline rows and merged replay) is hashed and compared.
+CPU seconds count the whole process tree (driver, JVM, Python workers; a standalone cluster's master,
+workers and executors), so a loaded machine shows in the wall times, not in them.
 With ``--record`` the result is appended to its section of benchmarks/RESULTS.md.
 """
 from __future__ import annotations
@@ -27,8 +32,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import (REPO, load_avg, make_corpus, med, now_utc, record, runs_text,  # noqa: E402
-                     tree_cpu, vm_hwm_mb)
+from _common import (REPO, Standalone, load_avg, make_corpus, med, now_utc, record,  # noqa: E402
+                     runs_text, tree_cpu, vm_hwm_mb)
 
 SECTION = "## replay (engine events/s on one core; partition shards on 2 executors)"
 
@@ -89,28 +94,73 @@ def one_core(parquet: str, runs: int) -> dict:
             "brokers": len(res.image.known_brokers), "vm_hwm_mb": vm_hwm_mb()}
 
 
-def distributed(parquet: str, master: str, shards: int, runs: int) -> dict:
-    """In this (fresh) process: replay_on_executors over the Parquet events, ``runs`` times."""
+def output_digest(dist) -> str:
+    """SHA-256 of what the replay hands on: the timeline rows in a fixed order, and each cluster's merged
+    replay (outages, tenures, periods, agreement, findings) as sorted JSON. Equal digests: the same bytes."""
+    import dataclasses
+    import hashlib
+
+    h = hashlib.sha256()
+    cols = dist.timeline.columns
+    for r in dist.timeline.orderBy(*cols).collect():
+        h.update(json.dumps([r[c] for c in cols], default=str).encode())
+    for c in sorted(dist.merged):
+        m = dataclasses.asdict(dist.merged[c])
+        m.pop("shards")  # how many shards ran is the run's setting, not its output
+        h.update(json.dumps(m, sort_keys=True, default=str).encode())
+    return h.hexdigest()
+
+
+def distributed(parquet: str, master: str, shards: int, runs: int, pids: tuple[int, ...] = ()) -> dict:
+    """In this (fresh) process: replay_on_executors over the Parquet events, ``runs`` times. CPU seconds
+    are this process tree's plus those of ``pids`` (a standalone cluster's master and workers, whose
+    trees hold the executors)."""
     from forensics.audit.distributed import replay_on_executors
     from forensics.spark import get_spark
+
+    def cpu() -> float:
+        return tree_cpu() + sum(tree_cpu(p) for p in pids)
 
     t = time.perf_counter()
     spark = get_spark(master)
     start_s = time.perf_counter() - t
-    walls, cpus, info = [], [], {}
-    for _ in range(runs):
-        c, t = tree_cpu(), time.perf_counter()
+    walls, cpus, info, tasks = [], [], {}, []
+    for i in range(runs):
+        c, t = cpu(), time.perf_counter()
         events = spark.read.parquet(parquet)
         dist = replay_on_executors(spark, events, shards)
         n_intervals = dist.timeline.count()
         walls.append(time.perf_counter() - t)
-        cpus.append(tree_cpu() - c)
+        cpus.append(cpu() - c)
         m = dist.merged["bench"]
         info = {"intervals": n_intervals, "replayed_whole": dist.replayed_whole,
                 "leaderless": len(m.leaderless) if hasattr(m, "leaderless") else None}
+        tasks.append(dist.task_cpu["bench"])
+        if i == runs - 1:
+            info["digest"] = output_digest(dist)  # after the timing
         dist.release()
     spark.stop()
-    return {"master": master, "shards": shards, "spark_start_s": start_s, "wall": walls, "cpu": cpus, **info}
+    return {"master": master, "shards": shards, "spark_start_s": start_s, "wall": walls, "cpu": cpus, "tasks": tasks,
+            **info}
+
+
+def _speedup_line(what: str, one_name: str, two_name: str, one: dict, two: dict, n: int) -> str:
+    b, d = med(one["wall"]), med(two["wall"])
+    out = (f"{what}: {one_name} median {b:.1f}s ({runs_text(one['wall'])}; {med(one['cpu']):.1f} CPU s) = "
+           f"{n / b:,.0f} events/s; {two_name} median {d:.1f}s ({runs_text(two['wall'])}; {med(two['cpu']):.1f} CPU s) "
+           f"= {n / d:,.0f} events/s: **speed-up {b / d:.2f}x** (goal 1.8x: {'met' if b / d >= 1.8 else 'missed'}; "
+           f"CPU seconds {med(two['cpu']) / med(one['cpu']):.2f}x the baseline's)")
+    # Load-proof: the Python tasks' own CPU seconds. Phase 1 runs before the shards, the shards side by side:
+    # with one core per shard the replay's critical path is phase 1 + the slowest shard.
+    crit1 = med([t["phase1"] + max(t["shards"]) for t in one["tasks"]])
+    crit2 = med([t["phase1"] + max(t["shards"]) for t in two["tasks"]])
+    t2 = two["tasks"][-1]
+    out += (f"; tasks' own CPU s (median run): baseline {crit1:.1f}, split phase 1 {med([t['phase1'] for t in two['tasks']]):.1f} "
+            f"+ shards {', '.join(f'{x:.1f}' for x in t2['shards'])} (last run), critical path {crit2:.1f}: "
+            f"{crit1 / crit2:.2f}x")
+    if two["replayed_whole"]:
+        out += f"; replayed whole: {two['replayed_whole']}"
+    return out
 
 
 def _child(mode: str, *args) -> dict:
@@ -126,13 +176,15 @@ def main() -> None:
         if sys.argv[1] == "_one_core":
             print(json.dumps(one_core(sys.argv[2], int(sys.argv[3]))))
         else:
-            print(json.dumps(distributed(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))))
+            pids = tuple(int(x) for x in sys.argv[6].split(",")) if len(sys.argv) > 6 else ()
+            print(json.dumps(distributed(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), pids)))
         return
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size-gb", type=float, default=2.0)
     ap.add_argument("--days", type=float, default=3)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--work", help="folder for the corpus and events (kept; reused)")
+    ap.add_argument("--no-standalone", action="store_true", help="skip the Spark standalone cluster runs")
     ap.add_argument("--record", action="store_true")
     args = ap.parse_args()
 
@@ -162,19 +214,33 @@ def main() -> None:
         two = _child("_distributed", parquet, "local[2]", 2, args.runs)
         loads.append(load_avg())
         print(f"local[2], 2 shards: {runs_text(two['wall'])} s", flush=True)
-        b, d = med(base["wall"]), med(two["wall"])
-        line2 = (f"replay_on_executors (Parquet events -> timeline rows counted, shard outputs merged on the driver): "
-                 f"local[1] with 1 shard median {b:.1f}s ({runs_text(base['wall'])}; {med(base['cpu']):.1f} CPU s) = "
-                 f"{n / b:,.0f} events/s; local[2] with 2 shards median {d:.1f}s ({runs_text(two['wall'])}; "
-                 f"{med(two['cpu']):.1f} CPU s) = {n / d:,.0f} events/s: **speed-up {b / d:.2f}x** on 2 executor cores"
-                 + (f"; replayed whole: {two['replayed_whole']}" if two["replayed_whole"] else "")
-                 + f"; against the in-process one-core replay: {wall_med / d:.2f}x")
-        print(line2)
+        line2 = _speedup_line("replay_on_executors (Parquet events -> phase 1 -> shards -> timeline rows counted, "
+                              "shard outputs merged on the driver)", "local[1] with 1 shard",
+                              "local[2] with 2 shards", base, two, n)
+        line2 += f"; against the in-process one-core replay: {wall_med / med(two['wall']):.2f}x"
+        print(line2, flush=True)
+        lines = [line2]
+        if not args.no_standalone:
+            with Standalone(1) as one_w:
+                sa1 = _child("_distributed", parquet, one_w.url, 1, args.runs, ",".join(map(str, one_w.pids)))
+            loads.append(load_avg())
+            with Standalone(2) as two_w:
+                sa2 = _child("_distributed", parquet, two_w.url, 2, args.runs, ",".join(map(str, two_w.pids)))
+            loads.append(load_avg())
+            line3 = _speedup_line("Spark standalone on 127.0.0.1 (workers of 1 core, 2 GB)", "1 worker with 1 shard",
+                                  "2 workers with 2 shards", sa1, sa2, n)
+            same = len({base["digest"], two["digest"], sa1["digest"], sa2["digest"]}) == 1
+            line3 += (f"; output (timeline rows and merged replay, SHA-256) {'identical' if same else 'DIFFERENT'} "
+                      f"across local[1], local[2] and both standalone runs ({two['digest'][:16]})")
+            print(line3, flush=True)
+            lines.append(line3)
         print(f"load average: {runs_text(loads)}")
         if args.record:
-            cmd = f"`.venv/bin/python benchmarks/replay_bench.py --size-gb {args.size_gb:g} --days {args.days:g} --runs {args.runs} --record`"
+            cmd = (f"`.venv/bin/python benchmarks/replay_bench.py --size-gb {args.size_gb:g} --days {args.days:g} "
+                   f"--runs {args.runs}{' --no-standalone' if args.no_standalone else ''} --record`")
+            body = "".join(f"  - {x}\n" for x in [line1, *lines])
             record(SECTION, f"- {now_utc()}, {os.cpu_count()} cores, load average {runs_text(loads)} (start, after each "
-                            f"step). Corpus `{info['command']}`.\n  - {line1}\n  - {line2}\n  Command: {cmd}\n")
+                            f"step). Corpus `{info['command']}`.\n{body}  Command: {cmd}\n")
     finally:
         if not args.work:
             shutil.rmtree(work, ignore_errors=True)

@@ -109,22 +109,29 @@ def _replay_cluster(events, cluster, overrides, topic_overrides, keep_tp, contex
         if keep_tp is not None:
             raise ValueError("KRaft clusters are replayed whole, not by partition shard")
         return replay_kraft(events, cluster)
-    stream = build_facts(events, context)
+    ctrl, stream = zk_replay_of(events, context, overrides, topic_overrides)
     if keep_tp is not None:
         stream.facts = shard_facts(stream.facts, keep_tp)
-    config = ConfigState(version=parse_version(stream.kafka_version))
-    if config.version is not None:
-        config.version_source = stream.kafka_version_source or f"logged 'Kafka version: {stream.kafka_version}'"
-    config.override_cluster = dict(overrides or {})
-    config.override_topic = {t: dict(v) for t, v in (topic_overrides or {}).items()}
-    ctrl = ZkControllerReplay(config, stream.coverage)
-    if keep_tp is not None:
         ctrl.journal = []
     ctrl.run(stream.facts, stream.trace_end)
     versions, version_notes = _broker_versions(events, ctrl.config)
     return assemble(ctrl, stream, cluster=cluster, mode=stream.mode, recorded=stream.coverage.recorded,
                     events=events, keep_tp=keep_tp, notes=list(stream.notes) + version_notes,
                     broker_versions=versions)
+
+
+def zk_replay_of(events: list[Event], context: ClusterContext | None = None,
+                 overrides: dict[str, str] | None = None,
+                 topic_overrides: dict[str, dict[str, str]] | None = None) -> tuple[ZkControllerReplay, FactStream]:
+    """A ZooKeeper-mode cluster's facts and the controller that will replay them, configured as the
+    evidence says (the whole replay, a shard and phase 1 of a sharded replay start alike)."""
+    stream = build_facts(events, context)
+    config = ConfigState(version=parse_version(stream.kafka_version))
+    if config.version is not None:
+        config.version_source = stream.kafka_version_source or f"logged 'Kafka version: {stream.kafka_version}'"
+    config.override_cluster = dict(overrides or {})
+    config.override_topic = {t: dict(v) for t, v in (topic_overrides or {}).items()}
+    return ZkControllerReplay(config, stream.coverage), stream
 
 
 def replay(events: Iterable[Event], overrides: dict[str, str] | None = None,

@@ -9,15 +9,19 @@ election request) are cut down to the shard's partitions (``replay_engine.shard_
 
 Two things cross partitions. (1) How far the evidence reaches (log windows, trace
 bounds) is the whole cluster's: shards are handed it (``ClusterContext``). (2) From
-logs alone the replay learns cluster-wide state from the controller's records
-(which controller acted, whom it believed alive): in that mode every shard also
-reads the other shards' records, as hints that touch only that state. What a
-record implies through a partition's own state (an inferred controlled shutdown)
-reaches only its shard; so each shard journals the cluster-wide state it went
-through, and shards that disagree mean the split was not exact: the caller then
-replays the cluster whole. Agreement proves exactness: every cluster-wide change
-of the whole replay happens in the shard that owns its cause, and in the others
-only if it needs nothing partition-specific.
+logs alone the replay learns cluster-wide state from the controller's records of
+every partition (which controller acted, whom it believed alive). That is reduced
+once, in a first phase (``replay_engine.cluster_pass``): the cluster replayed with no
+partition of its own keeps only the records that could change that state, and the
+shards read those as hints that touch only that state. What a record implies
+through a partition's own state (an inferred controlled shutdown) reaches only its
+shard; so each shard journals the cluster-wide state it went through, and a shard
+whose journal differs from phase 1's (or, with ZooKeeper's log, from the other
+shards') means the split was not exact: the caller then replays the cluster whole.
+Agreement proves exactness: every cluster-wide change of the whole replay happens in
+the shard that owns its cause, and in the others only if it needs nothing
+partition-specific; and a record left out of the hints met, in every shard, the
+state in which phase 1 found it could change nothing.
 
 The bucket of a partition must be computed identically here and in Spark
 (``pmod(crc32(concat(topic, '-', partition)), n)``), so it is CRC-32 of that text.
@@ -52,15 +56,17 @@ def in_bucket(bucket: int, buckets: int) -> Callable[[TP], bool]:
 
 
 # Log lines that become controller records (RecordedState / RecordedFailedElection): from logs alone,
-# every shard reads them all (as hints outside its own partitions).
+# phase 1 reads them all, and every shard those it keeps (as hints outside its own partitions).
 RECORD_EVENT_TYPES = ("partition_state_change", "partition_leader_isr_written", "leader_election_failed")
 
 
-def routes(ev: Event, buckets: int, hints: bool) -> range | tuple[int, ...]:
-    """The shards an event goes to (the same rule as the Spark router in ``forensics.audit``)."""
+def routes(ev: Event, buckets: int, hints) -> range | tuple[int, ...]:
+    """The shards an event goes to (the same rule as the Spark router in ``forensics.audit``).
+    ``hints``: None or False (ZooKeeper's log says it all), a ``ClusterPass`` (the records it kept go
+    to every shard), or True (every record to every shard, without phase 1)."""
     if ev.topic is None or ev.partition is None:
         return range(buckets)
-    if hints and ev.event_type in RECORD_EVENT_TYPES:
+    if hints and ev.event_type in RECORD_EVENT_TYPES and (hints is True or hints.needs(ev)):
         return range(buckets)
     return (bucket_of(ev.topic, ev.partition, buckets),)
 
@@ -130,6 +136,7 @@ class ShardOutput:
     trace_end: int | None
     topics: dict[str, dict[str, float]] = dataclasses.field(default_factory=dict)
     write_outages: list[dict[str, Any]] = dataclasses.field(default_factory=list)  # under min ISR, as JSON
+    cpu_s: float = 0.0  # the task's own CPU seconds, when an executor ran it (benchmarks; not merged)
 
     @classmethod
     def of(cls, res, bucket: int, journal: str, with_intervals: bool = True) -> "ShardOutput":
@@ -220,12 +227,15 @@ class MergedReplay:
     write_outages: list[dict[str, Any]] = dataclasses.field(default_factory=list)
 
 
-def merge(outputs: list[ShardOutput]) -> MergedReplay:
+def merge(outputs: list[ShardOutput], expect: str | None = None) -> MergedReplay:
+    """``expect``: the journal of phase 1 (``ClusterPass.journal``), which every shard must match."""
     if not outputs:
         raise ValueError("no shard output")
     outputs = sorted(outputs, key=lambda o: o.bucket)
     if len({o.journal for o in outputs}) > 1:
         raise ShardsDisagree(f"{len({o.journal for o in outputs})} different cluster-wide histories")
+    if expect is not None and outputs[0].journal != expect:
+        raise ShardsDisagree("the shards' cluster-wide history differs from phase 1's")
     first = outputs[0]
     intervals = sorted((iv for o in outputs for iv in o.intervals),
                        key=lambda i: (i.topic, i.partition, i.start, i.end if i.end is not None else 1 << 62))
@@ -260,13 +270,18 @@ def merge(outputs: list[ShardOutput]) -> MergedReplay:
 
 
 def replay_sharded(events: list[Event], cluster: str | None, buckets: int) -> MergedReplay:
-    """In one process, what the audit does across executors (tests and small inputs)."""
+    """In one process, what the audit does across executors (tests and small inputs): phase 1 (logs
+    alone, several shards), then the shards, merged. Raises ``ShardsDisagree`` when the split was not
+    exact (the caller replays the cluster whole)."""
+    from replay_engine.cluster_pass import cluster_pass, phase1_events
     from replay_engine.from_events import cluster_context
 
     events = list(events)
     ctx = cluster_context(events)
+    hints = cluster_pass(phase1_events(events), ctx) if buckets > 1 and not ctx.zk else None
     per: list[list[Event]] = [[] for _ in range(buckets)]
     for ev in events:
-        for b in routes(ev, buckets, hints=not ctx.zk):
+        for b in routes(ev, buckets, hints):
             per[b].append(ev)
-    return merge([replay_shard(per[b], cluster, b, buckets, ctx) for b in range(buckets)])
+    return merge([replay_shard(per[b], cluster, b, buckets, ctx) for b in range(buckets)],
+                 hints.journal if hints is not None else None)

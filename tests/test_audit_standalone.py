@@ -42,11 +42,18 @@ def wait_for(log: Path, text: str, proc: subprocess.Popen, timeout: float = 120)
     raise RuntimeError(f"{log.name}: no {text!r} within {timeout}s: {log.read_text(errors='replace')[-2000:]}")
 
 
+def checkout_env() -> dict[str, str]:
+    """The driver and the executors import the code under test (this checkout), not whatever an editable
+    install points at."""
+    repo = str(Path(__file__).resolve().parents[1])
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(x for x in (repo, os.environ.get("PYTHONPATH")) if x)}
+
+
 @pytest.fixture(scope="module")
 def standalone(tmp_path_factory):
     home, cls = spark_class()
     work = tmp_path_factory.mktemp("standalone")
-    env = {**os.environ, "SPARK_HOME": str(home), "SPARK_LOG_DIR": str(work), "SPARK_WORKER_DIR": str(work / "w")}
+    env = {**checkout_env(), "SPARK_HOME": str(home), "SPARK_LOG_DIR": str(work), "SPARK_WORKER_DIR": str(work / "w")}
     port = free_port()
     procs = []
     try:
@@ -89,7 +96,7 @@ def test_audit_on_a_standalone_cluster_equals_local(spark, standalone, tmp_path)
     remote_out = tmp_path / "remote"
     exe = Path(sys.executable).with_name("kafka-forensics")
     proc = subprocess.run([str(exe), "audit", str(root), "--out", str(remote_out), "--master", url, "--shards", "2"],
-                          capture_output=True, text=True, timeout=900)
+                          capture_output=True, text=True, timeout=900, env=checkout_env())
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "Traceback" not in proc.stderr
     assert "Asked to launch executor" in worker_log.read_text(errors="replace")  # the work ran on the worker

@@ -4,18 +4,22 @@
 
 1. Small aggregates per cluster give each shard the whole cluster's context (how far the
    evidence reaches, ZooKeeper or logs alone, KRaft or not).
-2. Events are routed by built-in expressions (CRC-32 of ``topic-partition``, the same rule as
-   ``replay_engine.shard.routes``): cluster-wide events to every shard, a partition's to its own,
-   and, from logs alone, controller records to every shard as hints.
-3. ``applyInArrow`` replays each (cluster, shard) group; the timeline comes back as typed rows
+2. From logs alone, phase 1 (``replay_engine.cluster_pass``): one task per cluster reads its
+   cluster-wide events and controller records and returns the journal of the cluster-wide state
+   and the few records whose hints the shards need; the driver broadcasts them.
+3. Events are routed by built-in expressions (CRC-32 of ``topic-partition``, the same rule as
+   ``replay_engine.shard.routes``): cluster-wide events and the records phase 1 kept to every
+   shard, a partition's to its own.
+4. ``applyInArrow`` replays each (cluster, shard) group; the timeline comes back as typed rows
    for the table, the rest as one pickled ``ShardOutput`` per shard.
-4. Shards whose journals disagree mean the split was not exact for that cluster: it is replayed
-   again as one task, whole.
+5. Shards whose journals disagree (among themselves or with phase 1) mean the split was not
+   exact for that cluster: it is replayed again as one task, whole.
 """
 from __future__ import annotations
 
 import dataclasses
 import pickle
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +27,7 @@ import pyarrow as pa
 
 from forensics.progress import Progress
 from parsers.schema import FIELD_NAMES, Event, load_detail
+from replay_engine.cluster_pass import ClusterPass
 from replay_engine.from_events import ClusterContext
 from replay_engine.kraft_facts import is_kraft_counts
 from replay_engine.shard import RECORD_EVENT_TYPES, MergedReplay, ShardsDisagree, merge
@@ -46,6 +51,8 @@ class DistributedReplay:
     merged: dict[str, MergedReplay]
     timeline: Any  # Spark DataFrame with the partition_timeline schema (no row_kind)
     replayed_whole: dict[str, str] = field(default_factory=dict)  # cluster -> why it was not split
+    # each task's own CPU seconds (Python side): cluster -> {"phase1": s, "shards": [s, ...]}
+    task_cpu: dict[str, dict[str, Any]] = field(default_factory=dict)
     outputs: list[Any] = field(default_factory=list)  # persisted DataFrames, released by release()
 
     def release(self) -> None:
@@ -104,21 +111,86 @@ def cluster_plans(spark, events, shards: int) -> dict[str, ClusterPlan]:
     return plans
 
 
-def route(events, plans: dict[str, ClusterPlan]):
+def _task_events(table: pa.Table) -> list[Event]:
+    """A task's Arrow rows as events in replay order, copies of a log entry counted once (as
+    ``postmortem`` does: an entry held twice, a rotation beside its copy, counts once)."""
+    from forensics.pipeline import drop_log_copies
+
+    # epoch microseconds, not datetimes: converting millions of timestamps to objects costs more than the replay
+    table = table.set_column(table.schema.get_field_index("ts"), "ts", table.column("ts").cast(pa.int64()))
+    events = _events_of(table)
+    events.sort(key=lambda e: (e.ts or 0, e.source_file or "", e.source_pos or 0, e.source_sub))
+    events, _ = drop_log_copies(events)
+    return events
+
+
+def _phase1_fn(plans_bc):
+    def fn(table: pa.Table) -> pa.Table:
+        import gc
+
+        from replay_engine.cluster_pass import cluster_pass
+
+        cpu = time.process_time()
+        cluster = table.column("cluster")[0].as_py()
+        was = gc.isenabled()
+        gc.disable()  # as in the shards: many live objects, no garbage
+        try:
+            out = cluster_pass(_task_events(table), plans_bc.value[cluster].context)
+        finally:
+            if was:
+                gc.enable()
+        return pa.table({"cluster": [cluster], "payload": [pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)],
+                         "cpu_s": [time.process_time() - cpu]})
+
+    return fn
+
+
+def cluster_passes(spark, events, plans: dict[str, ClusterPlan],
+                   cpu: dict[str, float] | None = None) -> dict[str, ClusterPass]:
+    """Phase 1 for every cluster split from logs alone: one task per cluster over its cluster-wide
+    events and controller records (``replay_engine.cluster_pass.phase1_events``). ``cpu`` receives
+    each task's own CPU seconds."""
+    from pyspark.sql import functions as F
+
+    todo = sorted(c for c, p in plans.items() if not p.whole and not p.context.zk and p.buckets > 1)
+    if not todo:
+        return {}
+    plans_bc = spark.sparkContext.broadcast(plans)
+    sel = events.where(F.col("cluster").isin(*todo) & (
+        F.col("topic").isNull() | F.col("partition").isNull() | F.col("event_type").isin(*RECORD_EVENT_TYPES)))
+    # Phase 1 needs no line's text: only what tells a copy of a log entry from another entry (the same
+    # text), so a 64-bit hash of it rides instead of the text (a third of the bytes).
+    sel = sel.withColumn("raw", F.when(F.col("raw").isNotNull(), F.xxhash64("raw").cast("string")))
+    out = sel.groupBy("cluster").applyInArrow(_phase1_fn(plans_bc), "cluster string, payload binary, cpu_s double")
+    rows = out.collect()
+    if cpu is not None:
+        cpu.update({r["cluster"]: r["cpu_s"] for r in rows})
+    return {r["cluster"]: pickle.loads(r["payload"]) for r in rows}
+
+
+def route(events, plans: dict[str, ClusterPlan], passes: dict[str, ClusterPass] | None = None):
     """Each event to its shard(s): the Spark form of ``replay_engine.shard.routes``."""
     from pyspark.sql import functions as F
 
     spark = events.sparkSession
-    info = spark.createDataFrame(
-        [(c, p.buckets, not p.context.zk) for c, p in sorted(plans.items())], "cluster string, _k int, _hints boolean")
+    info = spark.createDataFrame([(c, p.buckets) for c, p in sorted(plans.items())], "cluster string, _k int")
+    hints = sorted((c, *k) for c, cp in (passes or {}).items() for k in cp.hints)
     tp_text = F.concat(F.col("topic"), F.lit("-"), F.col("partition").cast("string")).cast("binary")
     own = F.pmod(F.crc32(tp_text), F.col("_k").cast("long")).cast("int")
-    everyone = (F.col("topic").isNull() | F.col("partition").isNull()
-                | (F.col("_hints") & F.col("event_type").isin(*RECORD_EVENT_TYPES)))
+    everyone = F.col("topic").isNull() | F.col("partition").isNull()
+    routed = events.join(F.broadcast(info), "cluster")
+    if hints:
+        # the records phase 1 kept, matched by where they were read (source_file/source_pos may be null)
+        h = spark.createDataFrame(hints, "_hc string, _hf string, _hp long, _he string").withColumn("_hint", F.lit(True))
+        routed = routed.join(F.broadcast(h), (routed["cluster"] == h["_hc"]) & routed["source_file"].eqNullSafe(h["_hf"])
+                             & routed["source_pos"].cast("long").eqNullSafe(h["_hp"])
+                             & (routed["event_type"] == h["_he"]), "left")
+        everyone = everyone | F.col("_hint").isNotNull()
     buckets = F.when(everyone, F.sequence(F.lit(0), F.col("_k") - 1)).otherwise(F.array(own))
-    return (events.join(F.broadcast(info), "cluster")
-            .withColumn("_bucket", F.explode(buckets))
-            .drop("_k", "_hints"))
+    routed = routed.withColumn("_bucket", F.explode(buckets)).drop("_k")
+    if hints:
+        routed = routed.drop("_hc", "_hf", "_hp", "_he", "_hint")
+    return routed
 
 
 def _rows_table(rows: dict[str, list], n: int) -> pa.Table:
@@ -162,13 +234,12 @@ def make_shard_fn(plans_bc):
         was = gc.isenabled()
         gc.disable()
         try:
-            return replay_group(table)
+            return replay_group(table, time.process_time())
         finally:
             if was:
                 gc.enable()
 
-    def replay_group(table: pa.Table) -> pa.Table:
-        from forensics.pipeline import drop_log_copies
+    def replay_group(table: pa.Table, cpu: float) -> pa.Table:
         from replay_engine.shard import replay_shard, replay_whole
 
         if table.num_rows == 0:
@@ -176,14 +247,8 @@ def make_shard_fn(plans_bc):
         cluster = table.column("cluster")[0].as_py()
         bucket = table.column("_bucket")[0].as_py()
         plan: ClusterPlan = plans_bc.value[cluster]
-        # epoch microseconds, not datetimes: converting millions of timestamps to objects costs more than the replay
-        table = table.set_column(table.schema.get_field_index("ts"), "ts",
-                                 table.column("ts").cast(pa.int64()))
-        events = _events_of(table)
-        events.sort(key=lambda e: (e.ts or 0, e.source_file or "", e.source_pos or 0, e.source_sub))
-        # as postmortem does: an entry held twice (a rotation beside its copy) counts once; copies share
-        # their partition, so they meet in the same shard
-        events, _ = drop_log_copies(events)
+        # copies of an entry share their partition, so they meet in the same shard
+        events = _task_events(table)
         if plan.whole:
             out = replay_whole(events, cluster)
         else:
@@ -196,18 +261,20 @@ def make_shard_fn(plans_bc):
             rows[f.name].append(cluster if f.name == "cluster" else None)
         rows["row_kind"].append("shard")
         rows["_bucket"].append(bucket)
+        out.cpu_s = time.process_time() - cpu
         rows["payload"].append(pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL))
         return _rows_table(rows, len(rows["row_kind"]))
 
     return fn
 
 
-def _run(spark, events, plans: dict[str, ClusterPlan], progress: Progress, label: str):
+def _run(spark, events, plans: dict[str, ClusterPlan], progress: Progress, label: str,
+         passes: dict[str, ClusterPass] | None = None):
     from pyspark import StorageLevel
     from pyspark.sql.pandas.types import from_arrow_schema
 
     plans_bc = spark.sparkContext.broadcast(plans)
-    routed = route(events.select(*FIELD_NAMES), plans)
+    routed = route(events.select(*FIELD_NAMES), plans, passes)
     out = routed.groupBy("cluster", "_bucket").applyInArrow(make_shard_fn(plans_bc), from_arrow_schema(OUT_ARROW))
     out = out.persist(StorageLevel.MEMORY_AND_DISK)
     with progress.watch_spark(spark, label):
@@ -227,13 +294,16 @@ def replay_on_executors(spark, events, shards: int, progress: Progress | None = 
     plans = cluster_plans(spark, events, max(1, shards))
     split = sorted(c for c, p in plans.items() if not p.whole)
     progress.say(f"replay: {len(plans)} cluster(s); {len(split)} split into {shards} shard(s) each")
-    out, by_cluster = _run(spark, events, plans, progress, "replay")
+    phase1_cpu: dict[str, float] = {}
+    with progress.watch_spark(spark, "replay phase 1"):
+        passes = cluster_passes(spark, events.select(*FIELD_NAMES), plans, phase1_cpu)
+    out, by_cluster = _run(spark, events, plans, progress, "replay", passes)
     merged: dict[str, MergedReplay] = {}
     whole: dict[str, str] = {c: "KRaft: the metadata log is one ordered stream" for c, p in plans.items() if p.kraft}
     redo = []
     for c in sorted(by_cluster):
         try:
-            merged[c] = merge(by_cluster[c])
+            merged[c] = merge(by_cluster[c], passes[c].journal if c in passes else None)
         except ShardsDisagree as exc:
             redo.append(c)
             whole[c] = f"its shards saw the cluster differently ({exc}); replayed whole"
@@ -248,4 +318,6 @@ def replay_on_executors(spark, events, shards: int, progress: Progress | None = 
             merged[c] = merge(by2[c])
         timeline = timeline.unionByName(out2.where(F.col("row_kind") == "timeline"))
     timeline = timeline.select(*_TIMELINE.names)
-    return DistributedReplay(merged, timeline, whole, outputs)
+    task_cpu = {c: {"phase1": phase1_cpu.get(c, 0.0), "shards": [o.cpu_s for o in sorted(outs, key=lambda o: o.bucket)]}
+                for c, outs in by_cluster.items()}
+    return DistributedReplay(merged, timeline, whole, task_cpu=task_cpu, outputs=outputs)
