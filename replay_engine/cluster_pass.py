@@ -28,6 +28,21 @@ from parsers.schema import Event
 from replay_engine import facts as F
 from replay_engine.from_events import ClusterContext
 
+# Log lines that become controller records (RecordedState / RecordedFailedElection): from logs alone,
+# phase 1 reads them all, and every shard those it keeps (as hints outside its own partitions).
+RECORD_EVENT_TYPES = ("partition_state_change", "partition_leader_isr_written", "leader_election_failed")
+
+
+def journal_digest(journal: list[tuple] | None) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    for ts, f, pos, event, state in journal or ():
+        ctrl, epoch, live, registered, stopped = state
+        h.update(repr((ts, f, pos, event, ctrl, epoch, sorted(live), sorted(registered), sorted(stopped))).encode())
+    return h.hexdigest()
+
+
 # A record event is known by where it was read and what it is: the key a shard's router matches
 # (several events of one line share it; keeping them all is harmless: an extra hint is one more
 # that changes nothing).
@@ -78,7 +93,6 @@ def _cluster_view(ctrl) -> tuple:
 def phase1_events(events: Iterable[Event]) -> list[Event]:
     """What phase 1 reads: the cluster-wide events and the controller records (every other partition
     event would only be cut away)."""
-    from replay_engine.shard import RECORD_EVENT_TYPES
 
     return [e for e in events if e.topic is None or e.partition is None or e.event_type in RECORD_EVENT_TYPES]
 
@@ -93,7 +107,6 @@ def cluster_pass(events: Iterable[Event], context: ClusterContext) -> ClusterPas
 
 def _cluster_pass(events: list[Event], context: ClusterContext) -> ClusterPass:
     from replay_engine.api import zk_replay_of
-    from replay_engine.shard import journal_digest
     from replay_engine.shard_cut import shard_facts
 
     ctrl, stream = zk_replay_of(events, context)
@@ -110,7 +123,7 @@ def _cluster_pass(events: list[Event], context: ClusterContext) -> ClusterPass:
         if fragile or _cluster_view(ctrl) != before:
             kept.add(_ref_key(f.ref))
 
-    ctrl._handlers[F.RecordHint] = hint
+    ctrl.router.replace(F.RecordHint, hint)
     ctrl.journal = []
     ctrl.run(facts, stream.trace_end)
     return ClusterPass(journal_digest(ctrl.journal), frozenset(kept), records, len(facts) - records)

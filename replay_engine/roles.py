@@ -14,7 +14,8 @@ handler for its (role, type) stops the run with both names: a new fact type cann
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 ROLES = ("input", "record", "observation", "evidence")
 
@@ -38,6 +39,13 @@ class Router:
                     raise ValueError(f"{cls.__name__} is declared a {getattr(cls, 'role', None)!r} fact but is "
                                      f"handled as {role!r}")
         self.tables: dict[str, dict[type, Handler]] = tables
+
+    def replace(self, cls: type, handler: Handler) -> None:
+        """Hand ``cls`` to another handler of the same role (a pass that reads only part of what a fact says)."""
+        table = self.tables[cls.role]
+        if cls not in table:
+            raise ValueError(f"{cls.__name__} has no {cls.role!r} handler to replace")
+        table[cls] = handler
 
     def handles(self, cls: type) -> bool:
         return cls in self.tables.get(getattr(cls, "role", None), {})

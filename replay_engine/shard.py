@@ -31,10 +31,17 @@ from __future__ import annotations
 import dataclasses
 import zlib
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from parsers.schema import Event
+from replay_engine.cluster_pass import (
+    RECORD_EVENT_TYPES,
+    cluster_pass,
+    journal_digest,
+    phase1_events,
+)
 
 TP = tuple[str, int]
 
@@ -55,9 +62,6 @@ def in_bucket(bucket: int, buckets: int) -> Callable[[TP], bool]:
     return keep
 
 
-# Log lines that become controller records (RecordedState / RecordedFailedElection): from logs alone,
-# phase 1 reads them all, and every shard those it keeps (as hints outside its own partitions).
-RECORD_EVENT_TYPES = ("partition_state_change", "partition_leader_isr_written", "leader_election_failed")
 
 
 def routes(ev: Event, buckets: int, hints) -> range | tuple[int, ...]:
@@ -139,7 +143,7 @@ class ShardOutput:
     cpu_s: float = 0.0  # the task's own CPU seconds, when an executor ran it (benchmarks; not merged)
 
     @classmethod
-    def of(cls, res, bucket: int, journal: str, with_intervals: bool = True) -> "ShardOutput":
+    def of(cls, res, bucket: int, journal: str, with_intervals: bool = True) -> ShardOutput:
         img = res.image
         return cls(bucket, journal, res.cluster, res.mode, list(res.intervals) if with_intervals else [],
                    list(res.leaderless), res.agreement(), list(img.findings), list(res.data_loss),
@@ -179,16 +183,6 @@ def topic_stats(intervals, ar_history: dict, trace_end: int | None) -> dict[str,
 
 class ShardsDisagree(Exception):
     """The shards saw the cluster differently: the cluster must be replayed whole."""
-
-
-def journal_digest(journal: list[tuple] | None) -> str:
-    import hashlib
-
-    h = hashlib.sha256()
-    for ts, f, pos, event, state in journal or ():
-        ctrl, epoch, live, registered, stopped = state
-        h.update(repr((ts, f, pos, event, ctrl, epoch, sorted(live), sorted(registered), sorted(stopped))).encode())
-    return h.hexdigest()
 
 
 def replay_shard(events: list[Event], cluster: str | None, bucket: int, buckets: int, context,
@@ -273,7 +267,6 @@ def replay_sharded(events: list[Event], cluster: str | None, buckets: int) -> Me
     """In one process, what the audit does across executors (tests and small inputs): phase 1 (logs
     alone, several shards), then the shards, merged. Raises ``ShardsDisagree`` when the split was not
     exact (the caller replays the cluster whole)."""
-    from replay_engine.cluster_pass import cluster_pass, phase1_events
     from replay_engine.from_events import cluster_context
 
     events = list(events)
