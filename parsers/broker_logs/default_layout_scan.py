@@ -95,14 +95,15 @@ def scan(
             if rule.thrown and cont and first in cont[0] and all(n in cont[0] for n in rest):
                 break
         else:
-            if by_text and last_stamp is not None and stamp >= last_stamp and not recording:
+            # (re's \d takes any decimal digit: a stamp written in other digits does not sort as its time)
+            if by_text and last_stamp is not None and stamp >= last_stamp and not recording and stamp.isascii():
                 last_stamp, stale = stamp, True
             else:
                 sync()
                 see(micros(stamp), e[0])
                 if recording:
                     recording = chron.recording
-                if by_text and (last_stamp is None or stamp > last_stamp):
+                if by_text and (last_stamp is None or stamp > last_stamp) and stamp.isascii():
                     last_stamp = stamp
             w = writer_of(message)
             if w is not None:
@@ -113,7 +114,7 @@ def scan(
         on_entry(LogEntry(e[0], e[4], micros(stamp), stamp, m[5], m[7], message, cont, e[1]))
         if recording:
             recording = chron.recording
-        if by_text and (last_stamp is None or stamp > last_stamp):
+        if by_text and (last_stamp is None or stamp > last_stamp) and stamp.isascii():
             last_stamp = stamp
 
     for first, block in blocks:
