@@ -11,7 +11,11 @@ Per file the driver then merges the parts' accounting (``merge_parts``), and one
 attributes the file's events to its broker and finishes them in file order, as the
 whole-file parser does (``finish_file_events``).
 
-A big container stream (``parsers.container_streams``) is read the same way, after a first pass
+A big container stream whose lines must be put in time order first (an Elasticsearch export, logcli
+without ``--forward``) is read by one task with an external sort (``sorted_runs``); its events come out
+finished, as a whole file's do.
+
+A big container stream (``parsers.container_streams``) is otherwise read the same way, after a first pass
 on the driver (``plan_stream``: each source's first lines and the ids it names). Its events are
 finished per source: the source's index rides in the high bits of ``source_sub`` (``SOURCE_SHIFT``)
 from the range tasks to the finishing pass, which sorts on it and clears it.
@@ -52,6 +56,8 @@ class BigPlan:
     rows: list[tuple]  # one per task, as RANGE_DDL
     refs: dict[str, FileRef]  # display -> file read by parts
     surveys: dict[str, dict] = field(default_factory=dict)  # display -> survey, for container streams
+    # Container streams read in time order by sorted runs (``container_streams.sorted_runs``), one task each.
+    sorted: list[FileRef] = field(default_factory=list)
 
 
 def _local(ref: FileRef) -> bool:
@@ -74,7 +80,7 @@ def plan_big_files(refs: list[FileRef], range_bytes: int | None = None,
                    gzip_bytes: int | None = None) -> tuple[list[FileRef], BigPlan]:
     """Split ``refs`` into the files read whole (returned) and the big broker logs and container streams
     read by parts. A container stream the ranges cannot read in file order (an export in the query's
-    order, logcli's newest first) stays whole."""
+    order, logcli's newest first) is read by sorted runs (``plan.sorted``)."""
     range_bytes = RANGE_BYTES if range_bytes is None else range_bytes
     gzip_bytes = GZIP_STREAM_BYTES if gzip_bytes is None else gzip_bytes
     whole: list[FileRef] = []
@@ -93,6 +99,9 @@ def plan_big_files(refs: list[FileRef], range_bytes: int | None = None,
                 kind = None
         if kind == "container_stream":
             survey, ranges = plan_stream(path, ref.display, ref.size, gz, range_bytes)
+            if not survey["ranged"] and survey["key"] is not None:  # its entries are put in order first
+                plan.sorted.append(ref)
+                continue
             if not ranges or len(survey["sources"]) > MAX_SOURCES:
                 whole.append(ref)
                 continue

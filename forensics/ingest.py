@@ -90,6 +90,12 @@ def file_batches(display: str, hint: int | None, cluster: str | None, data: byte
         summary.errors.append(error)
     else:
         events, summary = parse_source(data or b"", ctx)
+    return result_batches(ctx, events, summary)
+
+
+def result_batches(ctx, events: list[Event], summary: FileSummary) -> Iterator[pa.RecordBatch]:
+    """A file's events, quarantined lines and ``summary`` row as output batches."""
+    display = ctx.path
     for i in range(0, len(events), _BATCH_ROWS):
         yield _event_batch(events[i:i + _BATCH_ROWS])
     rows: list[dict[str, Any]] = []
@@ -119,6 +125,44 @@ def make_parse_fn(meta_bc, tz: str, default_cluster: str | None, broker_map: tup
                                         broker_map)
 
     return parse
+
+
+def make_sorted_fn(refs: list[FileRef], tz: str, default_cluster: str | None,
+                   broker_map: tuple[tuple[str, int], ...] = (), sort_dir: str | None = None,
+                   run_lines: int | None = None):
+    """What Spark runs per big container stream to be put in time order (``sorted_runs``): (batches of
+    indexes into ``refs``) -> the file's output batches, as for a file read whole."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from forensics.filetasks import local_path
+        from parsers.common.context import SourceContext
+        from parsers.common.textio import GZIP_MAGIC
+        from parsers.container_streams.sorted_runs import sorted_stream
+
+        for batch in batches:
+            for i in batch.column(0).to_pylist():
+                ref = refs[i]
+                cluster = ref.cluster_hint or default_cluster
+                ctx = SourceContext(ref.display, cluster, ref.broker_hint, tz, broker_map)
+                summary = None
+                try:
+                    with open(local_path(ref), "rb") as fh:
+                        gz = fh.read(2) == GZIP_MAGIC
+                    for got in sorted_stream(local_path(ref), ref.size, gz, ctx, run_lines, sort_dir):
+                        if isinstance(got, FileSummary):
+                            summary = got
+                            continue
+                        for i in range(0, len(got), _BATCH_ROWS):
+                            yield _event_batch(got[i:i + _BATCH_ROWS])
+                except Exception as exc:  # noqa: BLE001 - as parse_source: one file's failure loses no other
+                    # (Events already given stay; the message says the file was not read to its end.)
+                    summary = FileSummary(path=ref.display, kind="container_stream", broker_id=ref.broker_hint,
+                                          cluster=cluster, bytes=ref.size)
+                    summary.errors.append(f"internal parser error ({type(exc).__name__}: {exc}); "
+                                          "file not read to its end")
+                yield from result_batches(ctx, [], summary)
+
+    return run
 
 
 def make_local_parse_fn(tz: str, default_cluster: str | None, broker_map: tuple[tuple[str, int], ...] = ()):
@@ -220,6 +264,8 @@ def run_ingest(
         if big.refs:
             progress.say(f"ingest: {len(big.refs)} big file(s) read in {len(big.rows)} part(s) "
                          f"(planned in {time.perf_counter() - t_plan:.1f} s)")
+        if big.sorted:
+            progress.say(f"ingest: {len(big.sorted)} big export(s) put in time order by sorted runs")
         from forensics.filetasks import local_path, make_task_fn, plan_tasks, spark_task_sizes
 
         # Empty files: binaryFile returns no row for them and the summaries below account for them.
@@ -245,6 +291,15 @@ def run_ingest(
                     .select("path", "content")
                 )
                 outputs.append(raw.mapInArrow(make_parse_fn(meta_bc, tz, cluster, tuple(inputs.broker_map)), OUT_DDL))
+            if big.sorted:
+                from parsers.container_streams import sorted_runs
+
+                # One task per stream to be put in order; its runs go to Spark's local dir unless set.
+                sort_dir = os.environ.get(sorted_runs.TMP_ENV) or spark.sparkContext.getConf().get("spark.local.dir",
+                                                                                                 None)
+                outputs.append(spark.range(len(big.sorted), numPartitions=len(big.sorted))
+                               .mapInArrow(make_sorted_fn(big.sorted, tz, cluster, tuple(inputs.broker_map),
+                                                          sort_dir, sorted_runs.RUN_LINES), OUT_DDL))
             if big.rows:
                 # One task per part: the parts are planned to even sizes.
                 ranges = spark.createDataFrame(spark.sparkContext.parallelize(big.rows, len(big.rows)), RANGE_DDL)

@@ -21,8 +21,9 @@ from parsers.schema import Event, iso_utc
 
 
 def merge_stream(ctx: SourceContext, size: int, survey: dict, ranges: list[dict[str, Any]],
-                 parts: dict[str, list[dict[str, Any]]]) -> FileSummary:
-    """``ranges``: each range's own accounting, in file order; ``parts``: per source, its parts in file order."""
+                 parts: dict[str, list[dict[str, Any]]], turned: Iterable[str] = ()) -> FileSummary:
+    """``ranges``: each range's own accounting, in file order; ``parts``: per source, its parts in file order;
+    ``turned``: the sources read oldest first from a stream newest first (``sorted_runs``)."""
     grammar = GRAMMARS[survey["key"]]
     infos = survey["sources"]
     summary = FileSummary(path=ctx.path, kind="container_stream", broker_id=ctx.broker_hint, cluster=ctx.cluster,
@@ -56,8 +57,12 @@ def merge_stream(ctx: SourceContext, size: int, survey: dict, ranges: list[dict[
         summary.errors.append(f"line {first}: {why}" + (f" ({count} records quarantined)" if count > 1 else "; quarantined"))
     summary.errors.extend(joined_notes[:MAX_REPORTED])
 
-    streams = [_source(name, infos[name], parts.get(name, []), ctx, size, summary, len(names) == 1)
-               for name in names]
+    turned = set(turned)
+    streams = []
+    for name in names:
+        if name in turned:  # as demux._put_in_order says it
+            summary.notes.append(f"{name}: lines are newest first (logcli without --forward); read oldest first")
+        streams.append(_source(name, infos[name], parts.get(name, []), ctx, size, summary, len(names) == 1))
     summary.streams = streams
     ids = {s["broker_id"] for s in streams if s["kafka"]}
     summary.broker_id = next(iter(ids)) if len(ids) == 1 else None
