@@ -6,7 +6,8 @@ The truth is ``parse_container_stream`` over the same bytes (tests/test_containe
 against the bundled incident's hand-derived expected.json). The bundled rf1_broker_kill incident is
 written by samplegen.containers as an ECS export (as an index returns it, and shuffled) and as logcli's
 default output (newest first), then damaged (tests/test_container_ranges._damaged: CRLF line ends, a
-Latin-1 byte, a record no collector writes, a cut last line). Runs of a few hundred lines, so that many
+Latin-1 byte, a record no collector writes, a cut last line); also logcli --output=raw of one pod (newest
+first), a gzip copy, and a source whose one line is the cut last line. Runs of a few hundred lines, so that many
 runs are merged, and a FAN_IN of 4, so that runs are merged into longer ones first.
 """
 from __future__ import annotations
@@ -39,6 +40,7 @@ WRITERS = {
     "ecs_kafka_module_shuffled": lambda o: _shuffled(C.write_ecs(SAMPLE, o, module=True, hits=False)),
     "loki_default": lambda o: C.write_loki(SAMPLE, o, jsonl=False),
     "loki_jsonl": lambda o: C.write_loki(SAMPLE, o, jsonl=True),
+    "loki_raw": lambda o: max(C.write_loki_raw(SAMPLE, o), key=lambda p: p.stat().st_size),
 }
 
 
@@ -64,11 +66,12 @@ def test_sorted_runs_give_the_whole_read(exports, fmt, damage, tmp_path, monkeyp
     assert len(events) > 1000 and s.lines == s.parsed + s.other + s.unrecognized + s.quarantined
     _same(whole, (events, s))
     ids = {x["name"]: x["broker_id"] for x in s.streams if x["kafka"]}
-    assert sorted(ids.values()) == [1, 2, 3]  # the sample's folders kafka-broker-N hold broker N's files
+    if fmt != "loki_raw":  # one pod's lines
+        assert sorted(ids.values()) == [1, 2, 3]  # the sample's folders kafka-broker-N hold broker N's files
     if damage:
         assert s.quarantined >= 1 and any(str(q.source_pos) for q in s.samples)
     if fmt.startswith("loki"):
-        assert sum("newest first" in n for n in s.notes) == 3
+        assert sum(n.endswith("read oldest first") for n in s.notes) == (1 if fmt == "loki_raw" else 3)
     assert os.listdir(tmp_path) == [], "runs are removed"
 
 
@@ -82,6 +85,30 @@ def test_many_runs_are_merged(exports, tmp_path, monkeypatch):
     events, s = _sorted(path, tmp_path, run_lines=7, chunk_lines=5)
     assert len(written) > 500
     _same(_whole(path), (events, s))
+
+
+def test_gzip_export(exports, tmp_path):
+    import gzip
+
+    path = tmp_path / "logcli.txt.gz"
+    path.write_bytes(gzip.compress(exports["loki_default"][1].read_bytes()))
+    (tmp_path / "runs").mkdir()
+    events, s = sorted_runs.read_sorted(str(path), path.stat().st_size, True, _ctx(path), 300,
+                                        str(tmp_path / "runs"), 50)
+    _same(_whole(path), (events, s))
+
+
+def test_source_whose_one_line_is_cut(tmp_path):
+    """The last line, cut short, is the only line of its source: quarantined, and the source still listed."""
+    a = [f'2021-08-16T09:00:{59 - i:02d}Z {{pod="kafka-0"}} [2021-08-16 09:00:{59 - i:02d},000] INFO [KafkaServer '
+         f'id=0] step {i} (kafka.server.KafkaServer)' for i in range(30)]
+    b = '2021-08-16T09:00:00Z {pod="kafka-1"} [2021-08-16 09:00:00,000] INFO [KafkaServer id=1] sta'
+    path = tmp_path / "logcli.txt"
+    path.write_text("\n".join(a + [b]))
+    (tmp_path / "runs").mkdir()
+    events, s = _sorted(path, tmp_path / "runs", run_lines=4, chunk_lines=3)
+    _same(_whole(path), (events, s))
+    assert [x["name"] for x in s.streams] == ["kafka-0", "kafka-1"] and [q.source_pos for q in s.samples] == [31]
 
 
 def test_damaged_export_lines(exports, tmp_path):

@@ -238,7 +238,7 @@ def _read(path: str, size: int, gz: bool, ctx: SourceContext, run_lines: int, fo
                 os.remove(r.path)
         runs = merged
 
-    names = sorted({n for r in runs for n in r.index})
+    names = sorted(stamps)  # a source whose one line was cut short is still listed, as the whole read lists it
     turned = {n for n in names if not grammar.reorder and stamps[n]["back"] > stamps[n]["fwd"]}
     infos: dict[str, dict] = {}
     parts: dict[str, list[dict]] = {}
