@@ -21,7 +21,7 @@ import pickle
 import shutil
 import tempfile
 from collections.abc import Iterator
-from itertools import chain, islice
+from itertools import chain, count, islice
 from typing import Any
 
 from parsers.broker_logs.broker_log import MAX_LINE_CHARS, SNIFF_LINES
@@ -33,7 +33,11 @@ from parsers.container_streams.demux import MAX_REPORTED
 from parsers.container_streams.detect import GRAMMARS
 from parsers.container_streams.identity import named_ids
 from parsers.container_streams.ranges import CHUNK_LINES, _read_part, _Source, _take
-from parsers.container_streams.stream_merge import add_event_counts, finish_source_events, merge_stream
+from parsers.container_streams.stream_merge import (
+    add_event_counts,
+    finish_source_events,
+    merge_stream,
+)
 from parsers.container_streams.survey import detect_head, split_parts
 from parsers.schema import Event
 
@@ -44,7 +48,7 @@ TMP_ENV = "KAFKA_FORENSICS_SORT_DIR"
 
 class _Line:
     """What ``ranges._take`` reads of a piece."""
-    __slots__ = ("pos", "stamp", "joined", "why")
+    __slots__ = ("joined", "pos", "stamp", "why")
 
     def __init__(self, pos: int, stamp: str | None, joined: int, why: str):
         self.pos, self.stamp, self.joined, self.why = pos, stamp, joined, why
@@ -136,13 +140,14 @@ class _Spill:
 
     def __init__(self, path: str):
         self.path = path
-        self.fh = open(path, "wb")
 
     def extend(self, events: list[Event]) -> None:
-        pickle.dump(events, self.fh, protocol=pickle.HIGHEST_PROTOCOL)
+        with open(self.path, "ab") as fh:
+            pickle.dump(events, fh, protocol=pickle.HIGHEST_PROTOCOL)
 
     def __iter__(self) -> Iterator[Event]:
-        self.fh.close()
+        if not os.path.exists(self.path):  # a source without events
+            return
         with open(self.path, "rb") as fh:
             while True:
                 try:
@@ -159,6 +164,7 @@ def _read(path: str, size: int, gz: bool, ctx: SourceContext, run_lines: int, fo
                            "joined_notes": [], "cut": None}
     stamps: dict[str, dict] = {}  # source -> {"last", "back", "fwd", "stamped"}
     runs: list[_Run] = []
+    serial = count()  # run file names, never reused while the merge rounds run
     buf: list[tuple] = []
     pending: tuple | None = None  # the last line read: it is quarantined if the file ends inside it
 
@@ -166,7 +172,7 @@ def _read(path: str, size: int, gz: bool, ctx: SourceContext, run_lines: int, fo
         buf.append(rec)
         if len(buf) >= run_lines:
             buf.sort(key=lambda r: (r[0], r[1]))
-            runs.append(_write_run(buf, folder, len(runs)))
+            runs.append(_write_run(buf, folder, next(serial)))
             buf.clear()
 
     with open(path, "rb") as fh:
@@ -226,14 +232,14 @@ def _read(path: str, size: int, gz: bool, ctx: SourceContext, run_lines: int, fo
             put(pending)
     if buf:
         buf.sort(key=lambda r: (r[0], r[1]))
-        runs.append(_write_run(buf, folder, len(runs)))
+        runs.append(_write_run(buf, folder, next(serial)))
         buf.clear()
     while grammar.reorder and len(runs) > FAN_IN:  # merged FAN_IN at a time, so files open stay few
         groups = [runs[i:i + FAN_IN] for i in range(0, len(runs), FAN_IN)]
         merged = []
         for group in groups:
             merged.append(_write_run(heapq.merge(*(r.records() for r in group), key=lambda r: (r[0], r[1])),
-                                     folder, len(runs) + len(merged)))
+                                     folder, next(serial)))
             for r in group:
                 os.remove(r.path)
         runs = merged
