@@ -9,7 +9,8 @@ few kilobytes whatever the file's size.
 
 It also moves range cuts that fall inside a joined record (CRI ``P`` partials, Docker's 16 KiB
 splits) to the line after the record's last part, so no record spans two ranges; and it tells a
-stream the ranges cannot read in file order (an export in the query's order) from one they can.
+stream the ranges cannot read in file order (an export in the query's order, read by ``sorted_runs``) from
+one they can.
 """
 from __future__ import annotations
 
@@ -102,6 +103,6 @@ def survey(numbered: Iterable[tuple[int, str]], path: str, cuts: Iterable[int] =
     backwards = sorted(n for n, s in sources.items() if s["back"] > s["fwd"])
     if backwards:
         return {"key": key, "ranged": False,
-                "why": f"{', '.join(backwards)}: lines newest first (read whole, to be turned around)"}
+                "why": f"{', '.join(backwards)}: lines newest first (put in order by sorted runs)"}
     return {"key": key, "ranged": True, "sources": sources, "moved": {str(k): v for k, v in moved.items()},
             "lines": consumed[0]}
