@@ -84,8 +84,7 @@ def read_range(path: str, size: int, ctx: SourceContext, survey: dict, start: in
     end = first_no + owned
     problems = ReadProblems(bad_lines=[])
     sources: dict[str, _Source] = {}
-    acc = {"other": 0, "quarantined": 0, "lines": 0, "outside": {}, "records": {}, "samples": [],
-           "joined_notes": [], "cut": None}
+    acc = new_accounting()
     reading_on = False
     exhausted = False
     last = None
@@ -119,18 +118,7 @@ def read_range(path: str, size: int, ctx: SourceContext, survey: dict, start: in
                 if not any(s.open for s in sources.values()):
                     break
                 continue
-            if piece.kind == "other":
-                acc["other"] += 1
-                acc["lines"] += 1
-                acc["outside"].setdefault(piece.why, [0, piece.pos])[0] += 1
-                continue
-            if piece.kind == "quarantined":
-                acc["quarantined"] += 1
-                acc["lines"] += 1
-                if len(acc["samples"]) < KEEP_SAMPLES:
-                    acc["samples"].append(Quarantined(ctx.path, piece.pos, "quarantined", piece.why,
-                                                      piece.text[:2000]))
-                acc["records"].setdefault(piece.why, [0, piece.pos])[0] += 1
+            if count_outside(acc, piece, ctx.path):
                 continue
             name = piece.source or "?"
             src = sources.get(name)
@@ -156,14 +144,45 @@ def read_range(path: str, size: int, ctx: SourceContext, survey: dict, start: in
     for name in sorted(sources):
         for got in flush(sources[name]):
             yield got
-    lo, hi = first_no, end
-    bad = [n for n in problems.bad_lines if lo <= n < hi]
-    acc["long_lines"] = [list(x) for x in problems.long_lines if lo <= x[0] < hi]
+    yield "range", None, close_accounting(acc, problems, first_no, end)
+
+
+def new_accounting() -> dict[str, Any]:
+    """A range's own accounting: collector lines, quarantined records, joined-record notes, a cut last line."""
+    return {"other": 0, "quarantined": 0, "lines": 0, "outside": {}, "records": {}, "samples": [],
+            "joined_notes": [], "cut": None}
+
+
+def count_outside(acc: dict[str, Any], piece, path: str) -> bool:
+    """Count a piece that is no source's line (a collector's own line, a damaged record); False for a line."""
+    if piece.kind == "other":
+        acc["other"] += 1
+        acc["lines"] += 1
+        acc["outside"].setdefault(piece.why, [0, piece.pos])[0] += 1
+        return True
+    if piece.kind == "quarantined":
+        acc["quarantined"] += 1
+        acc["lines"] += 1
+        if len(acc["samples"]) < KEEP_SAMPLES:
+            acc["samples"].append(Quarantined(path, piece.pos, "quarantined", piece.why, piece.text[:2000]))
+        acc["records"].setdefault(piece.why, [0, piece.pos])[0] += 1
+        return True
+    return False
+
+
+def close_accounting(acc: dict[str, Any], problems: ReadProblems, lo: int | None = None,
+                     hi: int | None = None) -> dict[str, Any]:
+    """The accounting as merge_stream reads it, with the read problems of the lines [lo, hi) (all when None)."""
+    def mine(n: int) -> bool:
+        return (lo is None or lo <= n) and (hi is None or n < hi)
+
+    bad = [n for n in problems.bad_lines or () if mine(n)]
+    acc["long_lines"] = [list(x) for x in problems.long_lines if mine(x[0])]
     acc["non_utf8"] = [len(bad), bad[0] if bad else None]
     acc["read_errors"] = list(problems.errors)
     acc["outside"] = [[why, c, f] for why, (c, f) in acc["outside"].items()]
     acc["records"] = [[why, c, f] for why, (c, f) in acc["records"].items()]
-    yield "range", None, acc
+    return acc
 
 
 def _take(src: _Source, text: str, piece, first_part: bool, acc: dict) -> None:

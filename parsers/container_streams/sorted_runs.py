@@ -22,17 +22,24 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from itertools import chain, count, islice
-from typing import Any
 
 from parsers.broker_logs.broker_log import MAX_LINE_CHARS, SNIFF_LINES
-from parsers.common.accounting import KEEP_SAMPLES, FileSummary, Quarantined
+from parsers.common.accounting import FileSummary, Quarantined
 from parsers.common.context import SourceContext
 from parsers.common.textio import ReadProblems
 from parsers.common.textranges import file_chunks, gunzip_stream, line_blocks
 from parsers.container_streams.demux import MAX_REPORTED
 from parsers.container_streams.detect import GRAMMARS
 from parsers.container_streams.identity import named_ids
-from parsers.container_streams.ranges import CHUNK_LINES, _read_part, _Source, _take
+from parsers.container_streams.ranges import (
+    CHUNK_LINES,
+    _read_part,
+    _Source,
+    _take,
+    close_accounting,
+    count_outside,
+    new_accounting,
+)
 from parsers.container_streams.stream_merge import (
     add_event_counts,
     finish_source_events,
@@ -160,8 +167,7 @@ class _Spill:
 def _read(path: str, size: int, gz: bool, ctx: SourceContext, run_lines: int, folder: str,
           chunk_lines: int) -> tuple[FileSummary, dict[str, _Spill]]:
     problems = ReadProblems(bad_lines=[])
-    acc: dict[str, Any] = {"other": 0, "quarantined": 0, "lines": 0, "outside": {}, "records": {}, "samples": [],
-                           "joined_notes": [], "cut": None}
+    acc = new_accounting()
     stamps: dict[str, dict] = {}  # source -> {"last", "back", "fwd", "stamped"}
     runs: list[_Run] = []
     serial = count()  # run file names, never reused while the merge rounds run
@@ -186,18 +192,7 @@ def _read(path: str, size: int, gz: bool, ctx: SourceContext, run_lines: int, fo
         last = None
         for piece in grammar.pieces(chain(head, numbered), ctx.path):
             last = piece
-            if piece.kind == "other":
-                acc["other"] += 1
-                acc["lines"] += 1
-                acc["outside"].setdefault(piece.why, [0, piece.pos])[0] += 1
-                continue
-            if piece.kind == "quarantined":
-                acc["quarantined"] += 1
-                acc["lines"] += 1
-                if len(acc["samples"]) < KEEP_SAMPLES:
-                    acc["samples"].append(Quarantined(ctx.path, piece.pos, "quarantined", piece.why,
-                                                      piece.text[:2000]))
-                acc["records"].setdefault(piece.why, [0, piece.pos])[0] += 1
+            if count_outside(acc, piece, ctx.path):
                 continue
             name = piece.source or "?"
             st = stamps.setdefault(name, {"last": None, "back": 0, "fwd": 0, "step": (0, 0),
@@ -271,15 +266,8 @@ def _read(path: str, size: int, gz: bool, ctx: SourceContext, run_lines: int, fo
     for r in runs:
         os.remove(r.path)
 
-    bad = problems.bad_lines or []
-    rng = dict(acc)
-    rng["outside"] = [[why, c, f] for why, (c, f) in acc["outside"].items()]
-    rng["records"] = [[why, c, f] for why, (c, f) in acc["records"].items()]
-    rng["long_lines"] = [list(x) for x in problems.long_lines]
-    rng["non_utf8"] = [len(bad), bad[0] if bad else None]
-    rng["read_errors"] = list(problems.errors)
     survey = {"key": key, "sources": infos}
-    return merge_stream(ctx, size, survey, [rng], parts, turned), events
+    return merge_stream(ctx, size, survey, [close_accounting(acc, problems)], parts, turned), events
 
 
 def _flush(src: _Source, ctx: SourceContext, parts: dict[str, list[dict]], evs: _Spill) -> None:
