@@ -18,7 +18,7 @@ from parsers.broker_logs.log4j_layout import LocalClock, choose_layout
 from parsers.common.accounting import FileSummary, Quarantined
 from parsers.common.context import SourceContext
 from parsers.common.textio import ReadProblems, decode_line, iter_raw_lines
-from parsers.container_streams.detect import GRAMMARS, SAMPLE_LINES, detect_lines, sample
+from parsers.container_streams.detect import GRAMMARS, detect_head
 from parsers.container_streams.identity import resolve
 from parsers.container_streams.records import Piece
 from parsers.schema import Event, iso_utc
@@ -60,14 +60,7 @@ def _lines(data: bytes, problems: ReadProblems) -> Iterator[tuple[int, str]]:
 def parse_container_stream(data: bytes, ctx: SourceContext, summary: FileSummary) -> list[Event]:
     problems = ReadProblems()
     numbered = _lines(data, problems)
-    head: list[tuple[int, str]] = []
-    non_empty = 0
-    for item in numbered:
-        head.append(item)
-        non_empty += 1 if item[1].strip() else 0
-        if non_empty >= SAMPLE_LINES or len(head) >= 2000:
-            break
-    key = detect_lines(sample("\n".join(t for _, t in head)))
+    key, head = detect_head(numbered)
     if key is None:  # the sniffer saw a container stream in the first bytes; these lines say otherwise
         summary.errors.append("no container or collector format recognised in the first lines")
         summary.lines = sum(1 for _ in chain(head, numbered))

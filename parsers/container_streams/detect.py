@@ -79,3 +79,15 @@ def detect_format(head: bytes) -> str | None:
     if len(head) > len(first) and "\n" in text:
         text = text.rsplit("\n", 1)[0]  # the sample's last line is cut: leave it out
     return detect_lines(sample(text))
+
+
+def detect_head(numbered: Iterator[tuple[int, str]]) -> tuple[str | None, list[tuple[int, str]]]:
+    """The grammar key from the first lines (the first SAMPLE_LINES non-empty ones, at most 2000) and those lines."""
+    head: list[tuple[int, str]] = []
+    non_empty = 0
+    for item in numbered:
+        head.append(item)
+        non_empty += 1 if item[1].strip() else 0
+        if non_empty >= SAMPLE_LINES or len(head) >= 2000:
+            break
+    return detect_lines(sample("\n".join(t for _, t in head))), head

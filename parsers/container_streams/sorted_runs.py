@@ -29,7 +29,7 @@ from parsers.common.context import SourceContext
 from parsers.common.textio import ReadProblems
 from parsers.common.textranges import file_chunks, gunzip_stream, line_blocks
 from parsers.container_streams.demux import MAX_REPORTED
-from parsers.container_streams.detect import GRAMMARS
+from parsers.container_streams.detect import GRAMMARS, detect_head
 from parsers.container_streams.identity import named_ids
 from parsers.container_streams.ranges import (
     CHUNK_LINES,
@@ -45,7 +45,7 @@ from parsers.container_streams.stream_merge import (
     finish_source_events,
     merge_stream,
 )
-from parsers.container_streams.survey import detect_head, split_parts
+from parsers.container_streams.survey import split_parts
 from parsers.schema import Event
 
 RUN_LINES = 200_000  # lines sorted in memory at once (about 50 MB of text)

@@ -19,12 +19,7 @@ from collections.abc import Iterable, Iterator
 from itertools import chain
 
 from parsers.broker_logs.broker_log import SNIFF_LINES
-from parsers.container_streams.detect import (
-    GRAMMARS,
-    SAMPLE_LINES,
-    detect_lines,
-    sample,
-)
+from parsers.container_streams.detect import GRAMMARS, detect_head
 from parsers.container_streams.identity import named_ids
 
 
@@ -33,17 +28,6 @@ def split_parts(text: str) -> list[str]:
     parts = text.split("\n") if "\n" in text else [text]
     return [p.removesuffix("\r") for p in parts]
 
-
-def detect_head(numbered: Iterator[tuple[int, str]]) -> tuple[str | None, list[tuple[int, str]]]:
-    """The grammar key from the first lines (as ``parse_container_stream`` decides it) and those lines."""
-    head: list[tuple[int, str]] = []
-    non_empty = 0
-    for item in numbered:
-        head.append(item)
-        non_empty += 1 if item[1].strip() else 0
-        if non_empty >= SAMPLE_LINES or len(head) >= 2000:
-            break
-    return detect_lines(sample("\n".join(t for _, t in head))), head
 
 
 def survey(numbered: Iterable[tuple[int, str]], path: str, cuts: Iterable[int] = ()) -> dict:
