@@ -73,6 +73,7 @@ class World:
     trace_end: int | None
     recorded: Any = None  # (ts, controller, kind) -> would the controller's decision have left a record?
     unclean: Sequence = ()  # the unclean elections (Decision) of the replay
+    mode: str | None = None  # the replay's mode ('kraft' or a ZooKeeper one): whose election rules held
 
     def alive(self, b: int, ts: int) -> bool | None:
         ps = self.periods.get(b)
@@ -177,9 +178,11 @@ def situation(ep: Episode, world: World) -> Situation:
     members = list(ar) if ar else list(isr or [])
     alive = {b: world.alive(b, ep.start) for b in members}
     when = {b: ep.start for b in members}
-    if failed:
+    if failed or isr is None and ar:
         # A failed election proves the controller saw no live candidate: a replica whose own log says it went
-        # down moments later was already leaving (its session closed before its last line was written).
+        # down moments later was already leaving (its session closed before its last line was written). With the
+        # ISR not in the evidence, replicas that all went down moments after the leader (a cluster shutting down)
+        # are read the same way: no replica was there to lead once they had gone.
         for b in members:
             if alive[b]:
                 t = _down_soon_after(world, b, ep.start)
@@ -318,6 +321,24 @@ def controller_did_not_act(s: Situation) -> Case | None:
     return _case(s, CONTROLLER_DID_NOT_ACT, "did_not_act", controller=s.tenure.controller, brokers=eligible)
 
 
+def kraft_isr_without_them(s: Situation) -> Case | None:
+    """KRaft, ISR not in the evidence, some replicas acceptable and the partition still leaderless.
+
+    A KRaft controller elects an acceptable in-sync replica in the same step that removes a leader (3.9
+    ReplicationControlManager.handleBrokerFenced / handleBrokerInControlledShutdown ->
+    generateLeaderAndIsrUpdates) and again for every leaderless partition when a broker is unfenced
+    (handleBrokerUnfenced, ``brokersToIsrs.partitionsWithNoLeader()``): replicas that were unfenced while the
+    partition stayed leaderless were not in its ISR (nor its ELR), whatever the evidence lost of it."""
+    if s.world.mode != "kraft" or s.ar is None or s.isr is not None or not s.up or s.tenure is None:
+        return None
+    if s.unclean is None or as_bool(s.unclean.value):
+        return None  # unclean on: a KRaft controller would have elected one of them (not this case)
+    gone = tuple(b for b in s.members if s.alive.get(b) is False)
+    return _case(s, NO_LIVE_ISR_UNKNOWN_AR, "kraft_not_in_isr", extra=(s.unclean.evidence,), brokers=gone,
+                 others=s.up, downs=tuple(s.down(b) for b in gone), controller=s.tenure.controller,
+                 cause_brokers=gone)
+
+
 def controller_unwatched(s: Situation) -> Case | None:
     eligible = _eligible(s)
     if s.tenure is None or not eligible:
@@ -331,7 +352,7 @@ def too_little_evidence(s: Situation) -> Case | None:
 
 CLASSIFIERS: tuple[Callable[[Situation], Case | None], ...] = (
     partition_deleted, all_replicas_offline, isr_down_replicas_unknown, failed_election_mid_life, unclean_election,
-    no_live_isr, no_controller, leader_failover, isr_member_rejoined, controller_did_not_act, controller_unwatched,
+    no_live_isr, no_controller, leader_failover, isr_member_rejoined, controller_did_not_act, kraft_isr_without_them, controller_unwatched,
     too_little_evidence)
 
 

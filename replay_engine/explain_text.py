@@ -159,6 +159,16 @@ def _unwatched(case: Case) -> str:
             "cannot be told.")
 
 
+def _kraft_not_in_isr(case: Case) -> str:
+    gone = "; ".join(f"broker {c.broker} {down_phrase(c)}" for c in case.downs)
+    they = "it was" if len(case.others) == 1 else "they were"
+    return (f"its ISR is not in the evidence, but {names(case.others)} {_was(case.others)} unfenced when it lost its "
+            f"leader, and a KRaft controller elects an unfenced in-sync replica whenever a leader leaves and again "
+            f"whenever a broker is unfenced: {they} not in the ISR, so no ISR member was alive"
+            + (f" ({gone})" if gone else "") + "; unclean.leader.election.enable was false"
+            + (f" ({case.unclean.how})." if case.unclean is not None and case.unclean.how else "."))
+
+
 # Case.form -> the reason, written after "<partition> had no leader from .. to ..: ".
 REASONS = {
     "deleted": lambda case: f"topic {case.topic} was being deleted.",
@@ -174,6 +184,7 @@ REASONS = {
     "rejoined": _rejoined,
     "did_not_act": _did_not_act,
     "unwatched": _unwatched,
+    "kraft_not_in_isr": _kraft_not_in_isr,
     "too_little": lambda case: "the trace does not show enough (replicas or ISR unknown) to say why.",
 }
 

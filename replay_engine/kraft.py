@@ -628,9 +628,12 @@ class KraftReplay:
         b = f.ref.broker  # the broker whose log states it
         own = f.became == "leader" and b is not None and leader == b
         if (own or f.became == "follower" and next_epoch) and not self.has_records \
-                and (leader in self.fenced or leader in self.cs or leader not in self.registered):
+                and (leader in self.fenced or leader in self.cs or leader not in self.registered) \
+                and not (mine is not None and mine[0].after.get("leader") == leader):
             # elected at this new epoch, so active then (isAcceptableLeader: registered, unfenced, not shutting down);
-            # a follower's line names the leader of the epoch it starts just as the leader's own line does
+            # a follower's line names the leader of the epoch it starts just as the leader's own line does. A line
+            # stating the very leader the replay elected at that epoch is a broker applying, late, a decision taken
+            # while that leader was acceptable: it says nothing of the leader now (it may be shutting down since).
             self.registered.setdefault(leader, None)
             self.fenced.discard(leader)
             self.cs.discard(leader)

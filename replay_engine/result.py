@@ -149,10 +149,10 @@ class ReplayResult:
 
 
 def world_of(image: ClusterImage, history: ClusterHistory, trace_end: int | None,
-             recorded: Callable[[int, int | None, str], bool] | None) -> World:
+             recorded: Callable[[int, int | None, str], bool] | None, mode: str | None = None) -> World:
     """What the explainer may consult, from the image and its history."""
     return World(image.periods, image.tenures, history.ar_history, history.config_history, history.failed_elections,
-                 trace_end, recorded, image.unclean_elections)
+                 trace_end, recorded, image.unclean_elections, mode)
 
 
 def assemble(replay, stream: FactStream, *, cluster: str | None, mode: str,
@@ -170,7 +170,7 @@ def assemble(replay, stream: FactStream, *, cluster: str | None, mode: str,
         intervals = [iv for iv in intervals if keep_tp((iv.topic, iv.partition))]
     image = image_of(replay)
     history = history_of(replay, image, intervals)
-    world = world_of(image, history, stream.trace_end, recorded)
+    world = world_of(image, history, stream.trace_end, recorded, mode)
     leaderless = [Leaderless(ep, explain(ep, world)) for ep in leaderless_episodes(intervals)]
     restarts, under = {}, []
     if events is not None:  # the evidence's own failed starts and write outages (not a counterfactual side's)
