@@ -257,6 +257,7 @@ class ZkControllerReplay:
             self.pending.add(d)
         else:
             d.status = "applied"
+            self.pending.note_applied(d)
             self._touch(p, d.ts, d.trigger, "replayed")
         return d
 
@@ -741,6 +742,21 @@ class ZkControllerReplay:
             self.server_stopping.add(f.broker)
         if f.kind == "zk_write_failed":
             self.findings.append({"kind": "zk_write_failed", "ts": f.ts, "evidence": [f.ref.to_json()]})
+        if f.kind == "unclean_leader_election" and f.tp is not None and f.broker is not None:
+            self._recorded_unclean(f)
+
+    def _recorded_unclean(self, f: F.Evidence) -> None:
+        """The controller's own word that it elected a replica out of sync (OfflinePartitionLeaderSelector 0.8-1.x
+        "No broker in ISR is alive for P. Elect leader B from live brokers ... There's potential data loss."):
+        an unclean election, whatever the replay derived (its own decision for it, if any, is already listed)."""
+        if any(d.tp == f.tp and (d.after or {}).get("leader") == f.broker and abs(d.ts - f.ts) <= J.MATCH_WINDOW_US
+               for d in self.unclean_elections):
+            return
+        p = self.store.part(f.tp)
+        self._seq += 1
+        self.unclean_elections.append(Decision(self._seq, f.ts, f.tp, "election", "UNCLEAN (recorded)", f.ref,
+                                               p.snapshot(), {"leader": f.broker, "isr": [f.broker]}, unclean=True,
+                                               status="recorded", record=f.ref, expected_record=False))
 
     # ------------------------------------------------------------------ records and observations
 
@@ -896,13 +912,19 @@ class ZkControllerReplay:
             kind == "isr_removal" and f.removed_replica is not None and p.isr is not None and int(f.removed_replica) in p.isr)
         recreated = writes and f.zk_version is not None and p.recorded_zk_version is not None \
             and f.zk_version <= p.recorded_zk_version
-        if self.mode.evidence_gaps and not self.pending.get(f.tp) and (recreated or (
+        # Every election writes leader epoch + 1 (0.10.2 PartitionLeaderSelector.selectLeader: currentLeaderEpoch + 1;
+        # 2.7 LeaderAndIsr.newLeaderAndIsr): an election stating another outcome at the epoch already held
+        # was taken on a new history (the same outcome at that epoch is the same election logged twice).
+        same_epoch = kind == "election" and f.leader_epoch is not None and f.leader_epoch == p.leader_epoch \
+            and f.leader is not None and p.leader is not None and (f.leader != p.leader or (
+                f.isr is not None and p.isr is not None and tuple(f.isr) != tuple(p.isr)))
+        if self.mode.evidence_gaps and not self.pending.get(f.tp) and (recreated or same_epoch or (
                 f.leader_epoch is not None and p.leader_epoch is not None and f.leader_epoch < p.leader_epoch)):
             # The leader epoch went backwards, or a write did not raise the znode's version: the topic (or the
             # whole ZooKeeper data) was recreated since we last saw it. A new history starts here.
             went = " and ".join(
                 ([f"leader epoch {f.leader_epoch} after {p.leader_epoch}"] if f.leader_epoch is not None
-                 and p.leader_epoch is not None and f.leader_epoch < p.leader_epoch else [])
+                 and p.leader_epoch is not None and f.leader_epoch <= p.leader_epoch else [])
                 + ([f"znode version {f.zk_version} after {p.recorded_zk_version}"] if recreated else []))
             self.findings.append({"kind": "partition_history_restarted", "ts": f.ts, "topic": p.tp[0],
                                   "partition": p.tp[1],

@@ -278,7 +278,7 @@ def _log_facts(ev: Event, authoritative: bool) -> list[F.Fact]:
                                    leader=ev.leader, isr=_t(ev.isr),
                                    leader_epoch=ev.leader_epoch, zk_version=ev.zk_version,
                                    controller_epoch=ev.controller_epoch, removed_replica=d.get("removed_replica"),
-                                   controller_id=ev.controller_id))
+                                   controller_id=ev.controller_id, from_state=ev.from_state))
     elif t == "leader_election_failed" and tp is not None and _write_failure(d):
         # The controller lost ZooKeeper (or its controllership) while writing: no election outcome.
         out.extend(ev_only("state_change_write_failed", None, tp))
@@ -324,6 +324,8 @@ def _log_facts(ev: Event, authoritative: bool) -> list[F.Fact]:
                                    controller_epoch=ev.controller_epoch, zk_version=ev.zk_version,
                                    replicas=_t(ev.replicas), state=ev.to_state,
                                    initial=d.get("via") == "controller_startup"))
+    elif t == "unclean_leader_election" and tp is not None and ev.leader is not None:
+        out.extend(ev_only(t, int(ev.leader), tp))  # the broker elected out of sync
     else:
         out.extend(ev_only(t, ev.subject_broker if ev.subject_broker is not None else ev.broker_id, tp))
     return out

@@ -120,9 +120,23 @@ class Pending:
 
     def __init__(self) -> None:
         self.by_tp: dict[F.TP, list[Decision]] = {}
+        # the last decision per partition the replay applied without expecting a record (the evidence was not
+        # known to record that controller's decisions then): a record that follows may still be its record
+        self.applied: dict[F.TP, Decision] = {}
 
     def add(self, d: Decision) -> None:
         self.by_tp.setdefault(d.tp, []).append(d)
+
+    def note_applied(self, d: Decision) -> None:
+        self.applied[d.tp] = d
+
+    def applied_match(self, tp: F.TP, kinds: tuple[str, ...], ts: int) -> Decision | None:
+        """The replay's last unrecorded-expected decision of ``kinds`` within the window before ``ts`` (taken once)."""
+        d = self.applied.get(tp)
+        if d is None or d.kind not in kinds or not 0 <= ts - d.ts <= MATCH_WINDOW_US or d.record is not None:
+            return None
+        del self.applied[tp]
+        return d
 
     def get(self, tp: F.TP) -> list[Decision] | None:
         return self.by_tp.get(tp)
@@ -300,6 +314,13 @@ def judge_write(ctx: View, pending: Pending, p: PState, kind: str, f: F.Recorded
         d.status = verdict(ok)
         d.record = f.ref
         return Comparison(p.tp, f.ts, f.ref, recorded, d.after, verdict(ok), how, [d.trigger])
+    d = None if kind == "epoch_bump" else pending.applied_match(p.tp, kinds, f.ts)
+    if d is not None and d.after is not None and same(d.after, recorded):
+        # The record of a step the replay took itself moments before (its trigger was in the evidence, the
+        # controller's record of it in a log the replay did not know recorded such steps): judged against it.
+        d.status, d.record = AGREED, f.ref
+        return Comparison(p.tp, f.ts, f.ref, recorded, d.after, AGREED, "trigger (replayed, then recorded)",
+                          [d.trigger])
     # No replayed decision waiting: re-derive it at the record (point-wise), if enough is known.
     if kind == "election" and may_infer:
         _, b = alternatives(ctx, p, f, recorded)

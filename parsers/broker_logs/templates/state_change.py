@@ -169,8 +169,10 @@ def _selected_leader(entry, m):
     f = leader_json(m["json"])
     if tp is None or f is None:
         return None
+    # OfflinePartitionLeaderSelector is called for partitions in OfflinePartition or NewPartition only
     return Event("partition_leader_isr_written", topic=tp[0], partition=tp[1], leader=f["leader"], isr=f["isr"],
-                 leader_epoch=f["leader_epoch"], detail={"reason": "election", "strategy": "offline"})
+                 leader_epoch=f["leader_epoch"], from_state="OfflinePartition",
+                 detail={"reason": "election", "strategy": "offline"})
 
 
 def _unclean_010(entry, m):
