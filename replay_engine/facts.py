@@ -244,6 +244,8 @@ class ObservedState(Fact):
     # request received or a dump; ``skipped``: the broker was already at a newer leader epoch and skipped it
     became: str | None = None
     skipped: bool = False
+    # a leader's own line: (the leader, the leader epoch) the broker held before this epoch (Partition.makeLeader)
+    previous: tuple[int, int] | None = None
 
     role = "observation"
 

@@ -25,7 +25,9 @@ from replay_engine.facts import iso_utc  # the time format of refs and reports
 from replay_engine.judge import EVIDENCE_GAP, Comparison, judge_kraft, unknown
 from replay_engine.kraft_evidence import (departure_findings, hole_between, stated_within_replayed,
                                           unjudged_epoch_reason, unseen_partition_changes)
-from replay_engine.kraft_point import isr_after_leader_left, rederive_stated_leader, stated_leader_whatever_the_isr
+from replay_engine.kraft_point import (isr_after_leader_left, leaderless_whatever_the_registration,
+                                       previous_from_leader_line, rederive_stated_leader,
+                                       stated_leader_whatever_the_isr)
 from replay_engine.partition import UNKNOWN, BrokerPeriod, Decision, PState, Tenure
 from replay_engine.kraft_facts import KraftStream
 from replay_engine.roles import Router
@@ -38,6 +40,7 @@ SAME_STEP_US = 5_000
 # Unjudged because partition changes came that no line in the evidence shows (see kraft_evidence)
 UNSEEN_STEPS = ("leader epoch: the epochs before it were decided in steps", "leader epoch: ISR unknown (")
 RESTATED = "leader epoch: stated again after a later one was known"
+UNKNOWN_BEFORE = "leader epoch: partition unknown before the line"
 
 
 class KraftReplay:
@@ -81,6 +84,7 @@ class KraftReplay:
         self.before_skip: dict[F.TP, tuple] = {}  # (epoch, leader, ISR, replicas) before a 'Skipped' line's epoch
         self.epoch_known_at: dict[F.TP, int] = {}  # when a line or a replayed step last set the current leader epoch
         self.holes: list[tuple[int, int, int, int]] = []  # stretches the evidence lost (quorum_epoch_holes)
+        self.began: int | None = None  # the time of the evidence's first line
         # (partition, leader epoch) -> when the evidence first stated it (a broker restarting restates old epochs)
         self.epoch_first_seen: dict[F.TP, dict[int, int]] = {}
         self.liveness_at: dict[int, int] = {}  # broker -> time of the last line the replay took its liveness from
@@ -154,6 +158,7 @@ class KraftReplay:
         """``stream``: from ``kraft_facts.kraft_facts``: the facts in the cluster's order, and what the whole
         cluster's events say besides (stretches the evidence lost, records a renounce rolled back)."""
         self.holes = list(stream.holes)
+        self.began = stream.began
         route = self.router.route
         for fact in stream.facts:
             route(fact)
@@ -480,13 +485,18 @@ class KraftReplay:
     def _unknown(self, p: PState, f: F.ObservedState, leader: int | None, why: str) -> None:
         seen = self.epoch_first_seen.get(p.tp, {})
         first = f.leader_epoch is not None and seen.get(f.leader_epoch) == f.ts
-        if why.startswith(UNSEEN_STEPS) or why.startswith(RESTATED) and first:
+        if why.startswith(UNSEEN_STEPS) or why.startswith(RESTATED) and first or why == UNKNOWN_BEFORE:
             # The steps were decided after the state the replay holds; if the evidence lost a stretch since, they
             # may lie in it: an evidence gap, not a record the evidence could have judged. A line restating an
-            # epoch no line stated before was decided after the last earlier epoch the evidence shows.
-            at = p.leader_epoch if why.startswith(UNSEEN_STEPS) else max(
-                (e for e in seen if e < f.leader_epoch), default=None)
-            since = seen.get(at, self.epoch_known_at.get(p.tp) if at == p.leader_epoch else None)
+            # epoch no line stated before was decided after the last earlier epoch the evidence shows; a partition
+            # no line named before had its registration set at some time before the line, since the evidence
+            # began or before it.
+            if why == UNKNOWN_BEFORE:
+                since = self.began
+            else:
+                at = p.leader_epoch if why.startswith(UNSEEN_STEPS) else max(
+                    (e for e in seen if e < f.leader_epoch), default=None)
+                since = seen.get(at, self.epoch_known_at.get(p.tp) if at == p.leader_epoch else None)
             h = hole_between(self.holes, since, f.ts)
             if h is not None:
                 why = (f"{EVIDENCE_GAP} (quorum epochs {h[2]}-{h[3]}, {iso_utc(h[0])} to {iso_utc(h[1])}, are in no "
@@ -501,7 +511,16 @@ class KraftReplay:
         skipped = self.before_skip.get(p.tp)
         if skipped is not None and epoch == f.leader_epoch and skipped[0] is not None and skipped[0] + 1 == epoch:
             epoch, was, isr, replicas = skipped  # the epoch was first seen in another broker's 'Skipped' line
+        if not decided and previous_from_leader_line(f.previous, f.leader_epoch, epoch):
+            # the new leader's own line names the leader of the epoch just before; the ISR then is not stated
+            epoch, was, isr, unseen = f.previous[1], f.previous[0], None, None
         if epoch is None or f.leader_epoch != epoch + 1 or was is None or decided:
+            if not decided and leaderless_whatever_the_registration(
+                    leader, self.acceptable(), set(self.registered) | self.fenced | self.cs, self.elr_enabled):
+                self._judge(p.tp, f, {"leader": leader}, {"leader": -1},
+                            "point: no registered broker acceptable (isAcceptableLeader), leaderless whatever the "
+                            "replicas and ISR")
+                return
             self._unknown(p, f, leader, unjudged_epoch_reason(epoch, f.leader_epoch, decided))
             return
         # Where the replay knows no other replica to be acceptable, the outcome follows from ISR membership alone:

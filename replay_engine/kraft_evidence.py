@@ -48,7 +48,7 @@ def unjudged_epoch_reason(known_epoch: int | None, stated_epoch: int, replay_dec
     whether the replay itself took a decision that ended at ``stated_epoch`` (its outcome then sits in another
     broker's line of the same epoch, or was superseded)."""
     if known_epoch is None:
-        return "leader epoch: partition unknown before the line"
+        return "leader epoch: partition unknown before the line"  # kraft.UNKNOWN_BEFORE
     if stated_epoch <= known_epoch:
         return "leader epoch: stated again after a later one was known (a broker restating an older registration)"
     if replay_decided_epoch:

@@ -58,6 +58,7 @@ class KraftStream:
     facts: list[F.Fact]
     holes: list[tuple[int, int, int, int]] = field(default_factory=list)  # stretches the evidence lost
     findings: list[dict[str, Any]] = field(default_factory=list)  # records a renounce rolled back, and why
+    began: int | None = None  # the time of the evidence's first line
 
 
 def kraft_facts(events: list[Event], version: tuple[int, ...] | None = None) -> KraftStream:
@@ -108,7 +109,8 @@ def kraft_facts(events: list[Event], version: tuple[int, ...] | None = None) -> 
                 tp = _tp(ev, names) if ev.partition is not None else None
                 if ev.subject_broker is not None or tp is not None:
                     out.append(F.Evidence(ev.ts or 0, ref_of(ev), kind=ev.event_type, broker=ev.subject_broker, tp=tp))
-    return KraftStream(out, quorum_epoch_holes(events), renounce_findings(events, undone))
+    return KraftStream(out, quorum_epoch_holes(events), renounce_findings(events, undone),
+                       min((e.ts for e in events if e.ts is not None), default=None))
 
 
 def _tp(ev: Event, names: dict[str, str]) -> F.TP | None:
@@ -265,9 +267,12 @@ def _observed(ev: Event, names: dict[str, str], leaving) -> list[F.Fact]:
         return []
     became = _OBSERVED_LINES[ev.event_type]
     leader = ev.leader if ev.leader is not None else (ev.broker_id if became == "leader" else None)
+    d = ev.detail or {}
+    previous = (int(d["previous_leader"]), int(d["previous_leader_epoch"])) if became == "leader" \
+        and d.get("previous_leader") is not None and d.get("previous_leader_epoch") is not None else None
     return [F.ObservedState(ev.ts or 0, ref_of(ev), tp=tp, leader=leader, isr=_t(ev.isr), leader_epoch=ev.leader_epoch,
                             controller_epoch=ev.controller_epoch, zk_version=ev.zk_version, replicas=_t(ev.replicas),
-                            became=became, skipped=bool((ev.detail or {}).get("skipped")))]
+                            became=became, skipped=bool(d.get("skipped")), previous=previous)]
 
 
 # Event type -> its facts; kraft_leader_change is settled in the loop, and any other type is evidence.

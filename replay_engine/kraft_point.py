@@ -72,3 +72,31 @@ def isr_after_leader_left(replicas: Sequence[int] | None, isr: Sequence[int], le
         if pref.how == "preferred" and pref.leader == stated_leader:
             return None
     return isr_without(isr, {leader_before}, elr_enabled)
+
+
+def previous_from_leader_line(previous: tuple[int, int] | None, stated_epoch: int | None,
+                              known_epoch: int | None) -> bool:
+    """True when a leader's own line names the registration just before the epoch it starts, and the replay knows
+    none as recent.
+
+    Partition.makeLeader (3.x-4.x) logs "Previous leader Some(L) and previous leader epoch was E" before it updates
+    leaderReplicaIdOpt and leaderEpoch (3.9.0-rc3 core/src/main/scala/kafka/cluster/Partition.scala makeLeader): E
+    and L are what the broker held before. When E is the epoch just before the one started, L led the partition
+    at E. (makeFollower logs the same words after the update, so a follower's line names the new values: not
+    taken, see the parser.)"""
+    if previous is None or stated_epoch is None or previous[1] != stated_epoch - 1 or previous[1] < 0:
+        return False
+    return known_epoch is None or known_epoch < previous[1]
+
+
+def leaderless_whatever_the_registration(stated_leader: int, acceptable: AbstractSet[int],
+                                         known: AbstractSet[int], elr_enabled: bool) -> bool:
+    """True when a stated leaderless epoch (-1) is what any election gives, whatever the replicas and ISR.
+
+    PartitionChangeBuilder only elects a replica for which isAcceptableLeader holds (registered, unfenced, not in
+    controlled shutdown), for a clean and an unclean election alike (3.9.0-rc3
+    metadata/src/main/java/org/apache/kafka/controller/PartitionChangeBuilder.java electLeader /
+    electAnyLeader / isValidNewLeader): with no broker the evidence knows (``known``: registered, fenced or shutting
+    down) acceptable, no replica can lead. With
+    ELR in use a last known leader may be elected without that test (canElectLastKnownLeader, 3.7+), so not then."""
+    return stated_leader == -1 and not elr_enabled and bool(known) and not acceptable

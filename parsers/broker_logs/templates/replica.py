@@ -87,6 +87,11 @@ def _started_as_leader(entry, m):
         ev.zk_version = int(d["pe"])
     if d.get("umi"):
         detail["under_min_isr"] = True
+    if d.get("pl") is not None:
+        # Partition.makeLeader logs the leader it knew before taking the new epoch (3.x-4.x: the line is written
+        # before leaderReplicaIdOpt and leaderEpoch are updated; makeFollower's line is written after, so its
+        # "previous" values are the new ones and are not kept)
+        detail["previous_leader"] = int(d["pl"])
     return ev
 
 
@@ -203,8 +208,8 @@ RULES = [
          re.compile(r"^\[Broker id=(?P<b1>\d+)\] Leader (?P<tp>\S+) (?:with topic id (?P<tid>\S+) )?starts at "
                     r"leader epoch (?P<le>-?\d+) from offset (?P<off>-?\d+) with (?:partition epoch (?P<pe>-?\d+), )?"
                     r"high watermark (?P<hw>-?\d+),? ISR \[?(?P<isr>[\d, ]*)\]?,? (?:addingReplicas|adding replicas) .*?"
-                    r"(?P<umi>\(under-min-isr\))? ?\.? ?Previous leader (?:(?:None|Some\(-?\d+\)) and previous leader )?"
-                    r"epoch was (?P<ple>-?\d+)\.?$"),
+                    r"(?P<umi>\(under-min-isr\))? ?\.? ?Previous leader (?:(?:None|Some\((?P<pl>-?\d+)\)) and previous "
+                    r"leader )?epoch was (?P<ple>-?\d+)\.?$"),
          _started_as_leader),
     Rule("replica.follower_starts", ("state.change.logger",), ("] Follower ", " starts at leader epoch "),
          re.compile(r"^\[Broker id=(?P<b1>\d+)\] Follower (?P<tp>\S+) starts at leader epoch (?P<le>-?\d+) from "
