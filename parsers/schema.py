@@ -229,6 +229,7 @@ EVENT_TYPES: dict[str, str] = {
     # --- KRaft (logs and metadata records) ---
     "kraft_leader_change": "metadata quorum leader (active controller) changed",
     "kraft_quorum_epoch": "a quorum node entered an epoch with no leader known (Raft candidate, unattached, voted, resigned)",
+    "kraft_snapshot_load": "a quorum controller began or finished loading a metadata snapshot (the registrations it replays meanwhile date from the snapshot)",
     "kraft_renounce_on_error": "an active controller's event failed: it renounced and reverted to the last committed offset",
     "broker_fenced": "KRaft: broker fenced",
     "broker_unfenced": "KRaft: broker unfenced",

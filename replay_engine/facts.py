@@ -246,6 +246,8 @@ class ObservedState(Fact):
     skipped: bool = False
     # a leader's own line: (the leader, the leader epoch) the broker held before this epoch (Partition.makeLeader)
     previous: tuple[int, int] | None = None
+    # a registration a controller restates while loading a snapshot: (the snapshot's offset, its quorum epoch)
+    snapshot: tuple[int, int] | None = None
 
     role = "observation"
 

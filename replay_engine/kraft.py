@@ -23,9 +23,10 @@ from replay_engine.apply import OBSERVED, RECORDED, Change, PartitionStore
 from replay_engine.config import ConfigImage, ConfigState, as_bool, parse_version
 from replay_engine.facts import iso_utc  # the time format of refs and reports
 from replay_engine.judge import EVIDENCE_GAP, Comparison, judge_kraft, unknown
-from replay_engine.kraft_evidence import (departure_findings, hole_between, stated_within_replayed,
+from replay_engine.kraft_evidence import (departure_findings, hole_between, hole_since_quorum_epoch,
+                                          stated_within_replayed,
                                           unjudged_epoch_reason, unseen_partition_changes)
-from replay_engine.kraft_point import (isr_after_leader_left, leaderless_whatever_the_registration,
+from replay_engine.kraft_point import (isr_after_leader_left, no_broker_acceptable,
                                        previous_from_leader_line, rederive_stated_leader,
                                        stated_leader_whatever_the_isr)
 from replay_engine.partition import UNKNOWN, BrokerPeriod, Decision, PState, Tenure
@@ -85,6 +86,10 @@ class KraftReplay:
         self.epoch_known_at: dict[F.TP, int] = {}  # when a line or a replayed step last set the current leader epoch
         self.holes: list[tuple[int, int, int, int]] = []  # stretches the evidence lost (quorum_epoch_holes)
         self.began: int | None = None  # the time of the evidence's first line
+        # partition -> ((offset, quorum epoch) of a snapshot, the leader epoch it holds, the controller that loaded it,
+        # when): the registration the replay holds came from a controller loading that snapshot (and the replay's
+        # own steps since), no line having stated the partition after it
+        self.from_snapshot: dict[F.TP, tuple] = {}
         # (partition, leader epoch) -> when the evidence first stated it (a broker restarting restates old epochs)
         self.epoch_first_seen: dict[F.TP, dict[int, int]] = {}
         self.liveness_at: dict[int, int] = {}  # broker -> time of the last line the replay took its liveness from
@@ -420,6 +425,8 @@ class KraftReplay:
             self.store.move(p, ONLINE if (f.leader if f.leader is not None else -1) >= 0 else OFFLINE,
                             OBSERVED, f.ts, f.ref)
             self._show(p, f.ts, f.ref, "observed")
+            if f.snapshot is not None:
+                self.from_snapshot[f.tp] = (f.snapshot, f.leader_epoch, f.ref.broker, f.ts)
 
     # ------------------------------------------------------------------ log-only evidence
 
@@ -498,10 +505,31 @@ class KraftReplay:
                     (e for e in seen if e < f.leader_epoch), default=None)
                 since = seen.get(at, self.epoch_known_at.get(p.tp) if at == p.leader_epoch else None)
             h = hole_between(self.holes, since, f.ts)
+            loaded = self.from_snapshot.get(p.tp)
             if h is not None:
                 why = (f"{EVIDENCE_GAP} (quorum epochs {h[2]}-{h[3]}, {iso_utc(h[0])} to {iso_utc(h[1])}, are in no "
                        f"line: {why})")
+            elif why.startswith(UNSEEN_STEPS) and loaded is not None:
+                why = self._after_snapshot(loaded, f.ts, why)
         self.comparisons.append(unknown(p.tp, f.ts, f.ref, {"leader": leader}, why))
+
+    def _after_snapshot(self, loaded: tuple, until: int, why: str) -> str:
+        """Why a leader epoch stated after a registration the replay took from a snapshot load is unjudged.
+
+        The registration dates from the snapshot, not from the line restating it: the changes after it are records
+        past the snapshot's offset, so written in its quorum epoch or later, and a controller loading the log
+        replays them at DEBUG (3.9.0-rc3 / trunk ReplicationControlManager.replay(PartitionChangeRecord)). Quorum
+        epochs from the snapshot's on that no line names (:func:`quorum_epoch_holes`) are a stretch the evidence
+        lost in which they may have been written: an evidence gap. With none, the steps had witnesses and the
+        record stays unjudged."""
+        (offset, epoch), _, controller, at = loaded
+        h = hole_since_quorum_epoch(self.holes, epoch, until)
+        if h is None:
+            return why
+        return (f"{EVIDENCE_GAP} (after snapshot {offset}-{epoch}: the registration held is the one controller "
+                f"{controller} loaded from it, the changes since are replayed at DEBUG, and quorum "
+                f"epochs {max(h[2], epoch)}-{h[3]}, {iso_utc(h[0])} to {iso_utc(h[1])}, from the snapshot's on are in "
+                f"no line: {why})")
 
     def _point(self, p: PState, f: F.ObservedState, leader: int) -> None:
         """A stated leader epoch the replay did not reach itself: re-derived from the registration before it."""
@@ -515,11 +543,17 @@ class KraftReplay:
             # the new leader's own line names the leader of the epoch just before; the ISR then is not stated
             epoch, was, isr, unseen = f.previous[1], f.previous[0], None, None
         if epoch is None or f.leader_epoch != epoch + 1 or was is None or decided:
-            if not decided and leaderless_whatever_the_registration(
-                    leader, self.acceptable(), set(self.registered) | self.fenced | self.cs, self.elr_enabled):
-                self._judge(p.tp, f, {"leader": leader}, {"leader": -1},
-                            "point: no registered broker acceptable (isAcceptableLeader), leaderless whatever the "
-                            "replicas and ISR")
+            known = set(self.registered) | self.fenced | self.cs
+            if not decided and leader == -1 and no_broker_acceptable(self.acceptable(), known, self.elr_enabled):
+                # A stated leaderless epoch while no broker is acceptable: the version's election over any replicas
+                # and ISR. (A stated leader is not judged so: a broker applies a delta of records at once, and the
+                # epoch it states may have been decided before the liveness the replay now holds; an elected
+                # leader was acceptable when elected, and the lines after it say so.)
+                order = tuple(sorted(known))
+                want = self._rule("kraft.election", order, order, None, frozenset(), self._unclean(p.tp[0]), (),
+                                  self.elr_enabled).leader
+                self._judge(p.tp, f, {"leader": leader}, {"leader": want},
+                            "point: no known broker acceptable (isAcceptableLeader), whatever the replicas and ISR")
                 return
             self._unknown(p, f, leader, unjudged_epoch_reason(epoch, f.leader_epoch, decided))
             return
@@ -640,6 +674,7 @@ class KraftReplay:
                                   and f.leader_epoch > p.leader_epoch + 1)):
             self.store.set(p, isr=None)  # the line does not state the ISR, and unseen changes came before it
         self.store.adopt(p, leader, f.isr, f.leader_epoch, zk_version=f.zk_version, replicas=f.replicas, ts=f.ts)
+        self.from_snapshot.pop(tp, None)  # the registration is now one a line states
         if f.leader_epoch is not None and f.leader_epoch == p.leader_epoch:
             self.epoch_known_at[tp] = f.ts
         if f.zk_version is not None:

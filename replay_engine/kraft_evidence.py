@@ -205,6 +205,14 @@ def hole_between(holes: list[tuple[int, int, int, int]], since: int | None, unti
     return None
 
 
+def hole_since_quorum_epoch(holes: list[tuple[int, int, int, int]], epoch: int, until: int) -> tuple | None:
+    """The first hole holding quorum epoch ``epoch`` or a later one, begun before ``until``."""
+    for h in holes:
+        if h[3] >= epoch and h[0] < until:
+            return h
+    return None
+
+
 def departure_findings(comparisons: list, version) -> list[dict[str, Any]]:
     """Each diverged KRaft comparison as a finding naming the rule the recorded decision departed from (the rule
     table's row for the version that wrote the evidence, with the tag, file and function it was read from)."""

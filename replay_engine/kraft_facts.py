@@ -72,7 +72,14 @@ def kraft_facts(events: list[Event], version: tuple[int, ...] | None = None) -> 
     undone: dict[int, list[Event]] = {}
     out: list[F.Fact] = []
     quorum_leader: tuple | None = None  # (controller, epoch) as last stated
+    loading: dict[int, tuple[int, int]] = {}  # controller -> (offset, quorum epoch) of the snapshot it is loading
     for i, ev in enumerate(events):
+        if ev.event_type == "kraft_snapshot_load" and ev.controller_id is not None:
+            d = ev.detail or {}
+            if d.get("phase") == "start":
+                loading[ev.controller_id] = (int(d["loaded_offset"]), int(d["loaded_epoch"]))
+            else:
+                loading.pop(ev.controller_id, None)
         if i in reverted and R.decide("kraft.renounce.failed_write", version,
                                       (events[reverted[i]].detail or {}).get("exception")):
             undone.setdefault(reverted[i], []).append(ev)  # rolled back by the controller's renounce: not replayed
@@ -83,7 +90,9 @@ def kraft_facts(events: list[Event], version: tuple[int, ...] | None = None) -> 
         if i in echoes:
             continue
         if i in history:
-            out.extend(_restated(ev, names))  # the state it describes, not something that just happened
+            # the state it describes, not something that just happened (as of the snapshot being loaded, if one is)
+            out.extend(_restated(ev, names, loading.get(ev.controller_id if ev.controller_id is not None
+                                                        else ev.broker_id)))
         elif ev.event_type == "kraft_leader_change":
             # every voter logs each change of quorum leader: a statement of what is already known is no news
             c, epoch = ev.controller_id, ev.controller_epoch
@@ -133,8 +142,9 @@ def _named(ev: Event, names: dict[str, str]) -> list[F.Fact]:
     return [F.TopicNamed(ev.ts or 0, ref_of(ev), topic=ev.topic, topic_id=tid)]
 
 
-def _restated(ev: Event, names: dict[str, str]) -> list[F.Fact]:
-    """A line of a controller's start-up burst: what it re-states is observed, the rest says nothing new."""
+def _restated(ev: Event, names: dict[str, str], snapshot: tuple[int, int] | None = None) -> list[F.Fact]:
+    """A line of a controller's start-up burst: what it re-states is observed, the rest says nothing new.
+    ``snapshot``: (offset, quorum epoch) of the snapshot the controller is loading, which the registration dates from."""
     t, ts = ev.event_type, ev.ts or 0
     if t == "topic_record":
         return _named(ev, names)
@@ -146,7 +156,7 @@ def _restated(ev: Event, names: dict[str, str]) -> list[F.Fact]:
         if tp is not None and ev.replicas:
             return [F.ObservedState(ts, ref_of(ev), tp=tp, leader=ev.leader, isr=_t(ev.isr),
                                     leader_epoch=ev.leader_epoch, zk_version=ev.zk_version,
-                                    replicas=_t(ev.replicas), initial=True)]
+                                    replicas=_t(ev.replicas), initial=True, snapshot=snapshot)]
     return []
 
 

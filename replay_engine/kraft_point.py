@@ -89,14 +89,13 @@ def previous_from_leader_line(previous: tuple[int, int] | None, stated_epoch: in
     return known_epoch is None or known_epoch < previous[1]
 
 
-def leaderless_whatever_the_registration(stated_leader: int, acceptable: AbstractSet[int],
-                                         known: AbstractSet[int], elr_enabled: bool) -> bool:
-    """True when a stated leaderless epoch (-1) is what any election gives, whatever the replicas and ISR.
+def no_broker_acceptable(acceptable: AbstractSet[int], known: AbstractSet[int], elr_enabled: bool) -> bool:
+    """True when the election of any partition gives no leader, whatever its replicas and ISR.
 
     PartitionChangeBuilder only elects a replica for which isAcceptableLeader holds (registered, unfenced, not in
-    controlled shutdown), for a clean and an unclean election alike (3.9.0-rc3
-    metadata/src/main/java/org/apache/kafka/controller/PartitionChangeBuilder.java electLeader /
-    electAnyLeader / isValidNewLeader): with no broker the evidence knows (``known``: registered, fenced or shutting
-    down) acceptable, no replica can lead. With
-    ELR in use a last known leader may be elected without that test (canElectLastKnownLeader, 3.7+), so not then."""
-    return stated_leader == -1 and not elr_enabled and bool(known) and not acceptable
+    controlled shutdown), in a clean and an unclean election alike (3.9.0-rc3
+    metadata/src/main/java/org/apache/kafka/controller/PartitionChangeBuilder.java electLeader / electAnyLeader /
+    isValidNewLeader): with brokers known (``known``: registered, fenced or shutting down) and none acceptable, no
+    replica can lead. With ELR in use a last known leader is elected without that test (canElectLastKnownLeader,
+    3.7+), so not then."""
+    return not elr_enabled and bool(known) and not acceptable

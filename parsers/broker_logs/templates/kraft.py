@@ -84,6 +84,14 @@ def _raft_epoch(entry, m):
                  detail=_raft_detail(entry, state=m["s"]))
 
 
+def _snapshot_load(entry, m):
+    """OffsetControlManager.beginLoadSnapshot / endLoadSnapshot (3.7+): the controller replays a snapshot whose id is
+    its end offset and the quorum epoch it was taken in (``<20-digit offset>-<10-digit epoch>``)."""
+    return Event("kraft_snapshot_load", controller_id=int(m["cid"]), broker_id=int(m["cid"]),
+                 detail={"phase": "start" if m["ph"] == "Starting to load" else "end",
+                         "loaded_offset": int(m["off"]), "loaded_epoch": int(m["e"])})
+
+
 def _heartbeat_timeout(entry, m):
     ev = Event("broker_heartbeat_timeout", controller_id=int(m["cid"]), subject_broker=int(m["b"]))
     if m["be"] is not None:
@@ -330,6 +338,9 @@ RULES = [
                     r"(?:Renouncing leadership and r|R)everting to (?:the )?last committed offset (?P<off>-?\d+)\."
                     r"(?: Exception message: (?P<msg>.*))?"),
          _write_failed),
+    Rule("kraft.snapshot_load", QC, (" snapshot ",),
+         re.compile(_Q + r"(?P<ph>Starting to load|Successfully loaded) snapshot (?P<off>\d{20})-(?P<e>\d{10})\."),
+         _snapshot_load),
     Rule("kraft.new_epoch", QC, ("In the new epoch ",),
          re.compile(_Q + r"In the new epoch (?P<e>\d+), the leader is " + _LEADER + r"\.$"), _new_epoch),
     Rule("kraft.raft_leader", RAFT, ("Completed transition to Leader",),
