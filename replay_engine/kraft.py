@@ -26,7 +26,7 @@ from replay_engine.judge import EVIDENCE_GAP, Comparison, judge_kraft, unknown
 from replay_engine.kraft_evidence import (departure_findings, hole_between, hole_since_quorum_epoch,
                                           stated_within_replayed,
                                           unjudged_epoch_reason, unseen_partition_changes)
-from replay_engine.kraft_point import (isr_after_leader_left, no_broker_acceptable,
+from replay_engine.kraft_point import (created_leader, isr_after_leader_left, states_the_creation, no_broker_acceptable,
                                        previous_from_leader_line, rederive_stated_leader,
                                        stated_leader_whatever_the_isr)
 from replay_engine.partition import UNKNOWN, BrokerPeriod, Decision, PState, Tenure
@@ -90,6 +90,7 @@ class KraftReplay:
         # when): the registration the replay holds came from a controller loading that snapshot (and the replay's
         # own steps since), no line having stated the partition after it
         self.from_snapshot: dict[F.TP, tuple] = {}
+        self.snapshot_before: dict[tuple[F.TP, int], tuple] = {}  # (partition, leader epoch) first stated then
         # (partition, leader epoch) -> when the evidence first stated it (a broker restarting restates old epochs)
         self.epoch_first_seen: dict[F.TP, dict[int, int]] = {}
         self.liveness_at: dict[int, int] = {}  # broker -> time of the last line the replay took its liveness from
@@ -294,9 +295,8 @@ class KraftReplay:
         snapshot = f.snapshot
         if p is None and not snapshot and f.replicas:
             # A topic created now: the ISR is the usable replicas, the leader the first of them.
-            ok = self.acceptable()
-            isr = tuple(x for x in f.replicas if x in ok) or tuple(f.replicas)
-            replayed = {"leader": isr[0] if isr and isr[0] in ok else -1, "isr": list(isr)}
+            leader, isr = created_leader(f.replicas, self.acceptable())
+            replayed = {"leader": leader, "isr": list(isr)}
             recorded = {"leader": f.leader, "isr": list(f.isr or [])}
             self._judge(tp, f, recorded, replayed, "new partition (KRaft createTopics)")
         p = self.store.part(tp)
@@ -492,25 +492,28 @@ class KraftReplay:
     def _unknown(self, p: PState, f: F.ObservedState, leader: int | None, why: str) -> None:
         seen = self.epoch_first_seen.get(p.tp, {})
         first = f.leader_epoch is not None and seen.get(f.leader_epoch) == f.ts
-        if why.startswith(UNSEEN_STEPS) or why.startswith(RESTATED) and first or why == UNKNOWN_BEFORE:
+        if why.startswith(UNSEEN_STEPS) or why.startswith(RESTATED) or why == UNKNOWN_BEFORE:
             # The steps were decided after the state the replay holds; if the evidence lost a stretch since, they
-            # may lie in it: an evidence gap, not a record the evidence could have judged. A line restating an
-            # epoch no line stated before was decided after the last earlier epoch the evidence shows; a partition
-            # no line named before had its registration set at some time before the line, since the evidence
-            # began or before it.
+            # may lie in it: an evidence gap, not a record the evidence could have judged. A restated epoch was
+            # decided before the first line stating it and after the last earlier epoch the evidence shows; a
+            # partition no line named before had its registration set at some time before the line, since the
+            # evidence began or before it.
+            until, loaded = f.ts, self.from_snapshot.get(p.tp)
             if why == UNKNOWN_BEFORE:
                 since = self.began
+            elif why.startswith(UNSEEN_STEPS):
+                since = seen.get(p.leader_epoch, self.epoch_known_at.get(p.tp))
             else:
-                at = p.leader_epoch if why.startswith(UNSEEN_STEPS) else max(
-                    (e for e in seen if e < f.leader_epoch), default=None)
-                since = seen.get(at, self.epoch_known_at.get(p.tp) if at == p.leader_epoch else None)
-            h = hole_between(self.holes, since, f.ts)
-            loaded = self.from_snapshot.get(p.tp)
+                until = seen.get(f.leader_epoch, f.ts)
+                at = max((e for e in seen if e < f.leader_epoch and seen[e] <= until), default=None)
+                since = seen.get(at)
+                loaded = self.snapshot_before.get((p.tp, f.leader_epoch))
+            h = hole_between(self.holes, since, until)
             if h is not None:
                 why = (f"{EVIDENCE_GAP} (quorum epochs {h[2]}-{h[3]}, {iso_utc(h[0])} to {iso_utc(h[1])}, are in no "
                        f"line: {why})")
-            elif why.startswith(UNSEEN_STEPS) and loaded is not None:
-                why = self._after_snapshot(loaded, f.ts, why)
+            elif loaded is not None and not why == UNKNOWN_BEFORE:
+                why = self._after_snapshot(loaded, until, why)
         self.comparisons.append(unknown(p.tp, f.ts, f.ref, {"leader": leader}, why))
 
     def _after_snapshot(self, loaded: tuple, until: int, why: str) -> str:
@@ -640,10 +643,21 @@ class KraftReplay:
                 self._unknown(p, f, None, "leader epoch: the line does not name the leader")
             return
         if f.leader_epoch is not None:
+            if f.leader_epoch not in self.epoch_first_seen.get(tp, {}) and tp in self.from_snapshot:
+                # first stated while the registration held came from a snapshot load
+                self.snapshot_before[(tp, f.leader_epoch)] = self.from_snapshot[tp]
             self.epoch_first_seen.setdefault(tp, {}).setdefault(f.leader_epoch, f.ts)
         mine = self.replayed_at.get((tp, f.leader_epoch)) if f.leader_epoch is not None else None
         judged = not self.has_records and mine is not None and mine[0].status == "applied"
-        if not judged and not self.has_records and f.leader_epoch is not None and f.became is not None:
+        created = not judged and not self.has_records and f.became is not None and (p.replicas or f.replicas) \
+            and states_the_creation(f.leader_epoch, f.zk_version) \
+            and self.epoch_first_seen[tp].get(f.leader_epoch) == f.ts
+        if created:
+            # the first line stating the registration createTopics wrote: judged by the creation rule
+            want, _ = created_leader(f.replicas or p.replicas, self.acceptable())
+            self._judge(tp, f, {"leader": leader}, {"leader": want},
+                        "point: the broker's own view of the created partition (KRaft createTopics)")
+        elif not judged and not self.has_records and f.leader_epoch is not None and f.became is not None:
             self._point(p, f, leader)  # a new leader epoch the broker started (not a LeaderAndIsr request received)
         if judged:
             # The broker states the outcome of the very decision the replay took (same leader epoch).

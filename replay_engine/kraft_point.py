@@ -99,3 +99,19 @@ def no_broker_acceptable(acceptable: AbstractSet[int], known: AbstractSet[int], 
     replica can lead. With ELR in use a last known leader is elected without that test (canElectLastKnownLeader,
     3.7+), so not then."""
     return not elr_enabled and bool(known) and not acceptable
+
+
+def created_leader(replicas: Sequence[int], acceptable: AbstractSet[int]) -> tuple[int, tuple[int, ...]]:
+    """(leader, ISR) of a partition createTopics registers: the ISR is the replicas that are usable (registered,
+    unfenced, not shutting down), the leader the first of them (3.9.0-rc3
+    metadata/src/main/java/org/apache/kafka/controller/ReplicationControlManager.java createTopic /
+    PartitionRegistration with leaderEpoch 0 and partitionEpoch 0); no usable replica, no leader."""
+    isr = tuple(x for x in replicas if x in acceptable) or tuple(replicas)
+    return (isr[0] if isr and isr[0] in acceptable else -1), isr
+
+
+def states_the_creation(leader_epoch: int | None, partition_epoch: int | None) -> bool:
+    """True when a broker's line states a registration no change followed: every PartitionChangeRecord raises the
+    partition epoch (3.9.0-rc3 PartitionRegistration.merge), so leader epoch 0 at partition epoch 0 is the
+    PartitionRecord createTopics wrote."""
+    return leader_epoch == 0 and partition_epoch == 0
