@@ -427,6 +427,8 @@ class KraftReplay:
             self._show(p, f.ts, f.ref, "observed")
             if f.snapshot is not None:
                 self.from_snapshot[f.tp] = (f.snapshot, f.leader_epoch, f.ref.broker, f.ts)
+            else:
+                self.from_snapshot.pop(f.tp, None)  # restated from the log after a snapshot: of no known epoch
 
     # ------------------------------------------------------------------ log-only evidence
 

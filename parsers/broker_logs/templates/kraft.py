@@ -338,9 +338,10 @@ RULES = [
                     r"(?:Renouncing leadership and r|R)everting to (?:the )?last committed offset (?P<off>-?\d+)\."
                     r"(?: Exception message: (?P<msg>.*))?"),
          _write_failed),
-    Rule("kraft.snapshot_load", QC, (" snapshot ",),
-         re.compile(_Q + r"(?P<ph>Starting to load|Successfully loaded) snapshot (?P<off>\d{20})-(?P<e>\d{10})\."),
-         _snapshot_load),
+    Rule("kraft.snapshot_load.start", QC, ("Starting to load snapshot ",),
+         re.compile(_Q + r"(?P<ph>Starting to load) snapshot (?P<off>\d{20})-(?P<e>\d{10})\."), _snapshot_load),
+    Rule("kraft.snapshot_load.end", QC, ("Successfully loaded snapshot ",),
+         re.compile(_Q + r"(?P<ph>Successfully loaded) snapshot (?P<off>\d{20})-(?P<e>\d{10})\."), _snapshot_load),
     Rule("kraft.new_epoch", QC, ("In the new epoch ",),
          re.compile(_Q + r"In the new epoch (?P<e>\d+), the leader is " + _LEADER + r"\.$"), _new_epoch),
     Rule("kraft.raft_leader", RAFT, ("Completed transition to Leader",),
