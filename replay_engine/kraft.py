@@ -536,6 +536,14 @@ class KraftReplay:
                 f"epochs {max(h[2], epoch)}-{h[3]}, {iso_utc(h[0])} to {iso_utc(h[1])}, from the snapshot's on are in "
                 f"no line: {why})")
 
+    def _up_between(self, b: int, since: int, until: int) -> str | None:
+        """The first period in which broker ``b`` was acceptable overlapping (since, until], as text, if any."""
+        for per in self.periods.get(b, []):
+            if per.state == "up" and per.start is not None and per.start <= until \
+                    and (per.end is None or per.end > since):
+                return f"up from {iso_utc(per.start)}" + (f" to {iso_utc(per.end)}" if per.end is not None else "")
+        return None
+
     def _point(self, p: PState, f: F.ObservedState, leader: int) -> None:
         """A stated leader epoch the replay did not reach itself: re-derived from the registration before it."""
         decided = (p.tp, f.leader_epoch) in self.replayed_epochs
@@ -549,14 +557,33 @@ class KraftReplay:
             epoch, was, isr, unseen = f.previous[1], f.previous[0], None, None
         if epoch is None or f.leader_epoch != epoch + 1 or was is None or decided:
             known = set(self.registered) | self.fenced | self.cs
-            if not decided and leader == -1 and no_broker_acceptable(self.acceptable(), known, self.elr_enabled):
-                # A stated leaderless epoch while no broker is acceptable: the version's election over any replicas
-                # and ISR. (A stated leader is not judged so: a broker applies a delta of records at once, and the
-                # epoch it states may have been decided before the liveness the replay now holds; an elected
-                # leader was acceptable when elected, and the lines after it say so.)
+            if not decided and no_broker_acceptable(self.acceptable(), known, self.elr_enabled):
+                # No broker acceptable: the version's election over any replicas and ISR gives no leader. A stated
+                # leader is judged by it too, unless that broker was acceptable at some time since the epoch before
+                # was known (a broker applies a delta of records at once: the epoch may have been decided then).
+                since = self.epoch_known_at.get(p.tp)
+                up = self._up_between(leader, since, f.ts) if leader >= 0 else None
+                if leader >= 0 and (since is None or up is not None):
+                    self._unknown(p, f, leader, f"leader epoch: decided while broker {leader} was acceptable "
+                                                f"({up}), before the liveness held at the line" if up is not None
+                                  else unjudged_epoch_reason(epoch, f.leader_epoch, decided))
+                    return
                 order = tuple(sorted(known))
                 want = self._rule("kraft.election", order, order, None, frozenset(), self._unclean(p.tp[0]), (),
                                   self.elr_enabled).leader
+                stale = None if want == leader else self._stale_liveness(leader, want, self.acceptable(), f.ts,
+                                                                         self.liveness_at)
+                if stale is None and want != leader:
+                    # A KRaft controller elects only an acceptable broker (3.9 PartitionChangeBuilder
+                    # isAcceptableLeader): a stated leader the replay holds fenced or shutting down since before the
+                    # epoch before it came back in lines the evidence lost (its registration and unfence).
+                    since_l = self.liveness_at.get(leader)
+                    stale = (f"{EVIDENCE_GAP} (broker {leader} leads at this epoch, so it was acceptable, but the "
+                             f"evidence holds it fenced or shutting down from "
+                             f"{iso_utc(since_l) if since_l is not None else 'the start'} with no line of its return)")
+                if stale is not None:
+                    self._unknown(p, f, leader, stale)
+                    return
                 self._judge(p.tp, f, {"leader": leader}, {"leader": want},
                             "point: no known broker acceptable (isAcceptableLeader), whatever the replicas and ISR")
                 return

@@ -89,6 +89,20 @@ def test_a_stated_leader_is_not_judged_against_liveness_held_after_its_election(
                for c in _at(res, B + "state-change.log.2025-02-13-10.gz:3"))
 
 
+def test_a_stated_leader_while_none_is_acceptable_is_not_counted_as_agreement():
+    res = load(BETRAJ)
+    # The same line: the replay holds broker 3 shutting down since 12:50:27 and no line of its return; KRaft elects
+    # only acceptable brokers (3.9.0-rc3 PartitionChangeBuilder.isAcceptableLeader), so the lines of its return were
+    # lost: an evidence gap naming the broker, not an agreement and not a departure of the controller.
+    [c] = _at(res, B + "state-change.log.2025-02-13-10.gz:3")
+    assert c.verdict == "unknown" and c.reason.startswith("evidence gap") and "broker 3 leads at this epoch" in c.reason
+    # state-change.log.2025-02-13-15.gz line 3: leader 1 stated after the replay holds broker 1 shutting down
+    # (15:27:25), but broker 1 was up from 13:19:21 since the epoch before was known: the election may have been
+    # taken then; left uncompared with that reason.
+    [c] = _at(res, B + "state-change.log.2025-02-13-15.gz:3")
+    assert c.verdict == "unknown" and "decided while broker 1 was acceptable" in c.reason
+
+
 # ---------------------------------------------------------------- a partition no line named before
 
 
