@@ -3,6 +3,7 @@
     python -m samplegen samples --out sample_logs [--only rf1_broker_kill]
     python -m samplegen corpus --out DIR --brokers 30 --partitions 100000 --days 3 --size-gb 2 --gzip-fraction 0.5 --seed 1
     python -m samplegen audit --out DIR --clusters 3 --days 90 --brokers 3 --mb-per-file 0.05 --seed 1
+    python -m samplegen audit --out DIR --clusters 1 --days 1 --brokers 30 --partitions 100000 --mb-per-file 50
 """
 from __future__ import annotations
 
@@ -60,15 +61,19 @@ def _corpus(args) -> int:
 def _audit(args) -> int:
     from samplegen.corpus import AuditSpec, write_audit_tree
 
-    spec = AuditSpec(clusters=args.clusters, days=args.days, brokers=args.brokers,
-                     bytes_per_file=int(args.mb_per_file * 1e6), seed=args.seed, start=args.start)
+    spec = AuditSpec(clusters=args.clusters, days=args.days, brokers=args.brokers, partitions=args.partitions,
+                     incidents_per_day=args.incidents_per_day, bytes_per_file=int(args.mb_per_file * 1e6),
+                     seed=args.seed, start=args.start)
     t = time.perf_counter()
     stats = write_audit_tree(spec, Path(args.out))
-    print(f"{stats.files} files, {stats.raw_bytes / 1e6:.1f} MB of log text in {time.perf_counter() - t:.1f}s -> {args.out}")
+    print(f"{stats.files} files, {stats.raw_bytes / 1e6:.1f} MB of log text ({stats.disk_bytes / 1e6:.1f} MB on disk), "
+          f"{stats.lines:,} lines, {stats.incidents} incidents in {time.perf_counter() - t:.1f}s -> {args.out}")
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
+    from samplegen.corpus import AuditSpec  # its defaults are the CLI's
+
     ap = argparse.ArgumentParser(prog="python -m samplegen", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -92,7 +97,11 @@ def main(argv: list[str] | None = None) -> int:
     a.add_argument("--clusters", type=int, default=3)
     a.add_argument("--days", type=int, default=90)
     a.add_argument("--brokers", type=int, default=3)
-    a.add_argument("--mb-per-file", type=float, default=0.05)
+    a.add_argument("--mb-per-file", type=float, default=0.05,
+                   help="routine server.log text per broker-day; controller and state-change lines come on top")
+    a.add_argument("--partitions", type=int, default=AuditSpec.partitions, help="partitions per cluster")
+    a.add_argument("--incidents-per-day", type=float, default=AuditSpec.incidents_per_day,
+                   help="broker kills and controlled restarts per cluster-day")
     a.add_argument("--start", default="2023-01-01")
     a.add_argument("--seed", type=int, default=1)
     a.set_defaults(fn=_audit)

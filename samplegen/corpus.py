@@ -254,7 +254,7 @@ class Generator:
                     if lines:
                         self._write_sorted(self.files.get(b, kind), lines)
         self.files.close()
-        self.stats.incidents = len(self.incidents)
+        self.stats.incidents += len(self.incidents)  # an audit tree runs one generator per cluster on one Stats
         return self.stats
 
     def _write_sorted(self, hf, lines: list[tuple[int, str]]) -> None:

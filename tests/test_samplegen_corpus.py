@@ -78,3 +78,31 @@ def test_audit_tree_layout(tmp_path):
     day = tmp_path / servers[0]
     stamps = {m.group(1)[:10] for m in map(HEADER.match, _text(day).splitlines()) if m}
     assert stamps == {servers[0].split("date=")[1][:10]}  # a day's file holds that UTC day only
+
+
+
+def _partitions_named(root: Path) -> set[str]:
+    # Kafka's own spelling of a TopicPartition in the Log/ProducerStateManager lines: "partition=<topic>-<n>".
+    named = re.compile(r"partition=([A-Za-z0-9._-]+-\d+)[,\]]")
+    return {m for p in root.rglob("*.log.gz") for m in named.findall(_text(p))}
+
+
+def test_audit_cli_partitions_and_incidents(tmp_path):
+    from samplegen.__main__ import main
+
+    args = ["audit", "--clusters", "1", "--days", "1", "--brokers", "4", "--mb-per-file", "2", "--seed", "3"]
+    assert main(args + ["--out", str(tmp_path / "default")]) == 0
+    assert len(_partitions_named(tmp_path / "default")) == AuditSpec.partitions
+    assert main(args + ["--out", str(tmp_path / "wide"), "--partitions", "1200", "--incidents-per-day", "0"]) == 0
+    wide = _partitions_named(tmp_path / "wide")
+    assert len(wide) == 1200  # every partition asked for writes its routine lines, and no other
+    per_topic: dict[str, set[int]] = {}
+    for tp in wide:
+        topic, n = tp.rsplit("-", 1)
+        per_topic.setdefault(topic, set()).add(int(n))
+    assert all(ns == set(range(len(ns))) for ns in per_topic.values())  # numbered 0..k-1 in each topic
+    quiet = "".join(_text(p) for p in (tmp_path / "wide").rglob("*.log.gz"))
+    assert "deleted brokers: " not in quiet  # --incidents-per-day 0: no broker failed
+    assert main(args + ["--out", str(tmp_path / "busy"), "--partitions", "1200", "--incidents-per-day", "12"]) == 0
+    busy = "".join(_text(p) for p in (tmp_path / "busy").rglob("*.log.gz"))
+    assert "deleted brokers: " in busy
