@@ -1,7 +1,8 @@
 """The one place that builds a SparkSession.
 
-Default master is ``local[*]``; ``--master`` wins, then ``$SPARK_MASTER``, then
-``spark.master`` from ``$SPARK_CONF_DIR/spark-defaults.conf``. Other ``SPARK_*``
+Default master is ``local[*]``; ``--master`` wins, then ``spark-submit``'s own master when
+``spark-submit`` launched us, then ``$SPARK_MASTER``, then ``spark.master`` from
+``$SPARK_CONF_DIR/spark-defaults.conf``. Other ``SPARK_*``
 settings are Spark's own and pass through. The session time zone is UTC so
 timestamps never depend on the machine.
 """
@@ -27,6 +28,11 @@ def _defaults_conf_has_master() -> bool:
 def resolve_master(master: str | None) -> str | None:
     if master:
         return master
+    # spark-submit (YARN, Kubernetes) starts the JVM first and hands its gateway to Python through this
+    # variable (pyspark/java_gateway.py: launch_gateway); its --master is in that JVM's conf, and an
+    # explicit builder.master() would override it.
+    if os.environ.get("PYSPARK_GATEWAY_PORT"):
+        return None
     if os.environ.get("SPARK_MASTER"):
         return os.environ["SPARK_MASTER"]
     if _defaults_conf_has_master():
