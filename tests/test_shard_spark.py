@@ -49,3 +49,27 @@ def test_executors_split_logs_only_clusters_as_the_whole_replay(spark):
         assert all(cpu[c]["phase1"] > 0 and len(cpu[c]["shards"]) == 3 for c in CLUSTERS)
     finally:
         dist.release()
+
+
+def test_a_cluster_with_more_events_than_its_shards_hold_gets_more_shards(spark, monkeypatch):
+    """Each shard's events reach its task as one Arrow batch, so a big cluster is split into more shards than
+    asked (forensics.audit.distributed.MAX_SHARD_EVENTS); the result is still the whole replay's."""
+    import forensics.audit.distributed as dist_mod
+
+    c = "AndreasTraut__kafka_2.13-2.8.0"
+    events = load(REAL_LOGS / c)
+    cap = len(events) // 5
+    monkeypatch.setattr(dist_mod, "MAX_SHARD_EVENTS", cap)  # the plan is made on the driver
+    expected = -(-len(events) // cap)
+    df = spark.createDataFrame(pa.Table.from_batches([events_to_arrow(events)]))
+    dist = replay_on_executors(spark, df, 2)
+    try:
+        m = dist.merged[c]
+        assert m.shards == expected >= 5 and dist.replayed_whole == {}
+        whole = replay_cluster(ordered(events), c)
+        assert [lp.to_json() for lp in m.leaderless] == [lp.to_json() for lp in whole.leaderless]
+        assert sorted((r["topic"], r["partition"]) for r in dist.timeline.collect()) == sorted(
+            (iv.topic, iv.partition) for iv in whole.intervals)
+        assert len(dist.task_cpu[c]["shards"]) == expected
+    finally:
+        dist.release()

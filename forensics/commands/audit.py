@@ -31,7 +31,8 @@ def audit_cmd(
     until: str = typer.Option(None, "--until", help="Only read files up to this day (YYYY-MM-DD)."),
     cluster: str = typer.Option(None, "--cluster", help="Name every file's cluster this (when ROOT is one cluster)."),
     shards: int = typer.Option(None, "--shards", min=1, help="Partition shards per cluster for the replay "
-                               "(default: the Spark default parallelism, at least 2)."),
+                               "(default: the Spark default parallelism, at least 2; raised so that no "
+                               "shard gets more than 200,000 events)."),
     tz: str = TZ,
     master: str = MASTER,
     quiet: bool = QUIET,
