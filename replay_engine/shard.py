@@ -138,9 +138,10 @@ class ShardOutput:
     kafka_version: str | None
     trace_start: int | None
     trace_end: int | None
-    topics: dict[str, dict[str, float]] = dataclasses.field(default_factory=dict)
+    topics: dict[str, dict[str, int]] = dataclasses.field(default_factory=dict)  # topic_spans: microseconds
     write_outages: list[dict[str, Any]] = dataclasses.field(default_factory=list)  # under min ISR, as JSON
     cpu_s: float = 0.0  # the task's own CPU seconds, when an executor ran it (benchmarks; not merged)
+    steps: dict[str, float] = dataclasses.field(default_factory=dict)  # cpu_s by step (benchmarks; not merged)
 
     @classmethod
     def of(cls, res, bucket: int, journal: str, with_intervals: bool = True) -> ShardOutput:
@@ -149,28 +150,32 @@ class ShardOutput:
                    list(res.leaderless), res.agreement(), list(img.findings), list(res.data_loss),
                    list(img.tenures), dict(img.periods), img.kafka_version,
                    res.stream.trace_start, res.stream.trace_end,
-                   topic_stats(res.intervals, res.history.ar_history, res.stream.trace_end),
+                   topic_spans(res.intervals, res.history.ar_history, res.stream.trace_end),
                    [o.to_json() for o in res.under_min_isr])
 
 
-def topic_stats(intervals, ar_history: dict, trace_end: int | None) -> dict[str, dict[str, Any]]:
+_SPANS = (("covered_us", "covered_s"), ("isr1_us", "isr1_s"), ("leaderless_us", "leaderless_s"))
+
+
+def topic_spans(intervals, ar_history: dict, trace_end: int | None) -> dict[str, dict[str, Any]]:
     """Per topic: how many partitions, their replication factor, and how long they had ISR = 1 or no
-    leader (seconds summed over partitions), from the timeline. Open intervals run to the trace end."""
+    leader (microseconds summed over partitions, integers: shards' sums add up to the whole's exactly,
+    in any order), from the timeline. Open intervals run to the trace end."""
     out: dict[str, dict[str, Any]] = {}
     parts: dict[str, set[int]] = {}
     for iv in intervals:
         st = out.setdefault(iv.topic, {"partitions": 0, "rf_min": None, "rf_max": None, "rf1_partitions": 0,
-                                       "covered_s": 0.0, "isr1_s": 0.0, "leaderless_s": 0.0})
+                                       "covered_us": 0, "isr1_us": 0, "leaderless_us": 0})
         parts.setdefault(iv.topic, set()).add(iv.partition)
         end = iv.end if iv.end is not None else trace_end
         if end is None or end <= iv.start:
             continue
-        secs = (end - iv.start) / 1e6
-        st["covered_s"] += secs
+        us = end - iv.start
+        st["covered_us"] += us
         if iv.view.leaderless:
-            st["leaderless_s"] += secs
+            st["leaderless_us"] += us
         elif iv.view.isr is not None and len(iv.view.isr) == 1:
-            st["isr1_s"] += secs
+            st["isr1_us"] += us
     for topic, ps in parts.items():
         st = out[topic]
         st["partitions"] = len(ps)
@@ -179,6 +184,21 @@ def topic_stats(intervals, ar_history: dict, trace_end: int | None) -> dict[str,
             st["rf_min"], st["rf_max"] = min(rfs), max(rfs)
             st["rf1_partitions"] = sum(1 for r in rfs if r == 1)
     return out
+
+
+def in_seconds(spans: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """``topic_spans`` with its microsecond sums as seconds, converted once."""
+    out = {}
+    for t, st in spans.items():
+        d = {k: v for k, v in st.items() if not k.endswith("_us")}
+        d.update({s: st[us] / 1e6 for us, s in _SPANS})
+        out[t] = d
+    return out
+
+
+def topic_stats(intervals, ar_history: dict, trace_end: int | None) -> dict[str, dict[str, Any]]:
+    """``topic_spans`` in seconds: what a report shows per topic."""
+    return in_seconds(topic_spans(intervals, ar_history, trace_end))
 
 
 class ShardsDisagree(Exception):
@@ -245,12 +265,12 @@ def merge(outputs: list[ShardOutput], expect: str | None = None) -> MergedReplay
                  "divergences": divergences}
     data_loss = sorted((u for o in outputs for u in o.data_loss),
                        key=lambda u: (u["ts"] or "", u["topic"], u["partition"]))
-    topics: dict[str, dict[str, float]] = {}
-    for o in outputs:  # shards own disjoint partitions: their figures add up
+    topics: dict[str, dict[str, int]] = {}
+    for o in outputs:  # shards own disjoint partitions: their figures add up (integers: exactly, in any order)
         for t, st in o.topics.items():
             cur = topics.setdefault(t, {"partitions": 0, "rf_min": None, "rf_max": None, "rf1_partitions": 0,
-                                        "covered_s": 0.0, "isr1_s": 0.0, "leaderless_s": 0.0})
-            for k in ("partitions", "rf1_partitions", "covered_s", "isr1_s", "leaderless_s"):
+                                        "covered_us": 0, "isr1_us": 0, "leaderless_us": 0})
+            for k in ("partitions", "rf1_partitions", "covered_us", "isr1_us", "leaderless_us"):
                 cur[k] += st[k]
             for k, pick in (("rf_min", min), ("rf_max", max)):
                 if st[k] is not None:
@@ -258,7 +278,7 @@ def merge(outputs: list[ShardOutput], expect: str | None = None) -> MergedReplay
     return MergedReplay(first.cluster, first.mode, intervals, leaderless, agreement,
                         merge_findings([o.findings for o in outputs]), data_loss, first.tenures, first.periods,
                         first.kafka_version, first.trace_start, first.trace_end, len(outputs),
-                        dict(sorted(topics.items())),
+                        in_seconds(dict(sorted(topics.items()))),
                         sorted((w for o in outputs for w in o.write_outages),  # shards own disjoint partitions
                                key=lambda w: (w["topic"], w["partition"], w["start"] or "")))
 

@@ -17,7 +17,6 @@
 """
 from __future__ import annotations
 
-import dataclasses
 import pickle
 import time
 from dataclasses import dataclass, field
@@ -25,8 +24,9 @@ from typing import Any
 
 import pyarrow as pa
 
+from forensics.audit.task_io import task_events, timeline_columns
 from forensics.progress import Progress
-from parsers.schema import FIELD_NAMES, Event, load_detail
+from parsers.schema import FIELD_NAMES
 from replay_engine.cluster_pass import ClusterPass
 from replay_engine.from_events import ClusterContext
 from replay_engine.kraft_facts import is_kraft_counts
@@ -78,32 +78,41 @@ def _window_kind(source_file, logger):
 
 
 def cluster_plans(spark, events, shards: int) -> dict[str, ClusterPlan]:
-    """Per cluster: its context (the aggregates ``cluster_context`` computes in one process) and its split."""
+    """Per cluster: its context (the aggregates ``cluster_context`` computes in one process) and its split.
+    One aggregation job: counts, bounds and log windows are all per (cluster, event type, ZooKeeper or not,
+    log window kind, broker) group, folded on the driver (a few thousand rows)."""
     from pyspark.sql import functions as F
 
+    ts = _micros("ts")
+    zk = F.coalesce(F.col("source_kind") == "zk_txnlog", F.lit(False))
+    windowed = ((F.col("source_kind").isin("broker_log", "client_log") | F.col("source_kind").isNull())
+                & F.col("broker_id").isNotNull())
+    kind = F.when(windowed, _window_kind(F.col("source_file"), F.col("logger")))
+    groups = (events.select("cluster", "event_type", zk.alias("zk"), kind.alias("kind"),
+                            F.when(kind.isNotNull(), F.col("broker_id")).alias("broker_id"), ts.alias("us"))
+              .groupBy("cluster", "event_type", "zk", "kind", "broker_id")
+              .agg(F.count(F.lit(1)).alias("n"), F.count("us").alias("n_ts"), F.min("us").alias("a"),
+                   F.max("us").alias("z"))
+              .collect())
     counts: dict[str, dict[str, int]] = {}
-    for r in events.groupBy("cluster", "event_type").count().collect():
-        counts.setdefault(r["cluster"], {})[r["event_type"]] = r["count"]
-    bounds = events.where(F.col("ts").isNotNull()).groupBy("cluster").agg(
-        F.min(_micros("ts")).alias("lo"), F.max(_micros("ts")).alias("hi"),
-        F.min(F.when(F.col("source_kind") == "zk_txnlog", _micros("ts"))).alias("zk_lo"),
-        F.max(F.when(F.col("source_kind") == "zk_txnlog", _micros("ts"))).alias("zk_hi"),
-        F.sum(F.when(F.col("source_kind") == "zk_txnlog", 1).otherwise(0)).alias("zk_n"),
-    ).collect()
-    logs = (events.where((F.col("source_kind").isin("broker_log", "client_log") | F.col("source_kind").isNull())
-                         & F.col("broker_id").isNotNull() & F.col("ts").isNotNull())
-            .withColumn("kind", _window_kind(F.col("source_file"), F.col("logger"))).where(F.col("kind").isNotNull())
-            .groupBy("cluster", "kind", "broker_id").agg(F.min(_micros("ts")).alias("a"), F.max(_micros("ts")).alias("z"))
-            .collect())
-    contexts: dict[str, ClusterContext] = {c: ClusterContext() for c in counts}
-    for r in bounds:
-        ctx = contexts.setdefault(r["cluster"], ClusterContext())
-        ctx.trace_start, ctx.trace_end = r["lo"], r["hi"]
-        if r["zk_n"]:
+    contexts: dict[str, ClusterContext] = {}
+    for r in sorted(groups, key=lambda r: tuple((v is None, v) for v in r)):  # folded in a fixed order
+        c = r["cluster"]
+        per = counts.setdefault(c, {})
+        per[r["event_type"]] = per.get(r["event_type"], 0) + r["n"]
+        ctx = contexts.setdefault(c, ClusterContext())
+        if not r["n_ts"]:
+            continue
+        ctx.trace_start = r["a"] if ctx.trace_start is None else min(ctx.trace_start, r["a"])
+        ctx.trace_end = r["z"] if ctx.trace_end is None else max(ctx.trace_end, r["z"])
+        if r["zk"]:
             ctx.zk = True
-            ctx.zk_window = (r["zk_lo"], r["zk_hi"])
-    for r in logs:
-        contexts[r["cluster"]].log_windows[(r["kind"], int(r["broker_id"]))] = (r["a"], r["z"])
+            lo, hi = ctx.zk_window if ctx.zk_window is not None else (r["a"], r["z"])
+            ctx.zk_window = (min(lo, r["a"]), max(hi, r["z"]))
+        if r["kind"] is not None:
+            key = (r["kind"], int(r["broker_id"]))
+            lo, hi = ctx.log_windows.get(key, (r["a"], r["z"]))
+            ctx.log_windows[key] = (min(lo, r["a"]), max(hi, r["z"]))
     plans = {}
     for cluster, ctx in contexts.items():
         kraft = is_kraft_counts(counts.get(cluster, {}))
@@ -124,19 +133,6 @@ def shard_count(events: int, shards: int) -> int:
     return max(shards, -(-events // MAX_SHARD_EVENTS))
 
 
-def _task_events(table: pa.Table) -> list[Event]:
-    """A task's Arrow rows as events in replay order, copies of a log entry counted once (as
-    ``postmortem`` does: an entry held twice, a rotation beside its copy, counts once)."""
-    from forensics.pipeline import drop_log_copies
-
-    # epoch microseconds, not datetimes: converting millions of timestamps to objects costs more than the replay
-    table = table.set_column(table.schema.get_field_index("ts"), "ts", table.column("ts").cast(pa.int64()))
-    events = _events_of(table)
-    events.sort(key=lambda e: (e.ts or 0, e.source_file or "", e.source_pos or 0, e.source_sub))
-    events, _ = drop_log_copies(events)
-    return events
-
-
 def _phase1_fn(plans_bc):
     def fn(table: pa.Table) -> pa.Table:
         import gc
@@ -148,7 +144,7 @@ def _phase1_fn(plans_bc):
         was = gc.isenabled()
         gc.disable()  # as in the shards: many live objects, no garbage
         try:
-            out = cluster_pass(_task_events(table), plans_bc.value[cluster].context)
+            out = cluster_pass(task_events(table), plans_bc.value[cluster].context)
         finally:
             if was:
                 gc.enable()
@@ -223,28 +219,6 @@ def _rows_table(rows: dict[str, list], n: int) -> pa.Table:
     return pa.Table.from_batches(table.to_batches(max_chunksize=BATCH_ROWS), schema=OUT_ARROW)
 
 
-_EVENT_FIELDS = tuple(f.name for f in dataclasses.fields(Event))
-
-
-def _events_of(table: pa.Table) -> list[Event]:
-    """``[event_from_row(r) for r in table.to_pylist()]`` column by column (``ts`` already epoch
-    microseconds), without a dict per row."""
-    cols = {n: table.column(n).to_pylist() for n in _EVENT_FIELDS}
-    for k in ("isr", "replicas"):
-        cols[k] = [None if v is None else [int(x) for x in v] for v in cols[k]]
-    cols["detail"] = [load_detail(d) if isinstance(d, str) else (d or None) for d in cols["detail"]]
-    cols["source_sub"] = [0 if v is None else v for v in cols["source_sub"]]
-    return [Event(*vals) for vals in zip(*(cols[n] for n in _EVENT_FIELDS))]
-
-
-def _timeline_columns(intervals, cluster: str) -> dict[str, list]:
-    """``Interval.to_row`` of every interval, as columns of the timeline schema."""
-    rows = [iv.to_row() for iv in intervals]
-    cols = {f.name: [r.get(f.name) for r in rows] for f in _TIMELINE if f.name != "cluster"}
-    cols["cluster"] = [cluster] * len(rows)
-    return cols
-
-
 def make_shard_fn(plans_bc):
     """What each executor task runs on one (cluster, shard) group of events."""
 
@@ -270,20 +244,23 @@ def make_shard_fn(plans_bc):
         bucket = table.column("_bucket")[0].as_py()
         plan: ClusterPlan = plans_bc.value[cluster]
         # copies of an entry share their partition, so they meet in the same shard
-        events = _task_events(table)
+        events = task_events(table)
+        c_conv = time.process_time()
         if plan.whole:
             out = replay_whole(events, cluster)
         else:
             out = replay_shard(events, cluster, bucket, plan.buckets, plan.context)
-        rows = _timeline_columns(out.intervals, cluster)
+        c_rep = time.process_time()
+        rows = timeline_columns(out.intervals, cluster, _TIMELINE.names)
         n = len(out.intervals)
         rows.update({"row_kind": ["timeline"] * n, "_bucket": [bucket] * n, "payload": [None] * n})
         out.intervals = []  # sent as rows; the rest is small
-        for f in _TIMELINE:
-            rows[f.name].append(cluster if f.name == "cluster" else None)
+        for name in _TIMELINE.names:
+            rows[name].append(cluster if name == "cluster" else None)
         rows["row_kind"].append("shard")
         rows["_bucket"].append(bucket)
         out.cpu_s = time.process_time() - cpu
+        out.steps = {"convert": c_conv - cpu, "replay": c_rep - c_conv, "output": out.cpu_s - (c_rep - cpu)}
         rows["payload"].append(pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL))
         return _rows_table(rows, len(rows["row_kind"]))
 
