@@ -140,6 +140,7 @@ class ShardOutput:
     trace_end: int | None
     topics: dict[str, dict[str, int]] = dataclasses.field(default_factory=dict)  # topic_spans: microseconds
     write_outages: list[dict[str, Any]] = dataclasses.field(default_factory=list)  # under min ISR, as JSON
+    phase1_journal: str | None = None  # phase 1's journal, when the shard ran it itself (``replay_shard_after_pass``)
     cpu_s: float = 0.0  # the task's own CPU seconds, when an executor ran it (benchmarks; not merged)
     steps: dict[str, float] = dataclasses.field(default_factory=dict)  # cpu_s by step (benchmarks; not merged)
 
@@ -213,6 +214,26 @@ def replay_shard(events: list[Event], cluster: str | None, bucket: int, buckets:
     return ShardOutput.of(res, bucket, journal_digest(res.journal), with_intervals)
 
 
+def replay_shard_after_pass(events: list[Event], cluster: str | None, bucket: int, buckets: int, context,
+                            with_intervals: bool = True) -> ShardOutput:
+    """A shard that runs phase 1 itself: ``events`` are its own partitions' events, the cluster-wide
+    events and every controller record (``routes`` with ``hints=True``), in replay order. Phase 1 over
+    the cluster-wide events and records is the same in every shard; of the other partitions' records
+    the shard then replays only those phase 1 kept, as ``replay_sharded`` routes them."""
+    import time
+
+    cpu = time.process_time()
+    cp = cluster_pass(phase1_events(events), context)
+    keep = in_bucket(bucket, buckets)
+    mine = [e for e in events if e.topic is None or e.partition is None or keep((e.topic, e.partition))
+            or (e.event_type in RECORD_EVENT_TYPES and cp.needs(e))]
+    phase1_s = time.process_time() - cpu
+    out = replay_shard(mine, cluster, bucket, buckets, context, with_intervals)
+    out.phase1_journal = cp.journal
+    out.steps["phase1"] = phase1_s
+    return out
+
+
 def replay_whole(events: list[Event], cluster: str | None, with_intervals: bool = True) -> ShardOutput:
     """A cluster as one shard (KRaft, or shards that disagreed)."""
     from replay_engine.api import replay_cluster
@@ -242,10 +263,15 @@ class MergedReplay:
 
 
 def merge(outputs: list[ShardOutput], expect: str | None = None) -> MergedReplay:
-    """``expect``: the journal of phase 1 (``ClusterPass.journal``), which every shard must match."""
+    """``expect``: the journal of phase 1 (``ClusterPass.journal``), which every shard must match; by
+    default the one the shards ran themselves, if they did."""
     if not outputs:
         raise ValueError("no shard output")
     outputs = sorted(outputs, key=lambda o: o.bucket)
+    if len({o.phase1_journal for o in outputs}) > 1:
+        raise ShardsDisagree("the shards' phase 1 differed")
+    if expect is None:
+        expect = outputs[0].phase1_journal
     if len({o.journal for o in outputs}) > 1:
         raise ShardsDisagree(f"{len({o.journal for o in outputs})} different cluster-wide histories")
     if expect is not None and outputs[0].journal != expect:

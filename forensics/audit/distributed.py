@@ -2,17 +2,17 @@
 (``replay_engine.shard``), one Spark task per shard; the driver gets back only what is small
 (outages, tenures, broker periods, agreement counts), never the events or the timeline.
 
-1. Small aggregates per cluster give each shard the whole cluster's context (how far the
-   evidence reaches, ZooKeeper or logs alone, KRaft or not).
-2. From logs alone, phase 1 (``replay_engine.cluster_pass``): one task per cluster reads its
-   cluster-wide events and controller records and returns the journal of the cluster-wide state
-   and the few records whose hints the shards need; the driver broadcasts them.
-3. Events are routed by built-in expressions (CRC-32 of ``topic-partition``, the same rule as
-   ``replay_engine.shard.routes``): cluster-wide events and the records phase 1 kept to every
-   shard, a partition's to its own.
-4. ``applyInArrow`` replays each (cluster, shard) group; the timeline comes back as typed rows
-   for the table, the rest as one pickled ``ShardOutput`` per shard.
-5. Shards whose journals disagree (among themselves or with phase 1) mean the split was not
+1. One aggregation job gives each shard the whole cluster's context (how far the evidence
+   reaches, ZooKeeper or logs alone, KRaft or not).
+2. Events are routed by built-in expressions (CRC-32 of ``topic-partition``, the same rule as
+   ``replay_engine.shard.routes``): a partition's to its own shard, cluster-wide events to every
+   shard and, from logs alone, the controller's records too (what phase 1 reads).
+3. ``applyInArrow`` replays each (cluster, shard) group. From logs alone each task first runs
+   phase 1 (``replay_engine.cluster_pass``) over the cluster-wide events and records it holds,
+   the same in every shard, and keeps of the other partitions' records only those phase 1 kept:
+   no job of its own, no broadcast of its hints, and both cores busy while it runs. The
+   timeline comes back as typed rows for the table, the rest as one pickled ``ShardOutput``.
+4. Shards whose journals disagree (among themselves or with phase 1) mean the split was not
    exact for that cluster: it is replayed again as one task, whole.
 """
 from __future__ import annotations
@@ -27,7 +27,6 @@ import pyarrow as pa
 from forensics.audit.task_io import task_events, timeline_columns
 from forensics.progress import Progress
 from parsers.schema import FIELD_NAMES
-from replay_engine.cluster_pass import ClusterPass
 from replay_engine.from_events import ClusterContext
 from replay_engine.kraft_facts import is_kraft_counts
 from replay_engine.shard import RECORD_EVENT_TYPES, MergedReplay, ShardsDisagree, merge
@@ -45,13 +44,18 @@ class ClusterPlan:
     kraft: bool
     whole: bool  # replay as one task without shard journals (KRaft, or a fallback)
 
+    @property
+    def phase1(self) -> bool:
+        """Split from logs alone: every shard reads the controller's records and runs phase 1 on them."""
+        return not self.whole and not self.context.zk and self.buckets > 1
+
 
 @dataclass
 class DistributedReplay:
     merged: dict[str, MergedReplay]
     timeline: Any  # Spark DataFrame with the partition_timeline schema (no row_kind)
     replayed_whole: dict[str, str] = field(default_factory=dict)  # cluster -> why it was not split
-    # each task's own CPU seconds (Python side): cluster -> {"phase1": s, "shards": [s, ...]}
+    # each task's own CPU seconds (Python side): cluster -> {"phase1": [s per shard, within it], "shards": [s, ...]}
     task_cpu: dict[str, dict[str, Any]] = field(default_factory=dict)
     outputs: list[Any] = field(default_factory=list)  # persisted DataFrames, released by release()
 
@@ -133,73 +137,23 @@ def shard_count(events: int, shards: int) -> int:
     return max(shards, -(-events // MAX_SHARD_EVENTS))
 
 
-def _phase1_fn(plans_bc):
-    def fn(table: pa.Table) -> pa.Table:
-        import gc
-
-        from replay_engine.cluster_pass import cluster_pass
-
-        cpu = time.process_time()
-        cluster = table.column("cluster")[0].as_py()
-        was = gc.isenabled()
-        gc.disable()  # as in the shards: many live objects, no garbage
-        try:
-            out = cluster_pass(task_events(table), plans_bc.value[cluster].context)
-        finally:
-            if was:
-                gc.enable()
-        return pa.table({"cluster": [cluster], "payload": [pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)],
-                         "cpu_s": [time.process_time() - cpu]})
-
-    return fn
-
-
-def cluster_passes(spark, events, plans: dict[str, ClusterPlan],
-                   cpu: dict[str, float] | None = None) -> dict[str, ClusterPass]:
-    """Phase 1 for every cluster split from logs alone: one task per cluster over its cluster-wide
-    events and controller records (``replay_engine.cluster_pass.phase1_events``). ``cpu`` receives
-    each task's own CPU seconds."""
+def route(events, plans: dict[str, ClusterPlan]):
+    """Each event to its shard(s): the Spark form of ``replay_engine.shard.routes`` with ``hints=True``
+    for the clusters whose shards run phase 1 (the task then drops the records phase 1 did not keep).
+    The plans ride as literal maps: no driver-side DataFrame, so no job to build or broadcast one."""
     from pyspark.sql import functions as F
 
-    todo = sorted(c for c, p in plans.items() if not p.whole and not p.context.zk and p.buckets > 1)
-    if not todo:
-        return {}
-    plans_bc = spark.sparkContext.broadcast(plans)
-    sel = events.where(F.col("cluster").isin(*todo) & (
-        F.col("topic").isNull() | F.col("partition").isNull() | F.col("event_type").isin(*RECORD_EVENT_TYPES)))
-    # Phase 1 needs no line's text: only what tells a copy of a log entry from another entry (the same
-    # text), so a 64-bit hash of it rides instead of the text (a third of the bytes).
-    sel = sel.withColumn("raw", F.when(F.col("raw").isNotNull(), F.xxhash64("raw").cast("string")))
-    out = sel.groupBy("cluster").applyInArrow(_phase1_fn(plans_bc), "cluster string, payload binary, cpu_s double")
-    rows = out.collect()
-    if cpu is not None:
-        cpu.update({r["cluster"]: r["cpu_s"] for r in rows})
-    return {r["cluster"]: pickle.loads(r["payload"]) for r in rows}
+    def lit_map(values):
+        return F.create_map(*[F.lit(x) for c in sorted(plans) for x in (c, values(plans[c]))])
 
-
-def route(events, plans: dict[str, ClusterPlan], passes: dict[str, ClusterPass] | None = None):
-    """Each event to its shard(s): the Spark form of ``replay_engine.shard.routes``."""
-    from pyspark.sql import functions as F
-
-    spark = events.sparkSession
-    info = spark.createDataFrame([(c, p.buckets) for c, p in sorted(plans.items())], "cluster string, _k int")
-    hints = sorted((c, *k) for c, cp in (passes or {}).items() for k in cp.hints)
+    k = F.element_at(lit_map(lambda p: p.buckets), F.col("cluster"))
+    records = F.coalesce(F.element_at(lit_map(lambda p: p.phase1), F.col("cluster"))
+                         & F.col("event_type").isin(*RECORD_EVENT_TYPES), F.lit(False))
     tp_text = F.concat(F.col("topic"), F.lit("-"), F.col("partition").cast("string")).cast("binary")
-    own = F.pmod(F.crc32(tp_text), F.col("_k").cast("long")).cast("int")
-    everyone = F.col("topic").isNull() | F.col("partition").isNull()
-    routed = events.join(F.broadcast(info), "cluster")
-    if hints:
-        # the records phase 1 kept, matched by where they were read (source_file/source_pos may be null)
-        h = spark.createDataFrame(hints, "_hc string, _hf string, _hp long, _he string").withColumn("_hint", F.lit(True))
-        routed = routed.join(F.broadcast(h), (routed["cluster"] == h["_hc"]) & routed["source_file"].eqNullSafe(h["_hf"])
-                             & routed["source_pos"].cast("long").eqNullSafe(h["_hp"])
-                             & (routed["event_type"] == h["_he"]), "left")
-        everyone = everyone | F.col("_hint").isNotNull()
-    buckets = F.when(everyone, F.sequence(F.lit(0), F.col("_k") - 1)).otherwise(F.array(own))
-    routed = routed.withColumn("_bucket", F.explode(buckets)).drop("_k")
-    if hints:
-        routed = routed.drop("_hc", "_hf", "_hp", "_he", "_hint")
-    return routed
+    own = F.pmod(F.crc32(tp_text), k.cast("long")).cast("int")
+    everyone = F.col("topic").isNull() | F.col("partition").isNull() | records
+    buckets = F.when(everyone, F.sequence(F.lit(0), k - 1)).otherwise(F.array(own))
+    return events.withColumn("_bucket", F.explode(buckets))
 
 
 # Each record batch a task returns is read by the JVM into off-heap Arrow buffers whole: a shard's timeline as
@@ -236,7 +190,11 @@ def make_shard_fn(plans_bc):
                 gc.enable()
 
     def replay_group(table: pa.Table, cpu: float) -> pa.Table:
-        from replay_engine.shard import replay_shard, replay_whole
+        from replay_engine.shard import (
+            replay_shard,
+            replay_shard_after_pass,
+            replay_whole,
+        )
 
         if table.num_rows == 0:
             return _rows_table({}, 0)
@@ -248,6 +206,8 @@ def make_shard_fn(plans_bc):
         c_conv = time.process_time()
         if plan.whole:
             out = replay_whole(events, cluster)
+        elif plan.phase1:
+            out = replay_shard_after_pass(events, cluster, bucket, plan.buckets, plan.context)
         else:
             out = replay_shard(events, cluster, bucket, plan.buckets, plan.context)
         c_rep = time.process_time()
@@ -260,20 +220,21 @@ def make_shard_fn(plans_bc):
         rows["row_kind"].append("shard")
         rows["_bucket"].append(bucket)
         out.cpu_s = time.process_time() - cpu
-        out.steps = {"convert": c_conv - cpu, "replay": c_rep - c_conv, "output": out.cpu_s - (c_rep - cpu)}
+        phase1 = out.steps.get("phase1", 0.0)
+        out.steps = {"convert": c_conv - cpu, "phase1": phase1, "replay": c_rep - c_conv - phase1,
+                     "output": out.cpu_s - (c_rep - cpu)}
         rows["payload"].append(pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL))
         return _rows_table(rows, len(rows["row_kind"]))
 
     return fn
 
 
-def _run(spark, events, plans: dict[str, ClusterPlan], progress: Progress, label: str,
-         passes: dict[str, ClusterPass] | None = None):
+def _run(spark, events, plans: dict[str, ClusterPlan], progress: Progress, label: str):
     from pyspark import StorageLevel
     from pyspark.sql.pandas.types import from_arrow_schema
 
     plans_bc = spark.sparkContext.broadcast(plans)
-    routed = route(events.select(*FIELD_NAMES), plans, passes)
+    routed = route(events.select(*FIELD_NAMES), plans)
     out = routed.groupBy("cluster", "_bucket").applyInArrow(make_shard_fn(plans_bc), from_arrow_schema(OUT_ARROW))
     out = out.persist(StorageLevel.MEMORY_AND_DISK)
     with progress.watch_spark(spark, label):
@@ -295,16 +256,13 @@ def replay_on_executors(spark, events, shards: int, progress: Progress | None = 
     counts = sorted({plans[c].buckets for c in split})
     each = "/".join(map(str, counts)) if counts else str(shards)
     progress.say(f"replay: {len(plans)} cluster(s); {len(split)} split into {each} shard(s) each")
-    phase1_cpu: dict[str, float] = {}
-    with progress.watch_spark(spark, "replay phase 1"):
-        passes = cluster_passes(spark, events.select(*FIELD_NAMES), plans, phase1_cpu)
-    out, by_cluster = _run(spark, events, plans, progress, "replay", passes)
+    out, by_cluster = _run(spark, events, plans, progress, "replay")
     merged: dict[str, MergedReplay] = {}
     whole: dict[str, str] = {c: "KRaft: the metadata log is one ordered stream" for c, p in plans.items() if p.kraft}
     redo = []
     for c in sorted(by_cluster):
         try:
-            merged[c] = merge(by_cluster[c], passes[c].journal if c in passes else None)
+            merged[c] = merge(by_cluster[c])  # against the shards' own phase 1, where they ran it
         except ShardsDisagree as exc:
             redo.append(c)
             whole[c] = f"its shards saw the cluster differently ({exc}); replayed whole"
@@ -319,6 +277,9 @@ def replay_on_executors(spark, events, shards: int, progress: Progress | None = 
             merged[c] = merge(by2[c])
         timeline = timeline.unionByName(out2.where(F.col("row_kind") == "timeline"))
     timeline = timeline.select(*_TIMELINE.names)
-    task_cpu = {c: {"phase1": phase1_cpu.get(c, 0.0), "shards": [o.cpu_s for o in sorted(outs, key=lambda o: o.bucket)]}
-                for c, outs in by_cluster.items()}
+    task_cpu = {}
+    for c, outs in by_cluster.items():
+        outs = sorted(outs, key=lambda o: o.bucket)
+        task_cpu[c] = {"shards": [o.cpu_s for o in outs], "phase1": [o.steps.get("phase1", 0.0) for o in outs],
+                       "steps": [o.steps for o in outs]}
     return DistributedReplay(merged, timeline, whole, task_cpu=task_cpu, outputs=outputs)
