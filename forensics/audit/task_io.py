@@ -45,7 +45,9 @@ def _replay_order(table: pa.Table) -> pa.Array:
 
 def _may_hold_copies(table: pa.Table) -> bool:
     """Could ``drop_log_copies`` drop anything here: two rows of one copy key read from different files?
-    When not, it would return the events unchanged, and its per-event pass is skipped."""
+    When not, it would return the events unchanged, and its per-event pass is skipped. Grouping by the
+    line's text is the costly part, so it is done only for the times where the key without the text
+    already spans several files (entries of different logs can share a millisecond)."""
     t = table.select(["source_kind", "source_file", *_COPY_KEY])
     t = t.filter(pc.and_(pc.equal(t.column("source_kind"), "broker_log"),
                          pc.and_(pc.is_valid(t.column("broker_id")),
@@ -54,8 +56,13 @@ def _may_hold_copies(table: pa.Table) -> bool:
         return False
     t = t.set_column(t.schema.get_field_index("source_sub"), "source_sub",
                      pc.fill_null(t.column("source_sub"), pa.scalar(0, t.schema.field("source_sub").type)))
-    files = t.group_by(list(_COPY_KEY), use_threads=False).aggregate([("source_file", "count_distinct")])
-    return pc.max(files.column("source_file_count_distinct")).as_py() > 1
+    for key in ([k for k in _COPY_KEY if k != "raw"], list(_COPY_KEY)):
+        files = t.group_by(key, use_threads=False).aggregate([("source_file", "count_distinct")])
+        shared = files.filter(pc.greater(files.column("source_file_count_distinct"), 1))
+        if shared.num_rows == 0:
+            return False
+        t = t.filter(pc.is_in(t.column("ts"), value_set=shared.column("ts").combine_chunks()))
+    return True
 
 
 def events_of(table: pa.Table) -> list[Event]:
