@@ -2,18 +2,18 @@
 equals the one-process replay of the same events, and splits logs-only clusters without falling back.
 
 Independent truth: ``replay_cluster`` over the same events in one process, on real ZooKeeper-mode
-log sets whose controller records change the controller's live set (so phase 1 keeps hints and
-the Spark router must deliver exactly those to every shard).
+log sets whose controller records change the controller's live set (so the phase 1 that every shard
+runs keeps hints, and each shard must replay exactly those of the other partitions' records).
 """
 import pyarrow as pa
 import pytest
-
 from conftest import REAL_LOGS
+from test_shard import load
+
 from forensics.audit.distributed import replay_on_executors
 from forensics.pipeline import drop_log_copies
 from parsers.schema import events_to_arrow
 from replay_engine.api import replay_cluster
-from test_shard import load
 
 pytestmark = pytest.mark.spark
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import pickle
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -81,10 +82,19 @@ def _window_kind(source_file, logger):
             .when(logger.startswith("kafka.controller."), F.lit("controller_log")))
 
 
-def cluster_plans(spark, events, shards: int) -> dict[str, ClusterPlan]:
-    """Per cluster: its context (the aggregates ``cluster_context`` computes in one process) and its split.
-    One aggregation job: counts, bounds and log windows are all per (cluster, event type, ZooKeeper or not,
-    log window kind, broker) group, folded on the driver (a few thousand rows)."""
+@contextmanager
+def _described(spark, what: str):
+    """Names the Spark jobs of a step (the UI and the event log show it; the benchmark reads it there)."""
+    sc = spark.sparkContext
+    sc.setJobDescription(what)
+    try:
+        yield
+    finally:
+        sc.setJobDescription(None)
+
+
+def _plan_groups(events) -> list:
+    """(cluster, event type, ZooKeeper or not, log window kind, broker): rows, rows with a time, first, last."""
     from pyspark.sql import functions as F
 
     ts = _micros("ts")
@@ -92,12 +102,20 @@ def cluster_plans(spark, events, shards: int) -> dict[str, ClusterPlan]:
     windowed = ((F.col("source_kind").isin("broker_log", "client_log") | F.col("source_kind").isNull())
                 & F.col("broker_id").isNotNull())
     kind = F.when(windowed, _window_kind(F.col("source_file"), F.col("logger")))
-    groups = (events.select("cluster", "event_type", zk.alias("zk"), kind.alias("kind"),
-                            F.when(kind.isNotNull(), F.col("broker_id")).alias("broker_id"), ts.alias("us"))
-              .groupBy("cluster", "event_type", "zk", "kind", "broker_id")
-              .agg(F.count(F.lit(1)).alias("n"), F.count("us").alias("n_ts"), F.min("us").alias("a"),
-                   F.max("us").alias("z"))
-              .collect())
+    return (events.select("cluster", "event_type", zk.alias("zk"), kind.alias("kind"),
+                          F.when(kind.isNotNull(), F.col("broker_id")).alias("broker_id"), ts.alias("us"))
+            .groupBy("cluster", "event_type", "zk", "kind", "broker_id")
+            .agg(F.count(F.lit(1)).alias("n"), F.count("us").alias("n_ts"), F.min("us").alias("a"),
+                 F.max("us").alias("z"))
+            .collect())
+
+
+def cluster_plans(spark, events, shards: int) -> dict[str, ClusterPlan]:
+    """Per cluster: its context (the aggregates ``cluster_context`` computes in one process) and its split.
+    One aggregation job: counts, bounds and log windows are all per (cluster, event type, ZooKeeper or not,
+    log window kind, broker) group, folded on the driver (a few thousand rows)."""
+    with _described(spark, "replay: cluster plans"):
+        groups = _plan_groups(events)
     counts: dict[str, dict[str, int]] = {}
     contexts: dict[str, ClusterContext] = {}
     for r in sorted(groups, key=lambda r: tuple((v is None, v) for v in r)):  # folded in a fixed order
@@ -237,7 +255,7 @@ def _run(spark, events, plans: dict[str, ClusterPlan], progress: Progress, label
     routed = route(events.select(*FIELD_NAMES), plans)
     out = routed.groupBy("cluster", "_bucket").applyInArrow(make_shard_fn(plans_bc), from_arrow_schema(OUT_ARROW))
     out = out.persist(StorageLevel.MEMORY_AND_DISK)
-    with progress.watch_spark(spark, label):
+    with progress.watch_spark(spark, label), _described(spark, f"{label}: shards"):
         shard_rows = out.where(out.row_kind == "shard").select("cluster", "_bucket", "payload").collect()
     by_cluster: dict[str, list] = {}
     for r in shard_rows:
