@@ -197,17 +197,22 @@ def make_shard_fn(plans_bc):
     def fn(table: pa.Table) -> pa.Table:
         import gc
 
+        cpu = time.process_time()
+        # Read before the collector is paused: PySpark's Broadcast.load (pyspark/core/broadcast.py) unpickles
+        # the value between gc.disable() and an unconditional gc.enable(), which turned the collector back on
+        # for the rest of the task (the conversion and the output ran 2-3x slower).
+        plans = plans_bc.value
         # Millions of live objects (events, facts, intervals) and almost no garbage: the cyclic collector's
         # full passes found nothing and cost a third of the task. Paused for the task, as replay_cluster does.
         was = gc.isenabled()
         gc.disable()
         try:
-            return replay_group(table, time.process_time())
+            return replay_group(table, plans, cpu)
         finally:
             if was:
                 gc.enable()
 
-    def replay_group(table: pa.Table, cpu: float) -> pa.Table:
+    def replay_group(table: pa.Table, plans: dict[str, ClusterPlan], cpu: float) -> pa.Table:
         from replay_engine.shard import (
             replay_shard,
             replay_shard_after_pass,
@@ -218,7 +223,7 @@ def make_shard_fn(plans_bc):
             return _rows_table({}, 0)
         cluster = table.column("cluster")[0].as_py()
         bucket = table.column("_bucket")[0].as_py()
-        plan: ClusterPlan = plans_bc.value[cluster]
+        plan = plans[cluster]
         # copies of an entry share their partition, so they meet in the same shard
         events = task_events(table)
         c_conv = time.process_time()
