@@ -276,8 +276,8 @@ def main() -> None:
         two = _child("_distributed", parquet, "local[2]", 2, args.runs)
         loads.append(load_avg())
         print(f"local[2], 2 shards: {runs_text(two['wall'])} s", flush=True)
-        line2 = _speedup_line("replay_on_executors (Parquet events -> phase 1 -> shards -> timeline rows counted, "
-                              "shard outputs merged on the driver)", "local[1] with 1 shard",
+        line2 = _speedup_line("replay_on_executors (Parquet events -> shards, each running phase 1 -> timeline rows "
+                              "counted, shard outputs merged on the driver)", "local[1] with 1 shard",
                               "local[2] with 2 shards", base, two, n)
         line2 += f"; against the in-process one-core replay: {wall_med / med(two['wall']):.2f}x"
         print(line2, flush=True)
