@@ -77,3 +77,41 @@ def test_timeline_columns_equal_to_row(root):
     rows = [dict(iv.to_row(), cluster=root.name) for iv in res.intervals]
     assert list(cols) == names
     assert [dict(zip(names, vals)) for vals in zip(*cols.values())] == rows
+
+
+def test_the_shard_task_replays_with_the_collector_paused_after_reading_its_broadcast(monkeypatch):
+    # PySpark's Broadcast.load (pyspark/core/broadcast.py) unpickles between gc.disable() and an unconditional
+    # gc.enable(): a task that paused the collector and then read its broadcast ran with it on again.
+    import gc
+
+    from forensics.audit.distributed import ClusterPlan, make_shard_fn
+    from replay_engine import shard
+    from replay_engine.from_events import cluster_context
+
+    root = REAL_LOGS / "AndreasTraut__kafka_2.13-2.8.0"
+    events = load(root)
+
+    class LikePySparkBroadcast:
+        @property
+        def value(self):
+            gc.disable()
+            try:
+                return {root.name: ClusterPlan(1, cluster_context(events), False, False)}
+            finally:
+                gc.enable()
+
+    seen = []
+    real = shard.replay_shard
+
+    def watched(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(shard, "replay_shard", watched)
+    table = pa.Table.from_batches([events_to_arrow(events)])
+    table = table.append_column("_bucket", pa.array([0] * table.num_rows, pa.int32()))
+    assert gc.isenabled()
+    out = make_shard_fn(LikePySparkBroadcast())(table)
+    assert seen == [False]
+    assert gc.isenabled()  # put back after the task
+    assert out.num_rows == len(replay_cluster(events, root.name).intervals) + 1  # the timeline, then the shard's output
