@@ -25,7 +25,13 @@ def ordered(events):
     return drop_log_copies(events)[0]  # as every executor task does
 
 
-def test_executors_split_logs_only_clusters_as_the_whole_replay(spark):
+@pytest.mark.parametrize("phase1_in_shards", [True, False], ids=["phase1-in-every-shard", "phase1-task"])
+def test_executors_split_logs_only_clusters_as_the_whole_replay(spark, monkeypatch, phase1_in_shards):
+    # Phase 1 runs in every shard while their input stays small, else once as a task of its own whose kept
+    # records the router sends to every shard: both must give the whole replay.
+    import forensics.audit.distributed as dist_mod
+
+    monkeypatch.setattr(dist_mod, "phase1_fits", lambda *_: phase1_in_shards)  # decided on the driver
     events = [e for c in CLUSTERS for e in load(REAL_LOGS / c)]
     df = spark.createDataFrame(pa.Table.from_batches([events_to_arrow(events)]))
     dist = replay_on_executors(spark, df, 3)
@@ -46,10 +52,22 @@ def test_executors_split_logs_only_clusters_as_the_whole_replay(spark):
             ag = whole.agreement()
             assert {k: m.agreement[k] for k in ag} == ag
         cpu = dist.task_cpu
-        # every shard ran phase 1 itself (logs alone), before its own partitions
-        assert all(len(cpu[c]["shards"]) == 3 and all(s > 0 for s in cpu[c]["phase1"]) for c in CLUSTERS)
+        assert all(len(cpu[c]["shards"]) == 3 for c in CLUSTERS)
+        if phase1_in_shards:  # every shard ran phase 1 itself, before its own partitions
+            assert all(s > 0 for c in CLUSTERS for s in cpu[c]["phase1"])
+            assert all(cpu[c]["phase1_task"] == 0 for c in CLUSTERS)
+        else:
+            assert all(cpu[c]["phase1_task"] > 0 and not any(cpu[c]["phase1"]) for c in CLUSTERS)
     finally:
         dist.release()
+
+
+def test_phase1_runs_in_the_shards_only_while_their_input_stays_within_the_cap():
+    from forensics.audit.distributed import MAX_SHARD_EVENTS, phase1_fits
+
+    assert phase1_fits(287_465, 98_440, 2)  # the benchmark corpus: 143,733 + 49,220 per shard
+    assert not phase1_fits(1_690_000, 575_000, 9)  # 22 days of it: the records alone exceed a shard's cap
+    assert phase1_fits(2 * MAX_SHARD_EVENTS, 0, 2) and not phase1_fits(2 * MAX_SHARD_EVENTS, 2, 2)
 
 
 def test_a_cluster_with_more_events_than_its_shards_hold_gets_more_shards(spark, monkeypatch):

@@ -6,12 +6,14 @@
    reaches, ZooKeeper or logs alone, KRaft or not).
 2. Events are routed by built-in expressions (CRC-32 of ``topic-partition``, the same rule as
    ``replay_engine.shard.routes``): a partition's to its own shard, cluster-wide events to every
-   shard and, from logs alone, the controller's records too (what phase 1 reads).
-3. ``applyInArrow`` replays each (cluster, shard) group. From logs alone each task first runs
-   phase 1 (``replay_engine.cluster_pass``) over the cluster-wide events and records it holds,
-   the same in every shard, and keeps of the other partitions' records only those phase 1 kept:
-   no job of its own, no broadcast of its hints, and both cores busy while it runs. The
-   timeline comes back as typed rows for the table, the rest as one pickled ``ShardOutput``.
+   shard and, from logs alone, controller records as phase 1 needs them (below).
+3. ``applyInArrow`` replays each (cluster, shard) group. From logs alone, while a shard's input
+   stays within MAX_SHARD_EVENTS with every controller record added, each task first runs phase 1
+   (``replay_engine.cluster_pass``) over the cluster-wide events and records it holds, the same in
+   every shard, and keeps of the other partitions' records only those phase 1 kept: no job of its
+   own, no broadcast, both cores busy. Bigger clusters run phase 1 once, as a task per cluster
+   before the shards, and only the records it kept go to every shard. The timeline comes back as
+   typed rows for the table, the rest as one pickled ``ShardOutput`` per shard.
 4. Shards whose journals disagree (among themselves or with phase 1) mean the split was not
    exact for that cluster: it is replayed again as one task, whole.
 """
@@ -28,6 +30,7 @@ import pyarrow as pa
 from forensics.audit.task_io import task_events, timeline_columns
 from forensics.progress import Progress
 from parsers.schema import FIELD_NAMES
+from replay_engine.cluster_pass import ClusterPass
 from replay_engine.from_events import ClusterContext
 from replay_engine.kraft_facts import is_kraft_counts
 from replay_engine.shard import RECORD_EVENT_TYPES, MergedReplay, ShardsDisagree, merge
@@ -44,11 +47,18 @@ class ClusterPlan:
     context: ClusterContext
     kraft: bool
     whole: bool  # replay as one task without shard journals (KRaft, or a fallback)
+    # From logs alone, phase 1 runs in every shard when their input stays within MAX_SHARD_EVENTS with every
+    # controller record added (decided on the driver, ``phase1_fits``), else once, as a task of its own.
+    phase1_in_shards: bool = False
 
     @property
     def phase1(self) -> bool:
-        """Split from logs alone: every shard reads the controller's records and runs phase 1 on them."""
+        """Split from logs alone: the cluster-wide state is learnt from the controller's records (phase 1)."""
         return not self.whole and not self.context.zk and self.buckets > 1
+
+    @property
+    def phase1_job(self) -> bool:
+        return self.phase1 and not self.phase1_in_shards
 
 
 @dataclass
@@ -138,8 +148,10 @@ def cluster_plans(spark, events, shards: int) -> dict[str, ClusterPlan]:
     plans = {}
     for cluster, ctx in contexts.items():
         kraft = is_kraft_counts(counts.get(cluster, {}))
-        plans[cluster] = ClusterPlan(1 if kraft else shard_count(sum(counts.get(cluster, {}).values()), shards),
-                                     ctx, kraft, kraft)
+        n = sum(counts.get(cluster, {}).values())
+        records = sum(counts.get(cluster, {}).get(t, 0) for t in RECORD_EVENT_TYPES)
+        k = 1 if kraft else shard_count(n, shards)
+        plans[cluster] = ClusterPlan(k, ctx, kraft, kraft, phase1_in_shards=phase1_fits(n, records, k))
     return plans
 
 
@@ -155,18 +167,88 @@ def shard_count(events: int, shards: int) -> int:
     return max(shards, -(-events // MAX_SHARD_EVENTS))
 
 
-def route(events, plans: dict[str, ClusterPlan]):
-    """Each event to its shard(s): the Spark form of ``replay_engine.shard.routes`` with ``hints=True``
-    for the clusters whose shards run phase 1 (the task then drops the records phase 1 did not keep).
-    The plans ride as literal maps: no driver-side DataFrame, so no job to build or broadcast one."""
+def phase1_fits(events: int, records: int, shards: int) -> bool:
+    """Can every shard also read the other partitions' controller records and stay within MAX_SHARD_EVENTS?
+    (Its own share of the events, records included, plus the others' records.) When not, phase 1 runs once."""
+    return -(-events // shards) + records - records // shards <= MAX_SHARD_EVENTS
+
+
+def _phase1_fn(plans_bc):
+    def fn(table: pa.Table) -> pa.Table:
+        import gc
+
+        from replay_engine.cluster_pass import cluster_pass
+
+        cpu = time.process_time()
+        plans = plans_bc.value  # before the pause: PySpark's Broadcast.load re-enables the collector
+        cluster = table.column("cluster")[0].as_py()
+        was = gc.isenabled()
+        gc.disable()  # as in the shards: many live objects, no garbage
+        try:
+            out = cluster_pass(task_events(table), plans[cluster].context)
+        finally:
+            if was:
+                gc.enable()
+        return pa.table({"cluster": [cluster], "payload": [pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)],
+                         "cpu_s": [time.process_time() - cpu]})
+
+    return fn
+
+
+def cluster_passes(spark, events, plans: dict[str, ClusterPlan],
+                   cpu: dict[str, float] | None = None) -> dict[str, ClusterPass]:
+    """Phase 1 as a task of its own, for the clusters too big to run it in every shard: one task per cluster
+    over its cluster-wide events and controller records (``replay_engine.cluster_pass.phase1_events``).
+    ``cpu`` receives each task's own CPU seconds."""
+    from pyspark.sql import functions as F
+
+    todo = sorted(c for c, p in plans.items() if p.phase1_job)
+    if not todo:
+        return {}
+    plans_bc = spark.sparkContext.broadcast(plans)
+    sel = events.where(F.col("cluster").isin(*todo) & (
+        F.col("topic").isNull() | F.col("partition").isNull() | F.col("event_type").isin(*RECORD_EVENT_TYPES)))
+    # Phase 1 needs no line's text: only what tells a copy of a log entry from another entry (the same
+    # text), so a 64-bit hash of it rides instead of the text (a third of the bytes).
+    sel = sel.withColumn("raw", F.when(F.col("raw").isNotNull(), F.xxhash64("raw").cast("string")))
+    out = sel.groupBy("cluster").applyInArrow(_phase1_fn(plans_bc), "cluster string, payload binary, cpu_s double")
+    with _described(spark, "replay: phase 1"):
+        rows = out.collect()
+    if cpu is not None:
+        cpu.update({r["cluster"]: r["cpu_s"] for r in rows})
+    return {r["cluster"]: pickle.loads(r["payload"]) for r in rows}
+
+
+def _hint_key(cluster, source_file, source_pos, event_type):
+    """A record's key (``replay_engine.cluster_pass.event_key`` with its cluster) as one text, nulls marked."""
+    from pyspark.sql import functions as F
+
+    return F.concat_ws("\x01", cluster, F.coalesce(source_file, F.lit("\x02")),
+                       F.coalesce(source_pos.cast("string"), F.lit("\x02")), event_type)
+
+
+def _hint_text(cluster: str, key) -> str:
+    f, pos, event = key
+    return "\x01".join((cluster, "\x02" if f is None else f, "\x02" if pos is None else str(pos), event))
+
+
+def route(events, plans: dict[str, ClusterPlan], passes: dict[str, ClusterPass] | None = None):
+    """Each event to its shard(s): the Spark form of ``replay_engine.shard.routes``, with ``hints=True``
+    for the clusters whose shards run phase 1 (the task then drops the records phase 1 did not keep) and
+    the records phase 1 kept (``passes``) for the others. Plans and hints ride as literals: no driver-side
+    DataFrame, so no job to build or broadcast one."""
     from pyspark.sql import functions as F
 
     def lit_map(values):
         return F.create_map(*[F.lit(x) for c in sorted(plans) for x in (c, values(plans[c]))])
 
     k = F.element_at(lit_map(lambda p: p.buckets), F.col("cluster"))
-    records = F.coalesce(F.element_at(lit_map(lambda p: p.phase1), F.col("cluster"))
+    records = F.coalesce(F.element_at(lit_map(lambda p: p.phase1_in_shards), F.col("cluster"))
                          & F.col("event_type").isin(*RECORD_EVENT_TYPES), F.lit(False))
+    hints = sorted(_hint_text(c, key) for c, cp in (passes or {}).items() for key in cp.hints)
+    if hints:
+        key = _hint_key(F.col("cluster"), F.col("source_file"), F.col("source_pos"), F.col("event_type"))
+        records = records | (F.col("event_type").isin(*RECORD_EVENT_TYPES) & key.isin(*hints))
     tp_text = F.concat(F.col("topic"), F.lit("-"), F.col("partition").cast("string")).cast("binary")
     own = F.pmod(F.crc32(tp_text), k.cast("long")).cast("int")
     everyone = F.col("topic").isNull() | F.col("partition").isNull() | records
@@ -229,7 +311,7 @@ def make_shard_fn(plans_bc):
         c_conv = time.process_time()
         if plan.whole:
             out = replay_whole(events, cluster)
-        elif plan.phase1:
+        elif plan.phase1_in_shards:
             out = replay_shard_after_pass(events, cluster, bucket, plan.buckets, plan.context)
         else:
             out = replay_shard(events, cluster, bucket, plan.buckets, plan.context)
@@ -252,12 +334,13 @@ def make_shard_fn(plans_bc):
     return fn
 
 
-def _run(spark, events, plans: dict[str, ClusterPlan], progress: Progress, label: str):
+def _run(spark, events, plans: dict[str, ClusterPlan], progress: Progress, label: str,
+         passes: dict[str, ClusterPass] | None = None):
     from pyspark import StorageLevel
     from pyspark.sql.pandas.types import from_arrow_schema
 
     plans_bc = spark.sparkContext.broadcast(plans)
-    routed = route(events.select(*FIELD_NAMES), plans)
+    routed = route(events.select(*FIELD_NAMES), plans, passes)
     out = routed.groupBy("cluster", "_bucket").applyInArrow(make_shard_fn(plans_bc), from_arrow_schema(OUT_ARROW))
     out = out.persist(StorageLevel.MEMORY_AND_DISK)
     with progress.watch_spark(spark, label), _described(spark, f"{label}: shards"):
@@ -279,13 +362,17 @@ def replay_on_executors(spark, events, shards: int, progress: Progress | None = 
     counts = sorted({plans[c].buckets for c in split})
     each = "/".join(map(str, counts)) if counts else str(shards)
     progress.say(f"replay: {len(plans)} cluster(s); {len(split)} split into {each} shard(s) each")
-    out, by_cluster = _run(spark, events, plans, progress, "replay")
+    phase1_cpu: dict[str, float] = {}
+    with progress.watch_spark(spark, "replay phase 1"):
+        passes = cluster_passes(spark, events.select(*FIELD_NAMES), plans, phase1_cpu)
+    out, by_cluster = _run(spark, events, plans, progress, "replay", passes)
     merged: dict[str, MergedReplay] = {}
     whole: dict[str, str] = {c: "KRaft: the metadata log is one ordered stream" for c, p in plans.items() if p.kraft}
     redo = []
     for c in sorted(by_cluster):
         try:
-            merged[c] = merge(by_cluster[c])  # against the shards' own phase 1, where they ran it
+            # against phase 1's journal: its task's, or else the one the shards ran themselves
+            merged[c] = merge(by_cluster[c], passes[c].journal if c in passes else None)
         except ShardsDisagree as exc:
             redo.append(c)
             whole[c] = f"its shards saw the cluster differently ({exc}); replayed whole"
@@ -304,5 +391,5 @@ def replay_on_executors(spark, events, shards: int, progress: Progress | None = 
     for c, outs in by_cluster.items():
         outs = sorted(outs, key=lambda o: o.bucket)
         task_cpu[c] = {"shards": [o.cpu_s for o in outs], "phase1": [o.steps.get("phase1", 0.0) for o in outs],
-                       "steps": [o.steps for o in outs]}
+                       "phase1_task": phase1_cpu.get(c, 0.0), "steps": [o.steps for o in outs]}
     return DistributedReplay(merged, timeline, whole, task_cpu=task_cpu, outputs=outputs)
