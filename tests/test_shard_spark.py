@@ -70,6 +70,19 @@ def test_phase1_runs_in_the_shards_only_while_their_input_stays_within_the_cap()
     assert phase1_fits(2 * MAX_SHARD_EVENTS, 0, 2) and not phase1_fits(2 * MAX_SHARD_EVENTS, 2, 2)
 
 
+def test_phase1_runs_only_for_clusters_split_from_logs_alone():
+    # One shard, ZooKeeper's log or a whole replay need no phase 1, whether or not the records would fit.
+    from forensics.audit.distributed import ClusterPlan
+    from replay_engine.from_events import ClusterContext
+
+    logs, zk = ClusterContext(), ClusterContext(zk=True)
+    assert ClusterPlan(2, logs, False, False, records_fit=True).phase1_in_shards
+    assert ClusterPlan(2, logs, False, False, records_fit=False).phase1_job
+    for plan in (ClusterPlan(1, logs, False, False, records_fit=True), ClusterPlan(2, zk, False, False, records_fit=True),
+                 ClusterPlan(1, logs, True, True, records_fit=True), ClusterPlan(2, zk, False, False)):
+        assert not plan.phase1_in_shards and not plan.phase1_job
+
+
 def test_a_cluster_with_more_events_than_its_shards_hold_gets_more_shards(spark, monkeypatch):
     """Each shard's events reach its task as one Arrow batch, so a big cluster is split into more shards than
     asked (forensics.audit.distributed.MAX_SHARD_EVENTS); the result is still the whole replay's."""

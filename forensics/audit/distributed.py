@@ -47,9 +47,9 @@ class ClusterPlan:
     context: ClusterContext
     kraft: bool
     whole: bool  # replay as one task without shard journals (KRaft, or a fallback)
-    # From logs alone, phase 1 runs in every shard when their input stays within MAX_SHARD_EVENTS with every
-    # controller record added (decided on the driver, ``phase1_fits``), else once, as a task of its own.
-    phase1_in_shards: bool = False
+    # Every shard's input stays within MAX_SHARD_EVENTS with all controller records added (``phase1_fits``,
+    # decided on the driver): from logs alone, phase 1 then runs in every shard, else once, as a task of its own.
+    records_fit: bool = False
 
     @property
     def phase1(self) -> bool:
@@ -57,8 +57,12 @@ class ClusterPlan:
         return not self.whole and not self.context.zk and self.buckets > 1
 
     @property
+    def phase1_in_shards(self) -> bool:
+        return self.phase1 and self.records_fit
+
+    @property
     def phase1_job(self) -> bool:
-        return self.phase1 and not self.phase1_in_shards
+        return self.phase1 and not self.records_fit
 
 
 @dataclass
@@ -66,7 +70,8 @@ class DistributedReplay:
     merged: dict[str, MergedReplay]
     timeline: Any  # Spark DataFrame with the partition_timeline schema (no row_kind)
     replayed_whole: dict[str, str] = field(default_factory=dict)  # cluster -> why it was not split
-    # each task's own CPU seconds (Python side): cluster -> {"phase1": [s per shard, within it], "shards": [s, ...]}
+    # each task's own CPU seconds (Python side): cluster -> {"shards": [s, ...], "phase1": [s within each shard],
+    # "phase1_task": s (phase 1 as its own task), "steps": [by step, each shard]}
     task_cpu: dict[str, dict[str, Any]] = field(default_factory=dict)
     outputs: list[Any] = field(default_factory=list)  # persisted DataFrames, released by release()
 
@@ -151,7 +156,7 @@ def cluster_plans(spark, events, shards: int) -> dict[str, ClusterPlan]:
         n = sum(counts.get(cluster, {}).values())
         records = sum(counts.get(cluster, {}).get(t, 0) for t in RECORD_EVENT_TYPES)
         k = 1 if kraft else shard_count(n, shards)
-        plans[cluster] = ClusterPlan(k, ctx, kraft, kraft, phase1_in_shards=phase1_fits(n, records, k))
+        plans[cluster] = ClusterPlan(k, ctx, kraft, kraft, records_fit=phase1_fits(n, records, k))
     return plans
 
 
