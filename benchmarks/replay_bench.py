@@ -182,7 +182,7 @@ def distributed(parquet: str, master: str, shards: int, runs: int, pids: tuple[i
         spans.append((t0, time.time()))
         cpus.append(cpu() - c)
         m = dist.merged["bench"]
-        info = {"intervals": n_intervals, "replayed_whole": dist.replayed_whole,
+        info = {"intervals": n_intervals, "replayed_whole": dist.replayed_whole, "shards_used": m.shards,
                 "leaderless": len(m.leaderless) if hasattr(m, "leaderless") else None}
         tasks.append(dist.task_cpu["bench"])
         if i == runs - 1:
@@ -193,6 +193,13 @@ def distributed(parquet: str, master: str, shards: int, runs: int, pids: tuple[i
     shutil.rmtree(evdir, ignore_errors=True)
     return {"master": master, "shards": shards, "spark_start_s": start_s, "wall": walls, "cpu": cpus, "tasks": tasks,
             "split": [wall_split(jobs, a, z) for a, z in spans], **info}
+
+
+def _shards(run: dict) -> str:
+    """The shards the replay used: more than asked when a shard would exceed MAX_SHARD_EVENTS."""
+    n = run.get("shards_used", run["shards"])
+    more = f" (asked {run['shards']}; raised by MAX_SHARD_EVENTS)" if n != run["shards"] else ""
+    return f"{n} shard{'s' if n != 1 else ''}{more}"
 
 
 def _steps(tasks: dict) -> str:
@@ -278,8 +285,8 @@ def main() -> None:
         loads.append(load_avg())
         print(f"local[2], 2 shards: {runs_text(two['wall'])} s", flush=True)
         line2 = _speedup_line("replay_on_executors (Parquet events -> shards, each running phase 1 -> timeline rows "
-                              "counted, shard outputs merged on the driver)", "local[1] with 1 shard",
-                              "local[2] with 2 shards", base, two, n)
+                              "counted, shard outputs merged on the driver)", f"local[1] with {_shards(base)}",
+                              f"local[2] with {_shards(two)}", base, two, n)
         line2 += f"; against the in-process one-core replay: {wall_med / med(two['wall']):.2f}x"
         print(line2, flush=True)
         lines = [line2]
@@ -290,8 +297,8 @@ def main() -> None:
             with Standalone(2) as two_w:
                 sa2 = _child("_distributed", parquet, two_w.url, 2, args.runs, ",".join(map(str, two_w.pids)))
             loads.append(load_avg())
-            line3 = _speedup_line("Spark standalone on 127.0.0.1 (workers of 1 core, 2 GB)", "1 worker with 1 shard",
-                                  "2 workers with 2 shards", sa1, sa2, n)
+            line3 = _speedup_line("Spark standalone on 127.0.0.1 (workers of 1 core, 2 GB)", f"1 worker with {_shards(sa1)}",
+                                  f"2 workers with {_shards(sa2)}", sa1, sa2, n)
             same = len({base["digest"], two["digest"], sa1["digest"], sa2["digest"]}) == 1
             line3 += (f"; output (timeline rows and merged replay, SHA-256) {'identical' if same else 'DIFFERENT'} "
                       f"across local[1], local[2] and both standalone runs ({two['digest'][:16]})")
