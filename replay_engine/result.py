@@ -96,11 +96,12 @@ class ReplayResult:
             "ratio": round(agreed / compared, 6) if compared else None,
             "uncompared": t["unknown"],
             "evidence_gaps": t["evidence_gaps"],
+            "uncompared_reasons": self.unknown_reasons(),
             "divergences": self.divergences(),
         }
 
     def unknown_reasons(self) -> dict[str, int]:
-        """Why records were left unjudged (the 'uncompared' of agreement()), by reason. Not yet in reports."""
+        """Why records were left unjudged (the 'uncompared' of agreement(), evidence gaps included), by reason."""
         return unknown_reasons(self.comparisons)
 
     # ---------------------------------------------------------------- json

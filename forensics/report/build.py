@@ -18,6 +18,7 @@ from replay_engine.config import BROKER_SESSION_TIMEOUT, ZK_SESSION_TIMEOUT
 from replay_engine.crash import CRASH_CAUSES, LastLines, kill_time, session_timeouts
 from replay_engine.explain import LEADER_FAILOVER
 from replay_engine.explain_text import fmt_duration
+from replay_engine.judge import EVIDENCE_GAP
 
 # Partitions whose outages started and ended within this much of each other form one incident.
 GROUP_SLACK_US = 5 * 1_000_000
@@ -339,6 +340,16 @@ def build_report(
     agreement = {"compared": sum(c["agreement"]["compared"] for c in clusters),
                  "agreed": sum(c["agreement"]["agreed"] for c in clusters)}
     agreement["ratio"] = round(agreement["agreed"] / agreement["compared"], 6) if agreement["compared"] else None
+    # side by side with the ratio: what was not compared, and why (evidence gaps apart: lines the evidence lost)
+    agreement["diverged"] = agreement["compared"] - agreement["agreed"]
+    agreement["evidence_gaps"] = sum(c["agreement"].get("evidence_gaps", 0) for c in clusters)
+    agreement["uncompared"] = sum(c["agreement"].get("uncompared", 0) for c in clusters) - agreement["evidence_gaps"]
+    why: Counter = Counter()
+    for c in clusters:
+        for reason, n in c["agreement"].get("uncompared_reasons", {}).items():
+            if not reason.startswith(EVIDENCE_GAP):
+                why[reason or "no reason given"] += n
+    agreement["uncompared_reasons"] = dict(sorted(why.items(), key=lambda kv: (-kv[1], kv[0])))
     findings = []
     for c in clusters:
         skew_evidence = {x["text"]: x["evidence"] for x in c.get("clock_skew", [])}

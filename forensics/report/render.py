@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import datetime as dt
 import html
-import json
 import re
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -131,13 +130,8 @@ def render_text(report: dict[str, Any], tz: str = "UTC", max_evidence: int = 8) 
         lines.append("What would have prevented it:")
         for r in report["remedies"]:
             lines.append(f"  - {r['text']}")
-    ag = s["agreement"]
     lines.append("")
-    if ag["compared"]:
-        lines.append(f"Replay check: {ag['agreed']}/{ag['compared']} recorded controller decisions match the replay "
-                     f"({ag['ratio']:.1%}).")
-    else:
-        lines.append("Replay check: the evidence holds no controller decision to compare with.")
+    lines.extend(replay_check_lines(s))
     for f in report["findings"]:
         if f["kind"] in SHOWN_FINDINGS:
             lines.append(f"Finding: {f['text']}")
@@ -231,10 +225,8 @@ def render_markdown(report: dict[str, Any], tz: str = "UTC") -> str:
         md.append("")
     md.append("## Replay check and findings")
     md.append("")
-    ag = s["agreement"]
-    md.append(f"- {ag['agreed']}/{ag['compared']} recorded controller decisions match the replay.")
-    for f in report["findings"]:
-        md.append(f"- {f['kind']}: {_md(f.get('text') or json.dumps(f, sort_keys=True))}")
+    md.extend(f"- {_md(x.strip())}" for x in replay_check_lines(s))
+    md.extend(f"- {_md(x)}" for x in finding_lines(report["findings"]))
     md.append("")
     t = report["inputs"]["totals"]
     md.append(f"Inputs: {t.get('files', 0)} files, {t.get('lines', 0):,} lines/records, {t.get('events', 0):,} events.")
@@ -249,6 +241,41 @@ def render_markdown(report: dict[str, Any], tz: str = "UTC") -> str:
         md.append("")
         md.extend(f"- {_md(x)}" for x in problems)
     return _plain("\n".join(md)) + "\n"
+
+
+def replay_check_lines(s: dict[str, Any]) -> list[str]:
+    """The replay check with what was compared, agreed, diverged and left uncompared (and why) side by side,
+    and the Kafka release whose rules the replay used."""
+    ag = s["agreement"]
+    rules = ", ".join(sorted({f"Kafka {v or '?'} ({r})" for v, r in zip(s.get("kafka_version", []),
+                                                                         s.get("rule_set", [])) if r}))
+    by = f" with the rules of {rules}" if rules else ""
+    if not ag["compared"] and not ag.get("uncompared") and not ag.get("evidence_gaps"):
+        return [f"Replay check{by}: the evidence holds no controller decision to compare with."]
+    out = [f"Replay check{by}: {ag['compared']:,} recorded controller decisions compared: {ag['agreed']:,} agree, "
+           f"{ag.get('diverged', ag['compared'] - ag['agreed']):,} diverge"
+           + (f" ({ag['ratio']:.1%} agree)" if ag["ratio"] is not None else "")
+           + f"; {ag.get('uncompared', 0):,} left uncompared; {ag.get('evidence_gaps', 0):,} in evidence gaps "
+             "(decided where the evidence lost lines or hours)."]
+    for reason, n in list(ag.get("uncompared_reasons", {}).items())[:3]:
+        out.append(f"  uncompared, {n:,}: {reason}")
+    return out
+
+
+def finding_lines(findings: list[dict[str, Any]]) -> list[str]:
+    """Findings with a sentence one per line; those without (raw records of one kind) counted per kind, with the
+    first one's evidence, so that a hundred failed ZooKeeper writes make one line, not a hundred."""
+    out, raw = [], {}
+    for f in findings:
+        if f.get("text"):
+            out.append(f"{f['kind']}: {f['text']}")
+        else:
+            raw.setdefault(f["kind"], []).append(f)
+    for kind, fs in raw.items():
+        ev = next((e for f in fs for e in f.get("evidence", [])), None)
+        first = f"; first: {ev.get('text')} ({ev.get('source_file')}:{ev.get('source_pos')})" if ev else ""
+        out.append(f"{kind}: {len(fs):,} time(s){first}")
+    return out
 
 
 def _md(text: Any) -> str:
@@ -315,6 +342,9 @@ def render_html(report: dict[str, Any], tz: str = "UTC") -> str:
         parts.append("<h2>What would have prevented it</h2><ul>")
         parts.extend(f"<li>{e(r['text'])}</li>" for r in report["remedies"])
         parts.append("</ul>")
+    parts.append("<h2>Replay check</h2><ul>")
+    parts.extend(f"<li>{e(x.strip())}</li>" for x in replay_check_lines(s))
+    parts.append("</ul>")
     shown = [f["text"] for f in report["findings"] if f["kind"] in SHOWN_FINDINGS] + input_problem_lines(report)
     if shown:
         parts.append("<h2>Findings about the evidence</h2><ul>")

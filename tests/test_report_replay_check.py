@@ -1,0 +1,38 @@
+"""The report's replay check shows compared, agreed, diverged and uncompared (with why) side by side with the rules
+used (issue 15), and findings without a sentence are counted per kind instead of dumped one per line."""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from test_replay_real_logs import REAL_LOGS, load  # noqa: E402
+
+from forensics.report.build import build_report  # noqa: E402
+from forensics.report.render import finding_lines, render_html, render_markdown, replay_check_lines  # noqa: E402
+
+
+def _report(name):
+    res = load(name)
+    ingest = {"totals": {}, "input_problems": [], "log_copies": []}
+    return res, build_report([res], ingest, [], sources=[str(REAL_LOGS / name)])
+
+
+def test_uncompared_records_and_their_reasons_are_shown_beside_the_ratio():
+    res, report = _report("BetrajJ__kafka-kraft")
+    ag, own = report["summary"]["agreement"], res.agreement()
+    assert ag["compared"] == own["compared"] and ag["diverged"] == own["compared"] - own["agreed"]
+    assert ag["evidence_gaps"] == own["evidence_gaps"] > 0
+    assert ag["uncompared"] == own["uncompared"] - own["evidence_gaps"] > 0
+    assert sum(ag["uncompared_reasons"].values()) == ag["uncompared"]
+    lines = replay_check_lines(report["summary"])
+    assert "Kafka 3.9.0" in lines[0] and f"{ag['uncompared']:,} left uncompared" in lines[0]
+    top = next(iter(ag["uncompared_reasons"]))
+    assert any(top in x for x in lines[1:])
+    assert "left uncompared" in render_markdown(report) and "left uncompared" in render_html(report)
+
+
+def test_findings_without_a_sentence_are_counted_per_kind():
+    ev = {"text": "session 0x1 cxid 0x2 zxid 0x6 error -101", "source_file": "log.1", "source_pos": 437}
+    raw = [{"kind": "zk_write_failed", "evidence": [ev]}] * 48 + [{"kind": "zk_write_failed"}]
+    lines = finding_lines(raw + [{"kind": "other", "text": "a sentence"}])
+    assert lines == ["other: a sentence", "zk_write_failed: 49 time(s); first: " + ev["text"] + " (log.1:437)"]
