@@ -288,6 +288,7 @@ def merge(outputs: list[ShardOutput], expect: str | None = None) -> MergedReplay
                          key=lambda x: (x["ts"] or "", x["topic"], x["partition"]))
     agreement = {"compared": compared, "agreed": agreed, "ratio": round(agreed / compared, 6) if compared else None,
                  "uncompared": sum(a["uncompared"] for a in ags), "evidence_gaps": sum(a["evidence_gaps"] for a in ags),
+                 "uncompared_reasons": _sum_counts(a.get("uncompared_reasons", {}) for a in ags),
                  "divergences": divergences}
     data_loss = sorted((u for o in outputs for u in o.data_loss),
                        key=lambda u: (u["ts"] or "", u["topic"], u["partition"]))
@@ -324,3 +325,11 @@ def replay_sharded(events: list[Event], cluster: str | None, buckets: int) -> Me
             per[b].append(ev)
     return merge([replay_shard(per[b], cluster, b, buckets, ctx) for b in range(buckets)],
                  hints.journal if hints is not None else None)
+
+
+def _sum_counts(counts) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for c in counts:
+        for k, n in c.items():
+            out[k] = out.get(k, 0) + n
+    return dict(sorted(out.items()))
