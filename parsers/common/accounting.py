@@ -62,6 +62,18 @@ class FileSummary:
         if self.last_ts is None or ts > self.last_ts:
             self.last_ts = ts
 
+    def absorb_counts(self, sub: "FileSummary") -> None:
+        """Add one source's own summary (a stream's broker log) to this one: line accounting, time span, writers,
+        the first Kafka version stated. Samples, events and messages are the caller's (positions differ)."""
+        for k in ("parsed", "other", "unrecognized", "quarantined"):
+            self.count(k, getattr(sub, k))
+        self.lines += sub.lines
+        self.see_ts(sub.first_ts)
+        self.see_ts(sub.last_ts)
+        self.writer_ids.update(sub.writer_ids)
+        if self.kafka_version is None:
+            self.kafka_version = sub.kafka_version
+
     def balanced(self) -> bool:
         return self.lines == self.parsed + self.other + self.unrecognized + self.quarantined
 

@@ -175,25 +175,15 @@ def _parse_source(src: _Source, ctx: SourceContext, summary: FileSummary, events
     if kafka:
         offset = _clock_offset(evs, src.stamps) if texts is src.texts else None
         if offset is not None:
-            summary.notes.append(
-                f"{src.name}: the collector stamped these lines {abs(offset) / 3.6e9:.2f} h "
-                f"{'after' if offset > 0 else 'before'} the broker's own time read in zone {ctx.tz}: the broker "
-                "logged in another zone; rerun with --tz set to it")
+            summary.notes.append(zone_note(src.name, offset, ctx.tz))
         for ev in evs:
             ev.source_pos = pos[ev.source_pos - 1]
         events.extend(evs)
         for q in sub.samples:
             q.source_pos = pos[q.source_pos - 1]
             summary.sample(q)
-        for k in ("parsed", "other", "unrecognized", "quarantined"):
-            summary.count(k, getattr(sub, k))
-        summary.lines += sub.lines
-        summary.see_ts(sub.first_ts)
-        summary.see_ts(sub.last_ts)
+        summary.absorb_counts(sub)
         summary.event_counts.update(sub.event_counts)
-        summary.writer_ids.update(sub.writer_ids)
-        if summary.kafka_version is None:
-            summary.kafka_version = sub.kafka_version
         for msg in sub.errors:
             summary.errors.append(f"{src.name}: " + _LINE_REF.sub(lambda m: f"line {pos[int(m.group(1)) - 1]}"
                                                                   if int(m.group(1)) <= len(pos) else m.group(0), msg))
@@ -238,6 +228,13 @@ def _parse_source(src: _Source, ctx: SourceContext, summary: FileSummary, events
 # broker's clock text is in another zone than --tz says (log4j's %d carries none).
 ZONE_GAP_US = 10 * 60 * 1_000_000
 _CHECKED = 200
+
+
+def zone_note(name: str, offset_us: int, tz: str) -> str:
+    """The note for a source whose collector stamps sit a whole offset from the broker's own clock."""
+    return (f"{name}: the collector stamped these lines {abs(offset_us) / 3.6e9:.2f} h "
+            f"{'after' if offset_us > 0 else 'before'} the broker's own time read in zone {tz}: the broker "
+            "logged in another zone; rerun with --tz set to it")
 
 
 def _clock_offset(evs: list[Event], stamps: list[str | None]) -> int | None:

@@ -14,7 +14,7 @@ from typing import Any
 from parsers.broker_logs.broker_log_ranges import finish_file_events, merge_parts
 from parsers.common.accounting import FileSummary
 from parsers.common.context import SourceContext
-from parsers.container_streams.demux import MAX_LINE_CHARS, MAX_REPORTED, ZONE_GAP_US
+from parsers.container_streams.demux import MAX_LINE_CHARS, MAX_REPORTED, ZONE_GAP_US, zone_note
 from parsers.container_streams.detect import GRAMMARS
 from parsers.container_streams.identity import resolve_found
 from parsers.schema import Event, iso_utc
@@ -94,21 +94,11 @@ def _source(name: str, info: dict, parts: list[dict], ctx: SourceContext, size: 
         gaps = [g for p in parts for g in p["gaps"]]
         offset = _median_offset(gaps[:200]) if not _prefixed(info, ctx) else None
         if offset is not None:
-            summary.notes.append(
-                f"{name}: the collector stamped these lines {abs(offset) / 3.6e9:.2f} h "
-                f"{'after' if offset > 0 else 'before'} the broker's own time read in zone {ctx.tz}: the broker "
-                "logged in another zone; rerun with --tz set to it")
+            summary.notes.append(zone_note(name, offset, ctx.tz))
         for p in parts:
             for q in p["samples"]:
                 summary.sample(q)
-        for k in ("parsed", "other", "unrecognized", "quarantined"):
-            summary.count(k, getattr(sub, k))
-        summary.lines += sub.lines
-        summary.see_ts(sub.first_ts)
-        summary.see_ts(sub.last_ts)
-        summary.writer_ids.update(sub.writer_ids)
-        if summary.kafka_version is None:
-            summary.kafka_version = sub.kafka_version
+        summary.absorb_counts(sub)
         summary.errors.extend(f"{name}: {msg}" for msg in sub.errors)
         summary.notes.extend(f"{name}: {msg}" for msg in sub.notes)
     else:
