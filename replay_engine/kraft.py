@@ -544,6 +544,39 @@ class KraftReplay:
                 return f"up from {iso_utc(per.start)}" + (f" to {iso_utc(per.end)}" if per.end is not None else "")
         return None
 
+    def _point_none_acceptable(self, p: PState, f: F.ObservedState, leader: int, known: set[int],
+                               unjudged: str) -> None:
+        """A stated epoch while the replay holds no broker acceptable: the version's election over any replicas
+        and ISR gives no leader. A stated leader is judged by it too, unless that broker was acceptable at some time
+        since the epoch before was known (a broker applies a delta of records at once: the epoch may have been
+        decided then) or the evidence lost the lines of its return."""
+        if leader >= 0:
+            since = self.epoch_known_at.get(p.tp)
+            if since is None:
+                self._unknown(p, f, leader, unjudged)
+                return
+            up = self._up_between(leader, since, f.ts)
+            if up is not None:
+                self._unknown(p, f, leader, f"leader epoch: decided while broker {leader} was acceptable ({up}), "
+                                            "before the liveness held at the line")
+                return
+        order = tuple(sorted(known))
+        want = self._rule("kraft.election", order, order, None, frozenset(), self._unclean(p.tp[0]), (),
+                          self.elr_enabled).leader
+        if want != leader:
+            stale = self._stale_liveness(leader, want, self.acceptable(), f.ts, self.liveness_at)
+            if stale is None:
+                # A KRaft controller elects only an acceptable broker (3.9 PartitionChangeBuilder isAcceptableLeader):
+                # a stated leader the replay holds fenced or shutting down came back in lines the evidence lost.
+                since_l = self.liveness_at.get(leader)
+                stale = (f"{EVIDENCE_GAP} (broker {leader} leads at this epoch, so it was acceptable, but the "
+                         f"evidence holds it fenced or shutting down from "
+                         f"{iso_utc(since_l) if since_l is not None else 'the start'} with no line of its return)")
+            self._unknown(p, f, leader, stale)
+            return
+        self._judge(p.tp, f, {"leader": leader}, {"leader": want},
+                    "point: no known broker acceptable (isAcceptableLeader), whatever the replicas and ISR")
+
     def _point(self, p: PState, f: F.ObservedState, leader: int) -> None:
         """A stated leader epoch the replay did not reach itself: re-derived from the registration before it."""
         decided = (p.tp, f.leader_epoch) in self.replayed_epochs
@@ -558,34 +591,7 @@ class KraftReplay:
         if epoch is None or f.leader_epoch != epoch + 1 or was is None or decided:
             known = set(self.registered) | self.fenced | self.cs
             if not decided and no_broker_acceptable(self.acceptable(), known, self.elr_enabled):
-                # No broker acceptable: the version's election over any replicas and ISR gives no leader. A stated
-                # leader is judged by it too, unless that broker was acceptable at some time since the epoch before
-                # was known (a broker applies a delta of records at once: the epoch may have been decided then).
-                since = self.epoch_known_at.get(p.tp)
-                up = self._up_between(leader, since, f.ts) if leader >= 0 else None
-                if leader >= 0 and (since is None or up is not None):
-                    self._unknown(p, f, leader, f"leader epoch: decided while broker {leader} was acceptable "
-                                                f"({up}), before the liveness held at the line" if up is not None
-                                  else unjudged_epoch_reason(epoch, f.leader_epoch, decided))
-                    return
-                order = tuple(sorted(known))
-                want = self._rule("kraft.election", order, order, None, frozenset(), self._unclean(p.tp[0]), (),
-                                  self.elr_enabled).leader
-                stale = None if want == leader else self._stale_liveness(leader, want, self.acceptable(), f.ts,
-                                                                         self.liveness_at)
-                if stale is None and want != leader:
-                    # A KRaft controller elects only an acceptable broker (3.9 PartitionChangeBuilder
-                    # isAcceptableLeader): a stated leader the replay holds fenced or shutting down since before the
-                    # epoch before it came back in lines the evidence lost (its registration and unfence).
-                    since_l = self.liveness_at.get(leader)
-                    stale = (f"{EVIDENCE_GAP} (broker {leader} leads at this epoch, so it was acceptable, but the "
-                             f"evidence holds it fenced or shutting down from "
-                             f"{iso_utc(since_l) if since_l is not None else 'the start'} with no line of its return)")
-                if stale is not None:
-                    self._unknown(p, f, leader, stale)
-                    return
-                self._judge(p.tp, f, {"leader": leader}, {"leader": want},
-                            "point: no known broker acceptable (isAcceptableLeader), whatever the replicas and ISR")
+                self._point_none_acceptable(p, f, leader, known, unjudged_epoch_reason(epoch, f.leader_epoch, False))
                 return
             self._unknown(p, f, leader, unjudged_epoch_reason(epoch, f.leader_epoch, decided))
             return
