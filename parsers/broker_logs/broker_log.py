@@ -189,6 +189,10 @@ class Reading:
             writer = writer_of(entry.message)
             if writer is not None:
                 summary.writer_ids[writer] += 1
+            entry_seen(entry, writer)
+
+        def entry_seen(entry: LogEntry, writer: int | None) -> None:
+            """An entry whose time and writer are accounted: the rules' turn."""
             category, evs, why = templates.RULES.classify(entry)
             summary.count(category, entry.n_lines)
             if category == "unrecognized":
@@ -219,7 +223,7 @@ class Reading:
                     orphan_cut(*self.cut)
 
             for _ in scan(counted(), layout, clock, templates.RULES, summary, chron, orphan, entry_found,
-                          is_binary, before_last_entry):
+                          is_binary, before_last_entry, entry_seen):
                 if len(events) >= EVENT_BATCH:
                     yield self._hand_on()
         else:

@@ -22,6 +22,31 @@ from parsers.broker_logs.log4j_layout import (MAX_KEPT_CONTINUATION, BadTimestam
 from parsers.broker_logs.rules import RuleSet
 from parsers.broker_logs.templates.writer import writer_id
 
+try:  # the compiled accounting of routine entries (setup.py builds it; without it, the same in Python)
+    from parsers.broker_logs import _routine
+except ImportError:  # pragma: no cover - a machine without a C compiler
+    _routine = None
+# Off: every entry goes through the Python below (the equivalence test compares the two).
+COMPILED = True
+
+
+class _Needles(dict):
+    """logger -> the (first, rest) needles of the rules that may want its entries, as the compiled
+    scan asks for them (RuleSet.screen without the rules)."""
+
+    def __init__(self, rules: RuleSet):
+        super().__init__()
+        self.rules = rules
+
+    def __missing__(self, logger: str) -> tuple:
+        got = tuple((first, rest) for first, rest, _ in self.rules.screen(logger))
+        if len(self) < 10_000:
+            self[logger] = got
+        return got
+
+
+_NEEDLES: dict[int, _Needles] = {}
+
 
 def scan(
     blocks: Iterable[tuple[int, list[str]]],
@@ -34,6 +59,7 @@ def scan(
     on_entry: Callable[[LogEntry], None],
     is_binary: Callable[[str], bool] | None,
     before_last_entry: Callable[[], None] | None = None,
+    on_seen: Callable[[LogEntry, int | None], None] | None = None,
 ) -> Iterator[None]:
     """Group the lines of ``blocks`` ((number of the first line, lines) pairs, in order) into
     entries as ``iter_entries`` does. A generator: it stops after each block, so that a caller
@@ -44,6 +70,10 @@ def scan(
     lines as ``other``. Orphans go to ``on_orphan``, in the reference order;
     ``before_last_entry`` runs after the last line and before the last entry closes (where
     the reference reports a cut last line).
+
+    With ``on_seen``, one-line entries of plain ASCII are accounted by the compiled ``_routine``
+    (COMPILED): those a rule may want go to ``on_seen`` with their writer, their time and writer
+    already accounted.
     """
     hour_base = clock.hour_base
     match = KafkaDefaultLayout.STRICT.match
@@ -117,8 +147,18 @@ def scan(
         if by_text and (last_stamp is None or stamp > last_stamp) and stamp.isascii():
             last_stamp = stamp
 
+    skip = _routine.skip if (_routine is not None and COMPILED and on_seen is not None) else None
+    if skip is not None:
+        needles = _NEEDLES.get(id(rules))
+        if needles is None or needles.rules is not rules:
+            needles = _NEEDLES[id(rules)] = _Needles(rules)
+        backwards_us = chron.backwards_us
     for first, block in blocks:
-        for i, text in enumerate(block, first):
+        k, end = 0, len(block)
+        while k < end:
+            text = block[k]
+            i = first + k
+            k += 1
             if is_binary is not None and is_binary(text):
                 on_orphan(Orphan(i, text, "quarantined", "binary data in a text log"))
                 continue
@@ -135,6 +175,28 @@ def scan(
                     if cur is not None:
                         close(cur)
                     quarantining = False
+                    if skip is not None and not recording and chron.last is not None:
+                        # The run of plain one-line routine entries from here, accounted in C.
+                        sync()
+                        j, n_routine, wanted, chron.first, chron.last, latest, n_back, back_at, back_ts, back_last = \
+                            skip(block, k - 1, end, needles, hour_base, writer_ids, chron.first, chron.last,
+                                 backwards_us)
+                        if n_back:
+                            if chron.backwards is None:
+                                chron.backwards = [0, first + back_at, (back_last - back_ts) / 1e6]
+                                chron.first_back = (first + back_at, back_ts, back_last)
+                            chron.backwards[0] += n_back
+                        if j >= k:
+                            routine_lines += n_routine
+                            for at, ts, writer in wanted:
+                                line = block[at]
+                                w = match(line)
+                                on_seen(LogEntry(first + at, 1, ts, line[1:24], w[5], w[7], w[6], [], line), writer)
+                            if by_text and latest is not None and (last_stamp is None or latest > last_stamp):
+                                last_stamp = latest
+                            k = j
+                            cur = None
+                            continue
                     cur = [i, text, m, None, 1, []]
                     continue
             try:

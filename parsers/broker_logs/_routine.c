@@ -1,0 +1,390 @@
+/* The one-line entries of a broker log in Kafka's own layout, accounted without a Python object per line.
+ *
+ * default_layout_scan.scan hands this a run of lines that starts at a strict header. Each
+ * one-line entry (its next line is again a strict header) of printable ASCII is accounted
+ * here exactly as scan's Python would: its stamp on the file's time line (Chronology.see,
+ * outside a range's recording), the broker named by its log ident counted; a routine one
+ * (no rule's needles in it) counted as such, one a rule may want handed back by position,
+ * stamp and writer for the templates. At the first line that is anything else (a
+ * continuation line, a stack trace, a non-ASCII or control character, an impossible hour,
+ * the last line of the run) it stops and the Python code takes over there, so every
+ * decision that is not bookkeeping stays in one place (tests/test_routine_scan.py holds
+ * both paths equal).
+ *
+ * The header grammar is KafkaDefaultLayout.STRICT's, written out:
+ *   \[(\d{4}-\d\d-\d\d \d\d):([0-5]\d):([0-5]\d),(\d{3})\] (LEVEL) (.*) \(([^ (]+)\)$
+ * and the log idents are templates/writer.py's _WRITER, alternative by alternative.
+ */
+#define PY_SSIZE_T_CLEAN
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE  /* memmem, memrchr */
+#endif
+#include <Python.h>
+#include <string.h>
+
+typedef struct {
+    const char *p;
+    Py_ssize_t n;
+    Py_ssize_t msg, msg_end;  /* message [msg, msg_end) */
+    Py_ssize_t log, log_end;  /* logger [log, log_end) */
+} Header;
+
+static int is_digit(char c) { return c >= '0' && c <= '9'; }
+
+/* printable ASCII only: anything else (tab, control, non-ASCII) goes to the Python path */
+static int strict_header(PyObject *line, Header *h)
+{
+    if (!PyUnicode_Check(line) || !PyUnicode_IS_ASCII(line))
+        return 0;
+    const char *p = (const char *)PyUnicode_DATA(line);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(line);
+    if (n < 33 || p[0] != '[')
+        return 0;
+    static const char shape[] = "[dddd-dd-dd dd:5d:5d,ddd] ";
+    for (int i = 0; i < 26; i++) {
+        char s = shape[i], c = p[i];
+        if (s == 'd') { if (!is_digit(c)) return 0; }
+        else if (s == '5') { if (c < '0' || c > '5') return 0; }
+        else if (c != s) return 0;
+    }
+    static const char *levels[] = {"TRACE ", "DEBUG ", "INFO ", "WARN ", "ERROR ", "FATAL "};
+    Py_ssize_t msg = 0;
+    for (int i = 0; i < 6; i++) {
+        size_t k = strlen(levels[i]);
+        if ((Py_ssize_t)(26 + k) <= n && memcmp(p + 26, levels[i], k) == 0) { msg = 26 + (Py_ssize_t)k; break; }
+    }
+    if (!msg || p[n - 1] != ')')
+        return 0;
+    for (Py_ssize_t i = 26; i < n; i++) {
+        unsigned char c = (unsigned char)p[i];
+        if (c < 0x20 || c > 0x7e)
+            return 0;
+    }
+    /* (.*) is greedy: the logger opens at the last '(' */
+    const char *open = memrchr(p + msg, '(', (size_t)(n - 1 - msg));
+    if (open == NULL)
+        return 0;
+    Py_ssize_t o = open - p;
+    if (o < msg + 1 || p[o - 1] != ' ' || o + 1 > n - 2)
+        return 0;
+    if (memchr(p + o + 1, ' ', (size_t)(n - 2 - o)) != NULL)
+        return 0;
+    h->p = p; h->n = n; h->msg = msg; h->msg_end = o - 1; h->log = o + 1; h->log_end = n - 1;
+    return 1;
+}
+
+static const char *BRACKETED[] = {
+    "Controller id=", "Controller ", "Controller-",
+    "Broker id=", "KafkaServer id=", "Kafka Server ", "KafkaRaftServer nodeId=",
+    "BrokerServer id=", "ControllerServer id=", "QuorumController id=",
+    "BrokerLifecycleManager id=", "ControllerRegistrationManager id=",
+    "RaftManager id=", "RaftManager nodeId=", "MetadataLoader id=", "SnapshotEmitter id=",
+    "SnapshotGenerator id=", "MetadataCache brokerId=", "StandardAuthorizer ",
+    "AclPublisher broker id=", "AclPublisher controller id=", "DynamicConfigPublisher broker id=",
+    "BrokerMetadataPublisher id=", "ControllerMetadataMetricsPublisher id=",
+    "ReplicaManager broker=", "Replica Manager on Broker ", "ReplicaFetcher replicaId=",
+    "ReplicaFetcherManager on broker ", "ReplicaAlterLogDirsManager on broker ",
+    "PartitionStateMachine controllerId=", "ReplicaStateMachine controllerId=",
+    "ControllerEventThread controllerId=", "ControllerBrokerRequestBatch controllerId=",
+    "RequestSendThread controllerId=", "Partition state machine on Controller ",
+    "Replica state machine on controller ", "Channel manager on controller ",
+    "BrokerChangeListener on Controller ", "TopicChangeListener on Controller ",
+    "IsrChangeNotificationListener on Controller ", "AddPartitionsListener on ",
+    "DeleteTopicsListener on ", "PreferredReplicaElectionListener on ", "SessionExpirationListener on ",
+    "Topic Deletion Manager ", "LogDirFailureHandler id=",
+    "GroupCoordinator id=", "GroupCoordinator ", "Group Metadata Manager on Broker ",
+    "GroupMetadataManager brokerId=", "TransactionCoordinator id=", "Transaction Marker Channel Manager ",
+    "TxnMarkerSenderThread-", "Transaction State Manager ", "Admin Manager on Broker ",
+    "KafkaApi-", "SocketServer brokerId=", "ExpirationReaper-", "broker-",
+    "BrokerToControllerChannelManager broker=", "NodeToControllerChannelManager id=",
+    "data-plane Kafka Request Handler on Broker ", "Kafka Request Handler on Broker ",
+    NULL,
+};
+
+static int starts(const char *s, Py_ssize_t n, const char *lit)
+{
+    size_t k = strlen(lit);
+    return (Py_ssize_t)k <= n && memcmp(s, lit, k) == 0;
+}
+
+/* digits at s[0..]: their count (0 if none) */
+static Py_ssize_t digits(const char *s, Py_ssize_t n)
+{
+    Py_ssize_t i = 0;
+    while (i < n && is_digit(s[i]))
+        i++;
+    return i;
+}
+
+/* The writer's id as _WRITER finds it: 1 and *id set, 0 for none, -1 when the id is too long for
+ * a C integer (the caller then leaves the entry to Python). */
+static int writer(const char *s, Py_ssize_t n, long long *id)
+{
+    Py_ssize_t at = -1, len = 0;
+    if (n == 0 || (s[0] != '[' && s[0] != 'C' && s[0] != 'B' && s[0] != 'P'))
+        return 0;
+    if (s[0] == '[') {
+        for (const char **b = BRACKETED; *b; b++) {
+            if (starts(s + 1, n - 1, *b)) {
+                Py_ssize_t k = 1 + (Py_ssize_t)strlen(*b);
+                Py_ssize_t d = digits(s + k, n - k);
+                if (d) { at = k; len = d; goto found; }
+            }
+        }
+        if (starts(s, n, "[SocketServer listenerType=")) {
+            Py_ssize_t k = 27, w = k;
+            while (w < n && (is_digit(s[w]) || s[w] == '_' || ((s[w] | 0x20) >= 'a' && (s[w] | 0x20) <= 'z')))
+                w++;
+            if (w > k && starts(s + w, n - w, ", nodeId=")) {
+                k = w + 9;
+                Py_ssize_t d = digits(s + k, n - k);
+                if (d && k + d < n && s[k + d] == ']') { at = k; len = d; goto found; }
+            }
+        }
+        if (starts(s, n, "[Partition ")) {
+            Py_ssize_t k = 11, w = k;
+            while (w < n && s[w] != ' ')
+                w++;
+            if (w > k && starts(s + w, n - w, " broker=")) {
+                k = w + 8;
+                Py_ssize_t d = digits(s + k, n - k);
+                if (d && k + d < n && s[k + d] == ']') { at = k; len = d; goto found; }
+            }
+        }
+        return 0;
+    }
+    if (starts(s, n, "Partition [")) {
+        const char *close = memchr(s + 11, ']', (size_t)(n - 11));
+        if (close != NULL) {
+            Py_ssize_t k = close - s + 1;
+            if (starts(s + k, n - k, " on broker ")) {
+                k += 11;
+                Py_ssize_t d = digits(s + k, n - k);
+                if (d && k + d < n && s[k + d] == ':') { at = k; len = d; goto found; }
+            }
+        }
+        return 0;
+    }
+    if (starts(s, n, "Controller ")) {
+        Py_ssize_t k = 11, d = digits(s + k, n - k);
+        if (d && starts(s + k + d, n - k - d, " epoch ")) {
+            Py_ssize_t e = k + d + 7, de = digits(s + e, n - e);
+            if (de && e + de < n && s[e + de] == ' ') { at = k; len = d; goto found; }
+        }
+        return 0;
+    }
+    if (starts(s, n, "Broker ")) {
+        Py_ssize_t k = 7, d = digits(s + k, n - k);
+        if (d && k + d < n && s[k + d] == ' ' && !starts(s + k + d + 1, n - k - d - 1, "was elected as")) {
+            at = k; len = d; goto found;
+        }
+        return 0;
+    }
+    return 0;
+found:
+    if (len > 18)
+        return -1;
+    long long v = 0;
+    for (Py_ssize_t i = 0; i < len; i++)
+        v = v * 10 + (s[at + i] - '0');
+    *id = v;
+    return 1;
+}
+
+/* Does a rule want this message? screen: a tuple of (first, rest) pairs, RuleSet.screen's needles. -1 on error. */
+static int wanted(PyObject *screen, const char *m, Py_ssize_t n)
+{
+    Py_ssize_t k = PyTuple_GET_SIZE(screen);
+    for (Py_ssize_t i = 0; i < k; i++) {
+        PyObject *pair = PyTuple_GET_ITEM(screen, i);
+        PyObject *rest = PyTuple_GET_ITEM(pair, 1);
+        Py_ssize_t len;
+        const char *f = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(pair, 0), &len);
+        if (f == NULL)
+            return -1;
+        if (len && memmem(m, (size_t)n, f, (size_t)len) == NULL)
+            continue;
+        int all = 1;
+        for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(rest); j++) {
+            const char *r = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(rest, j), &len);
+            if (r == NULL)
+                return -1;
+            if (len && memmem(m, (size_t)n, r, (size_t)len) == NULL) { all = 0; break; }
+        }
+        if (all)
+            return 1;
+    }
+    return 0;
+}
+
+/* hour text (13 chars) -> its first microsecond, through clock.hour_base (which caches); 0 and
+ * *ok = 0 when the hour is impossible (the Python path reports it). */
+static long long hour_base(PyObject *hour_fn, const char *p, int *ok)
+{
+    *ok = 0;
+    PyObject *r = PyObject_CallFunction(hour_fn, "s#", p, (Py_ssize_t)13);
+    if (r == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    long long v = PyLong_AsLongLong(r);
+    Py_DECREF(r);
+    if (v == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return 0;
+    }
+    *ok = 1;
+    return v;
+}
+
+/* skip(lines, i, end, screen_of, hour_fn, writer_ids, first, last, backwards_us)
+ *   -> (j, routine entries, [(index, stamp in microseconds, writer or None) of the wanted ones],
+ *       first, last, latest stamp text or None, entries dated back, index of the first of them
+ *       (-1: none), its stamp, the latest stamp above it)
+ * Accounts the one-line entries lines[i:j] (lines[i] a strict header); j is the first line left
+ * to the Python scan (j == i: none taken). first and last are the time line's new earliest and
+ * latest stamps.
+ * screen_of: a dict logger -> needles, filled through screen_of.__missing__ (a defaultdict-like). */
+static PyObject *skip(PyObject *self, PyObject *args)
+{
+    PyObject *lines, *screens, *hour_fn, *writer_ids;
+    Py_ssize_t i, end;
+    long long first, last, back_us;
+    if (!PyArg_ParseTuple(args, "O!nnOOO!LLL", &PyList_Type, &lines, &i, &end, &screens, &hour_fn,
+                          &PyDict_Type, &writer_ids, &first, &last, &back_us))
+        return NULL;
+    if (end > PyList_GET_SIZE(lines))
+        end = PyList_GET_SIZE(lines);
+    Py_ssize_t start = i, n_back = 0, back_at = -1, n_routine = 0;
+    PyObject *wanted_rows = PyList_New(0);
+    if (wanted_rows == NULL)
+        return NULL;
+    long long back_ts = 0, back_last = 0;
+    char hour[13], best[23];
+    int have_hour = 0, have_best = 0;
+    long long base = 0;
+    const char *prev_log = NULL;
+    Py_ssize_t prev_log_len = 0;
+    PyObject *screen = NULL;  /* owned */
+    Header cur, next;
+    if (i >= end || !strict_header(PyList_GET_ITEM(lines, i), &cur))
+        goto done;
+    while (i + 1 < end && strict_header(PyList_GET_ITEM(lines, i + 1), &next)) {
+        const char *p = cur.p;
+        /* the stamp */
+        if (!have_hour || memcmp(hour, p + 1, 13) != 0) {
+            int ok;
+            long long b = hour_base(hour_fn, p + 1, &ok);
+            if (!ok)
+                break;
+            memcpy(hour, p + 1, 13);
+            base = b;
+            have_hour = 1;
+        }
+        long long ts = base + (long long)((p[15] - '0') * 10 + (p[16] - '0')) * 60000000LL
+            + (long long)((p[18] - '0') * 10 + (p[19] - '0')) * 1000000LL
+            + (long long)((p[21] - '0') * 100 + (p[22] - '0') * 10 + (p[23] - '0')) * 1000LL;
+        /* the needle screen */
+        Py_ssize_t ll = cur.log_end - cur.log;
+        if (screen == NULL || ll != prev_log_len || memcmp(prev_log, p + cur.log, (size_t)ll) != 0) {
+            PyObject *key = PyUnicode_FromStringAndSize(p + cur.log, ll);
+            if (key == NULL)
+                goto error;
+            Py_XDECREF(screen);
+            screen = PyObject_GetItem(screens, key);  /* a __missing__ computes it */
+            Py_DECREF(key);
+            if (screen == NULL)
+                goto error;
+            if (!PyTuple_Check(screen)) {
+                PyErr_SetString(PyExc_TypeError, "needles must be a tuple");
+                goto error;
+            }
+            prev_log = p + cur.log;
+            prev_log_len = ll;
+        }
+        int w = wanted(screen, p + cur.msg, cur.msg_end - cur.msg);
+        if (w < 0)
+            goto error;
+        long long id = 0;
+        int got = writer(p + cur.msg, cur.msg_end - cur.msg, &id);
+        if (got < 0)
+            break;
+        PyObject *key = NULL;
+        if (got) {
+            key = PyLong_FromLongLong(id);
+            if (key == NULL)
+                goto error;
+            PyObject *was = PyDict_GetItemWithError(writer_ids, key);
+            long long count = 0;
+            if (was != NULL) {
+                count = PyLong_AsLongLong(was);
+                if (count == -1 && PyErr_Occurred()) { Py_DECREF(key); goto error; }
+            } else if (PyErr_Occurred()) {
+                Py_DECREF(key);
+                goto error;
+            }
+            PyObject *now = PyLong_FromLongLong(count + 1);
+            if (now == NULL || PyDict_SetItem(writer_ids, key, now) < 0) {
+                Py_XDECREF(now);
+                Py_DECREF(key);
+                goto error;
+            }
+            Py_DECREF(now);
+        }
+        if (w) {
+            PyObject *row = Py_BuildValue("nLO", i, ts, key ? key : Py_None);
+            if (row == NULL || PyList_Append(wanted_rows, row) < 0) {
+                Py_XDECREF(row);
+                Py_XDECREF(key);
+                goto error;
+            }
+            Py_DECREF(row);
+        } else {
+            n_routine++;
+        }
+        Py_XDECREF(key);
+        /* Chronology.see, recording off */
+        if (ts >= last) {
+            last = ts;
+        } else {
+            if (ts < first)
+                first = ts;
+            if (ts < last - back_us) {
+                if (n_back++ == 0) {
+                    back_at = i;
+                    back_ts = ts;
+                    back_last = last;
+                }
+            }
+        }
+        if (!have_best || memcmp(p + 1, best, 23) > 0) {
+            memcpy(best, p + 1, 23);
+            have_best = 1;
+        }
+        i++;
+        cur = next;
+    }
+done:
+    (void)start;
+    Py_XDECREF(screen);
+    PyObject *latest = have_best ? PyUnicode_FromStringAndSize(best, 23) : Py_NewRef(Py_None);
+    if (latest == NULL) {
+        Py_DECREF(wanted_rows);
+        return NULL;
+    }
+    return Py_BuildValue("nnNLLNnnLL", i, n_routine, wanted_rows, first, last, latest, n_back, back_at, back_ts,
+                         back_last);
+error:
+    Py_XDECREF(screen);
+    Py_DECREF(wanted_rows);
+    return NULL;
+}
+
+static PyMethodDef methods[] = {
+    {"skip", skip, METH_VARARGS, "Account the routine one-line entries from lines[i]; see the module comment."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_routine", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit__routine(void) { return PyModule_Create(&module); }
