@@ -15,11 +15,13 @@ per file, the accounting as JSON in ``detail``).
 """
 from __future__ import annotations
 
+import gc
 import json
 import os
 import re
 import time
 from collections import Counter
+from contextlib import contextmanager
 from operator import attrgetter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,9 +60,15 @@ def _rows_to_batch(rows: list[dict[str, Any]]) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays([pa.array(cols[f.name], type=f.type) for f in OUT_ARROW], schema=OUT_ARROW)
 
 
+_PLAIN = tuple(f.name for f in OUT_ARROW if f.name not in ("row_kind", "detail", "raw"))
+_GET_PLAIN = attrgetter(*_PLAIN)
+
+
 def _event_batch(events: list[Event]) -> pa.RecordBatch:
-    """Events -> one Arrow batch of OUT_ARROW, column by column from the events' attributes (a dict per
-    row, then a list per column, was a third of the Python workers' time outside the parser)."""
+    """Events -> one Arrow batch of OUT_ARROW. The plain attributes are read as one tuple per event and
+    transposed in C (a list per column by attribute was a fifth of the Python workers' time outside
+    the parser; a dict per row, a third)."""
+    plain = dict(zip(_PLAIN, zip(*map(_GET_PLAIN, events)))) if events else {n: () for n in _PLAIN}
     cols = []
     for f in OUT_ARROW:
         name = f.name
@@ -71,8 +79,7 @@ def _event_batch(events: list[Event]) -> pa.RecordBatch:
         elif name == "raw":
             vals = [cut_raw(ev.raw) for ev in events]
         else:
-            get = attrgetter(name)
-            vals = [get(ev) for ev in events]
+            vals = plain[name]
         cols.append(pa.array(vals, type=f.type))
     return pa.RecordBatch.from_arrays(cols, schema=OUT_ARROW)
 
@@ -88,9 +95,25 @@ def file_batches(display: str, hint: int | None, cluster: str | None, data: byte
     if error is not None:
         events, summary = [], FileSummary(path=display, kind="unreadable", broker_id=hint, cluster=cluster)
         summary.errors.append(error)
-    else:
+        return result_batches(ctx, events, summary)
+    with gc_paused():
         events, summary = parse_source(data or b"", ctx)
-    return result_batches(ctx, events, summary)
+        return iter(list(result_batches(ctx, events, summary)))
+
+
+@contextmanager
+def gc_paused():
+    """Python's cyclic collector off while one file is parsed and its batches built: the parser makes
+    millions of short-lived objects and few cycles, and the collector's passes over a file's live
+    events were ~15% of the parse (real-format corpus: 9.5-10.1 -> 8.2-8.4 CPU s). The file's
+    cycles, if any, are collected on the next pass after it."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def result_batches(ctx, events: list[Event], summary: FileSummary) -> Iterator[pa.RecordBatch]:

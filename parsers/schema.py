@@ -122,10 +122,14 @@ def cut_raw(raw: str | None) -> str | None:
     return raw
 
 
+# json.dumps with these options builds an encoder per call: one, made once, writes the same text.
+_DETAIL_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
 def dump_detail(detail: dict[str, Any] | None) -> str | None:
     if not detail:
         return None
-    return json.dumps(detail, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return _DETAIL_JSON.encode(detail)
 
 
 def load_detail(text: str | None) -> dict[str, Any]:
