@@ -122,6 +122,20 @@ def test_each_writer_ident_is_read_as_the_python_grammar_reads_it(counting):
     assert counting.taken > 0
 
 
+def test_a_thrown_exception_under_a_routine_message_is_read_by_the_rule_that_reads_it(counting):
+    lines = [HEAD, _line(1, 0, "ERROR", "Uncaught exception in scheduled task 'flush-log'", "kafka.utils.KafkaScheduler"),
+             "java.lang.OutOfMemoryError: Java heap space", "\tat java.nio.HeapByteBuffer.<init>(HeapByteBuffer.java:57)",
+             _line(2, 0, "INFO", "Rolled new log segment at offset 9 in 1 ms.", "kafka.log.Log"),
+             "java.lang.IllegalStateException: not read by any rule", HEAD]
+    text = ("\n".join(lines) + "\n").encode()
+    got = _parse(text, True)
+    assert got == _parse(text, False) == _parse(text, None)
+    # fatal.py's rule reads the OutOfMemoryError on the entry's second line: one event, at the entry's first line
+    between = [(e["event_type"], e["source_pos"]) for e in got[0] if 1 < e["source_pos"] < len(lines)]
+    assert between == [("broker_fatal_error", 2)], got[0]
+    assert counting.taken >= 5
+
+
 def test_entries_dated_back_and_before_the_first_count_as_chronology_counts_them(counting):
     # 02:00:30 then a second back (beyond the 1 s tolerance), half a second back (within), before the first entry
     lines = [_line(10, 0, "INFO", "first", "kafka.log.Log"), _line(30, 0, "INFO", "late", "kafka.log.Log"),
@@ -136,12 +150,30 @@ def test_entries_dated_back_and_before_the_first_count_as_chronology_counts_them
     assert "line 3: entry dated 1.5 s before" in notes and "3 such entries" in notes, notes
 
 
-@settings(max_examples=200, deadline=None)
+# Lines after a header: a thrown exception whose first line a rule reads (fatal.py's OutOfMemoryError, read
+# whatever the message above it), a stack frame with its tab, lines the C side must leave to Python (a
+# bracket with a date's shape, another header form, a control character, non-ASCII).
+CONTINUATIONS = [
+    "java.lang.OutOfMemoryError: Java heap space",
+    "java.lang.IllegalStateException: boom",
+    "\tat kafka.controller.KafkaController.process(KafkaController.scala:12)",
+    "Caused by: org.apache.kafka.common.errors.TimeoutException: Expiring 3 record(s) for t-0",
+    "[ 1, 2, 3 ] a bracketed continuation",
+    "[2024-03-10T02:00:05.000+01:00] INFO zoned stamp (kafka.log.Log)",
+    "[2024-03-1",
+    "control \x07 bell",
+    "non-ASCII \u00e9t\u00e9",
+    "",
+]
+
+
+@settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 59), st.integers(0, 999), st.sampled_from(["INFO", "WARN", "TRACE"]),
-                          st.sampled_from(MESSAGES), st.sampled_from(LOGGERS)), min_size=1, max_size=30),
+                          st.sampled_from(MESSAGES), st.sampled_from(LOGGERS),
+                          st.lists(st.sampled_from(CONTINUATIONS), max_size=3)), min_size=1, max_size=30),
        st.booleans(), st.booleans(), st.sampled_from(["UTC", "Europe/Berlin"]))
-def test_any_mix_of_one_line_entries_is_accounted_the_same(entries, terminated, gz, tz):
-    text = "\n".join(_line(*e) for e in entries) + ("\n" if terminated else "")
+def test_any_mix_of_entries_is_accounted_the_same(entries, terminated, gz, tz):
+    text = "\n".join("\n".join([_line(*e[:5]), *e[5]]) for e in entries) + ("\n" if terminated else "")
     data = gzip.compress(text.encode()) if gz else text.encode()
     got = _parse(data, True, tz)
     assert got == _parse(data, False, tz)

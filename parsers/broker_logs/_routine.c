@@ -1,15 +1,15 @@
 /* The one-line entries of a broker log in Kafka's own layout, accounted without a Python object per line.
  *
  * default_layout_scan.scan hands this a run of lines that starts at a strict header. Each
- * one-line entry (its next line is again a strict header) of printable ASCII is accounted
- * here exactly as scan's Python would: its stamp on the file's time line (Chronology.see,
- * outside a range's recording), the broker named by its log ident counted; a routine one
- * (no rule's needles in it) counted as such, one a rule may want handed back by position,
- * stamp and writer for the templates. At the first line that is anything else (a
- * continuation line, a stack trace, a non-ASCII or control character, an impossible hour,
- * the last line of the run) it stops and the Python code takes over there, so every
- * decision that is not bookkeeping stays in one place (tests/test_routine_scan.py holds
- * both paths equal).
+ * entry of printable ASCII (its continuation lines may hold tabs) that the next strict header
+ * closes is accounted here exactly as scan's Python would: its stamp on the file's time line
+ * (Chronology.see, outside a range's recording), the broker named by its log ident counted; a
+ * one-line routine entry (no rule's needles in it) counted as such; one a rule may want, and
+ * every entry with continuation lines, handed back by position, stamp, writer and length for
+ * the needle screen and the templates. At the first line that is anything else (a header of
+ * another form, a non-ASCII or control character, an impossible hour, an entry running to the
+ * end of the run) it stops and the Python code takes over there, so every decision that is not
+ * bookkeeping stays in one place (tests/test_routine_scan.py holds both paths equal).
  *
  * The header grammar is KafkaDefaultLayout.STRICT's, written out:
  *   \[(\d{4}-\d\d-\d\d \d\d):([0-5]\d):([0-5]\d),(\d{3})\] (LEVEL) (.*) \(([^ (]+)\)$
@@ -71,6 +71,23 @@ static int strict_header(PyObject *line, Header *h)
         return 0;
     h->p = p; h->n = n; h->msg = msg; h->msg_end = o - 1; h->log = o + 1; h->log_end = n - 1;
     return 1;
+}
+
+/* A line that can only continue the entry above: KafkaDefaultLayout.parse returns None for it
+ * before looking further (not '[', or no date's '-' and ' '/'T' where a header has them), and it is
+ * printable ASCII or tab (so never binary junk). */
+static int continuation(PyObject *line)
+{
+    if (!PyUnicode_Check(line) || !PyUnicode_IS_ASCII(line))
+        return 0;
+    const char *p = (const char *)PyUnicode_DATA(line);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(line);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)p[i];
+        if ((c < 0x20 && c != '\t') || c > 0x7e)
+            return 0;
+    }
+    return n < 27 || p[0] != '[' || p[5] != '-' || (p[11] != ' ' && p[11] != 'T');
 }
 
 static const char *BRACKETED[] = {
@@ -238,10 +255,11 @@ static long long hour_base(PyObject *hour_fn, const char *p, int *ok)
 }
 
 /* skip(lines, i, end, screen_of, hour_fn, writer_ids, first, last, backwards_us)
- *   -> (j, routine entries, [(index, stamp in microseconds, writer or None) of the wanted ones],
+ *   -> (j, routine one-line entries, [(index, stamp in microseconds, writer or None, lines) of the
+ *       ones a rule may want and of every entry with continuation lines],
  *       first, last, latest stamp text or None, entries dated back, index of the first of them
  *       (-1: none), its stamp, the latest stamp above it)
- * Accounts the one-line entries lines[i:j] (lines[i] a strict header); j is the first line left
+ * Accounts the entries in lines[i:j] (lines[i] a strict header); j is the first line left
  * to the Python scan (j == i: none taken). first and last are the time line's new earliest and
  * latest stamps.
  * screen_of: a dict logger -> needles, filled through screen_of.__missing__ (a defaultdict-like). */
@@ -269,7 +287,13 @@ static PyObject *skip(PyObject *self, PyObject *args)
     Header cur, next;
     if (i >= end || !strict_header(PyList_GET_ITEM(lines, i), &cur))
         goto done;
-    while (i + 1 < end && strict_header(PyList_GET_ITEM(lines, i + 1), &next)) {
+    for (;;) {
+        Py_ssize_t k = i + 1;
+        while (k < end && continuation(PyList_GET_ITEM(lines, k)))
+            k++;
+        if (k >= end || !strict_header(PyList_GET_ITEM(lines, k), &next))
+            break;  /* the entry may run on to the end of the run, or meets a line Python must judge */
+        Py_ssize_t n_lines = k - i;
         const char *p = cur.p;
         /* the stamp */
         if (!have_hour || memcmp(hour, p + 1, 13) != 0) {
@@ -302,7 +326,8 @@ static PyObject *skip(PyObject *self, PyObject *args)
             prev_log = p + cur.log;
             prev_log_len = ll;
         }
-        int w = wanted(screen, p + cur.msg, cur.msg_end - cur.msg);
+        /* an entry with continuation lines is screened in Python (a thrown exception's first line counts) */
+        int w = n_lines > 1 ? 1 : wanted(screen, p + cur.msg, cur.msg_end - cur.msg);
         if (w < 0)
             goto error;
         long long id = 0;
@@ -332,7 +357,7 @@ static PyObject *skip(PyObject *self, PyObject *args)
             Py_DECREF(now);
         }
         if (w) {
-            PyObject *row = Py_BuildValue("nLO", i, ts, key ? key : Py_None);
+            PyObject *row = Py_BuildValue("nLOn", i, ts, key ? key : Py_None, n_lines);
             if (row == NULL || PyList_Append(wanted_rows, row) < 0) {
                 Py_XDECREF(row);
                 Py_XDECREF(key);
@@ -361,7 +386,7 @@ static PyObject *skip(PyObject *self, PyObject *args)
             memcpy(best, p + 1, 23);
             have_best = 1;
         }
-        i++;
+        i = k;
         cur = next;
     }
 done:

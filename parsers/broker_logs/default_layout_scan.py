@@ -48,6 +48,17 @@ class _Needles(dict):
 _NEEDLES: dict[int, _Needles] = {}
 
 
+def wants(needles: tuple, message: str, cont: list[str]) -> bool:
+    """RuleSet.classify's needle screen: False when no rule's needles are in the entry (no rule would
+    try its regex); a thrown exception's first line counts for the rules that read it."""
+    for first, rest, rule in needles:
+        if first in message and (not rest or all(n in message for n in rest)):
+            return True
+        if rule.thrown and cont and first in cont[0] and all(n in cont[0] for n in rest):
+            return True
+    return False
+
+
 def scan(
     blocks: Iterable[tuple[int, list[str]]],
     layout: Layout,
@@ -118,13 +129,7 @@ def scan(
                 recording = chron.recording
             return
         message, cont, stamp = m[6], e[5], e[1][1:24]
-        # RuleSet.classify's needle screen: no rule's needles in it, no rule would try its regex
-        for first, rest, rule in screen(m[7]):
-            if first in message and (not rest or all(n in message for n in rest)):
-                break
-            if rule.thrown and cont and first in cont[0] and all(n in cont[0] for n in rest):
-                break
-        else:
+        if not wants(screen(m[7]), message, cont):
             # (re's \d takes any decimal digit: a stamp written in other digits does not sort as its time)
             if by_text and last_stamp is not None and stamp >= last_stamp and not recording and stamp.isascii():
                 last_stamp, stale = stamp, True
@@ -188,10 +193,16 @@ def scan(
                             chron.backwards[0] += n_back
                         if j >= k:
                             routine_lines += n_routine
-                            for at, ts, writer in wanted:
+                            for at, ts, writer, n in wanted:
                                 line = block[at]
                                 w = match(line)
-                                on_seen(LogEntry(first + at, 1, ts, line[1:24], w[5], w[7], w[6], [], line), writer)
+                                message = w[6]
+                                cont = block[at + 1:at + min(n, MAX_KEPT_CONTINUATION + 1)]
+                                if n > 1 and not wants(screen(w[7]), message, cont):
+                                    routine_lines += n
+                                    continue
+                                on_seen(LogEntry(first + at, n, ts, line[1:24], w[5], w[7], message, cont, line),
+                                        writer)
                             if by_text and latest is not None and (last_stamp is None or latest > last_stamp):
                                 last_stamp = latest
                             k = j
