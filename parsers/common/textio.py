@@ -209,7 +209,9 @@ def whole_lines(data: bytes, problems: ReadProblems, max_line: int) -> tuple[lis
         lines.pop()
     elif lines:
         problems.unterminated_line = len(lines)
-    if len(payload) > max_line and max(map(len, payload.split(b"\n"))) > max_line:
+    # A line of n characters holds at most 4n bytes: the bytes are split only when some line may be too long.
+    if len(payload) > max_line and max(map(len, lines), default=0) * 4 > max_line and \
+            max(map(len, payload.split(b"\n"))) > max_line:
         problems.unterminated_line = None  # max_line counts bytes, as iter_raw_lines does
         return None
     return lines, len(payload.translate(None, _CTRL_BYTES)) != len(payload)
