@@ -77,19 +77,20 @@ def spark_task_sizes(spark) -> tuple[int, int, int]:
     return min_tasks, int(conf.filesMaxPartitionBytes()), int(conf.filesOpenCostInBytes())
 
 
-def make_task_fn(tasks: list[list[FileRef]], parse_one: Callable[[FileRef, bytes | None, str | None], Iterator]):
+def make_task_fn(tasks: list[list[FileRef]],
+                 parse_one: Callable[[FileRef, bytes | None, str | None, tuple[int, int]], Iterator]):
     """What Spark runs per task: (batches of task numbers) -> the output batches of ``parse_one(ref, data,
-    error)`` for each of the task's files, read here from the local filesystem."""
+    error, (task, index))`` for each of the task's files, read here from the local filesystem."""
 
     def run(batches):
         for batch in batches:
             for task in batch.column(0).to_pylist():
-                for ref in tasks[task]:
+                for index, ref in enumerate(tasks[task]):
                     try:
                         with open(local_path(ref), "rb") as fh:
                             data, err = fh.read(), None
                     except OSError as exc:
                         data, err = None, f"cannot read: {exc.strerror or exc}"
-                    yield from parse_one(ref, data, err)
+                    yield from parse_one(ref, data, err, (task, index))
 
     return run

@@ -11,7 +11,9 @@ and small lookup tables, never the events.
 
 Output rows of the parse stage carry a ``row_kind``: ``event``, ``quarantine``
 (unrecognized or damaged lines, kept with file and line) or ``summary`` (one
-per file, the accounting as JSON in ``detail``).
+per file, the accounting as JSON in ``detail``). On a ``local`` master the tasks
+that read local files whole write their events as Parquet themselves
+(``forensics.staging``) and return only the other rows.
 """
 from __future__ import annotations
 
@@ -42,6 +44,8 @@ _BATCH_ROWS = 20_000
 # Local files are packed into tasks of even work and read by the tasks (forensics.filetasks); "0" sends
 # them through Spark's binaryFile as remote URIs go (the reference the equivalence test compares with).
 LOCAL_TASKS = os.environ.get("KAFKA_FORENSICS_LOCAL_TASKS", "1") != "0"
+# On a local master those tasks stage their events as Parquet (forensics.staging); "0" keeps them on the Arrow path.
+STAGE_EVENTS = os.environ.get("KAFKA_FORENSICS_STAGE_EVENTS", "1") != "0"
 
 
 def _norm_uri(p: str) -> str:
@@ -64,13 +68,13 @@ _PLAIN = tuple(f.name for f in OUT_ARROW if f.name not in ("row_kind", "detail",
 _GET_PLAIN = attrgetter(*_PLAIN)
 
 
-def _event_batch(events: list[Event]) -> pa.RecordBatch:
-    """Events -> one Arrow batch of OUT_ARROW. The plain attributes are read as one tuple per event and
-    transposed in C (a list per column by attribute was a fifth of the Python workers' time outside
-    the parser; a dict per row, a third)."""
+def _event_batch(events: list[Event], schema: pa.Schema = OUT_ARROW) -> pa.RecordBatch:
+    """Events -> one Arrow batch of ``schema`` (OUT_ARROW, or ARROW_SCHEMA without ``row_kind``). The plain
+    attributes are read as one tuple per event and transposed in C (a list per column by attribute was
+    a fifth of the Python workers' time outside the parser; a dict per row, a third)."""
     plain = dict(zip(_PLAIN, zip(*map(_GET_PLAIN, events)))) if events else {n: () for n in _PLAIN}
     cols = []
-    for f in OUT_ARROW:
+    for f in schema:
         name = f.name
         if name == "row_kind":
             vals = ["event"] * len(events)
@@ -81,13 +85,30 @@ def _event_batch(events: list[Event]) -> pa.RecordBatch:
         else:
             vals = plain[name]
         cols.append(pa.array(vals, type=f.type))
-    return pa.RecordBatch.from_arrays(cols, schema=OUT_ARROW)
+    return pa.RecordBatch.from_arrays(cols, schema=schema)
+
+
+def stage_events(events: list[Event], path: str) -> None:
+    """A file's events as one Parquet file at ``path`` (nothing when there are none). Written under a
+    hidden name and renamed, so Spark never lists a half-written file."""
+    if not events:
+        return
+    import pyarrow.parquet as pq
+
+    folder, name = os.path.split(path)
+    tmp = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
+    with pq.ParquetWriter(tmp, ARROW_SCHEMA) as writer:
+        for i in range(0, len(events), _BATCH_ROWS):
+            writer.write_batch(_event_batch(events[i:i + _BATCH_ROWS], ARROW_SCHEMA))
+    os.replace(tmp, path)
 
 
 def file_batches(display: str, hint: int | None, cluster: str | None, data: bytes | None, tz: str,
-                 broker_map: tuple[tuple[str, int], ...], error: str | None = None) -> Iterator[pa.RecordBatch]:
+                 broker_map: tuple[tuple[str, int], ...], error: str | None = None,
+                 stage_path: str | None = None) -> Iterator[pa.RecordBatch]:
     """One file's output rows: its events, its quarantined lines, then its ``summary`` row. ``error``
-    (with no data) says why the task could not read it."""
+    (with no data) says why the task could not read it. With ``stage_path`` the events go to that
+    Parquet file instead of the output."""
     from parsers.common.context import SourceContext
     from parsers.dispatch import parse_source
 
@@ -98,6 +119,9 @@ def file_batches(display: str, hint: int | None, cluster: str | None, data: byte
         return result_batches(ctx, events, summary)
     with gc_paused():
         events, summary = parse_source(data or b"", ctx)
+        if stage_path is not None:
+            stage_events(events, stage_path)
+            events = []
         return iter(list(result_batches(ctx, events, summary)))
 
 
@@ -188,12 +212,16 @@ def make_sorted_fn(refs: list[FileRef], tz: str, default_cluster: str | None,
     return run
 
 
-def make_local_parse_fn(tz: str, default_cluster: str | None, broker_map: tuple[tuple[str, int], ...] = ()):
-    """``file_batches`` for a file a task read itself (``forensics.filetasks``)."""
+def make_local_parse_fn(tz: str, default_cluster: str | None, broker_map: tuple[tuple[str, int], ...] = (),
+                        stage_dir: str | None = None):
+    """``file_batches`` for a file a task read itself (``forensics.filetasks``); with ``stage_dir``, its
+    events are staged there as Parquet, named by the file's place in the task plan."""
+    from forensics.staging import staged_name
 
-    def parse_one(ref: FileRef, data: bytes | None, error: str | None) -> Iterator[pa.RecordBatch]:
+    def parse_one(ref: FileRef, data: bytes | None, error: str | None, slot: tuple[int, int]) -> Iterator[pa.RecordBatch]:
+        stage_path = None if stage_dir is None else os.path.join(stage_dir, staged_name(*slot))
         return file_batches(ref.display, ref.broker_hint, ref.cluster_hint or default_cluster, data, tz, broker_map,
-                            error)
+                            error, stage_path)
 
     return parse_one
 
@@ -206,6 +234,7 @@ class IngestResult:
     input_problems: list[str] = field(default_factory=list)
     quarantine: Any = None  # Spark DataFrame: unrecognized/quarantined lines with file and position
     persisted: Any = None  # the cached parse output, released by release()
+    staging: str | None = None  # the folder of events staged by the tasks (forensics.staging), removed by release()
 
     @property
     def total_events(self) -> int:
@@ -289,6 +318,7 @@ def run_ingest(
                          f"(planned in {time.perf_counter() - t_plan:.1f} s)")
         if big.sorted:
             progress.say(f"ingest: {len(big.sorted)} big export(s) put in time order by sorted runs")
+        from forensics import staging
         from forensics.filetasks import local_path, make_task_fn, plan_tasks, spark_task_sizes
 
         # Empty files: binaryFile returns no row for them and the summaries below account for them.
@@ -299,11 +329,14 @@ def run_ingest(
         prev_batch = spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch")
         # One file (or one part of a big file) per Arrow batch: a batch holds whole file contents.
         spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "1")
+        stage_dir = None
+        if local and STAGE_EVENTS and staging.shares_filesystem(spark.sparkContext.master):
+            stage_dir = staging.new_dir(spark)
         try:
             outputs = []
             if local:
                 tasks = plan_tasks(local, *spark_task_sizes(spark))
-                parse_one = make_local_parse_fn(tz, cluster, tuple(inputs.broker_map))
+                parse_one = make_local_parse_fn(tz, cluster, tuple(inputs.broker_map), stage_dir)
                 outputs.append(spark.range(len(tasks), numPartitions=len(tasks))
                                .mapInArrow(make_task_fn(tasks, parse_one), OUT_DDL))
             if remote:
@@ -334,6 +367,9 @@ def run_ingest(
             with progress.watch_spark(spark, "ingest"):
                 summary_rows = parsed.where(F.col("row_kind").isin("summary", "part")) \
                     .select("row_kind", "source_file", "source_pos", "detail").collect()
+        except BaseException:
+            staging.remove(stage_dir)
+            raise
         finally:
             spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", prev_batch)
         parsed_summaries = [FileSummary.from_json(json.loads(r["detail"])) for r in summary_rows
@@ -386,6 +422,9 @@ def run_ingest(
         if finished_big is not None:
             events_df = events_df.where(~F.col("source_file").isin(list(big.refs))).unionByName(finished_big)
         events_df = events_df.drop("row_kind")
+        staged = staging.read(spark, stage_dir) if stage_dir is not None else None
+        if staged is not None:
+            events_df = events_df.unionByName(staged)
         if fill:
             fill_df = spark.createDataFrame(sorted(fill.items()), "source_file string, dir_broker int")
             events_df = (
@@ -409,7 +448,7 @@ def run_ingest(
             F.get_json_object("detail", "$.reason").alias("reason"), "raw",
         ).orderBy("source_file", "source_pos")
         result = IngestResult(summaries, events_df, {}, list(inputs.problems), quarantine_df,
-                              parsed if finished_big is None else [parsed, finished_big])
+                              parsed if finished_big is None else [parsed, finished_big], stage_dir)
     else:
         result = IngestResult(summaries, None, {}, list(inputs.problems))
 
@@ -465,6 +504,11 @@ def release(result: IngestResult) -> None:
     for df in persisted:
         if df is not None:
             df.unpersist()
+    if result.staging is not None:
+        from forensics.staging import remove
+
+        remove(result.staging)
+        result.staging = None
 
 
 def require_evidence(result: IngestResult) -> None:

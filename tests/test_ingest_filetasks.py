@@ -4,15 +4,20 @@ Independent truth: the reference path itself (binaryFile hands each file's bytes
 parser) and, for the plan, each gzip file's real decompressed size.
 """
 import gzip
+import os
 import shutil
-from datetime import datetime, timezone
+import subprocess
+import sys
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 from conftest import REAL_LOGS
 
-from forensics import filetasks, ingest
+from forensics import filetasks, ingest, staging
 from forensics.sources import FileRef, collect_inputs
+from parsers.schema import FIELD_NAMES
 
 # Three clusters of the real corpus: gzip-rotated 2.8 logs holding the corpus's quarantined run of NUL
 # bytes, 0.10 plain-text logs in another layout, and the issue excerpts with their unrecognised preambles.
@@ -45,24 +50,115 @@ def test_plan_puts_every_file_in_one_task_and_evens_the_work():
 
 @pytest.mark.spark
 def test_tasks_reading_local_files_write_what_binaryfile_gives(spark, tmp_path, monkeypatch):
+    """binaryFile (the reference), tasks reading local files with their events on the Arrow path, and the
+    same tasks staging their events as Parquet (forensics.staging): the same summary, events and quarantine,
+    in Spark (values and types) and in the written Parquet."""
     src = tmp_path / "in"
     for c in CLUSTERS:
         shutil.copytree(REAL_LOGS / c, src / c)
     (src / "empty.log").write_bytes(b"")
-    outs = []
-    for local in (False, True):
+    outs, in_spark, schemas = [], [], []
+    for name, local, staged in (("binaryfile", False, False), ("arrow", True, False), ("staged", True, True)):
         monkeypatch.setattr(ingest, "LOCAL_TASKS", local)
-        inputs = collect_inputs([str(src)], tmp_path / f"work-{local}")
+        monkeypatch.setattr(ingest, "STAGE_EVENTS", staged)
+        inputs = collect_inputs([str(src)], tmp_path / f"work-{name}")
         result = ingest.run_ingest(spark, inputs, cluster="c")
-        out = tmp_path / f"out-{local}"
+        kinds = {r["row_kind"] for r in result.persisted.select("row_kind").distinct().collect()}
+        if staged:
+            # the path under test was taken: events in the staging folder, none through the cached Arrow rows
+            folder = Path(result.staging)
+            assert folder.is_dir() and len(list(folder.glob("part-*.parquet"))) > 3
+            assert "event" not in kinds and "summary" in kinds
+        else:
+            assert result.staging is None and "event" in kinds
+        schemas.append(result.events.schema)
+        in_spark.append(result.events.orderBy(*ingest.SORT_KEYS).collect())
+        out = tmp_path / f"out-{name}"
         ingest.write_outputs(result, out)
         ingest.release(result)
+        if staged:
+            assert not folder.exists() and result.staging is None
         outs.append(out)
-    ref, fast = outs
-    assert (ref / "ingest_summary.json").read_text() == (fast / "ingest_summary.json").read_text()
-    for table in ("events", "quarantine"):
-        a, b = pq.read_table(ref / table).to_pylist(), pq.read_table(fast / table).to_pylist()
-        assert a == b and a
+    ref = outs[0]
+    assert [f.name for f in schemas[0].fields] == list(FIELD_NAMES)
+    for other, rows, schema in zip(outs[1:], in_spark[1:], schemas[1:]):
+        assert schema == schemas[0]
+        assert rows == in_spark[0] and any(r["ts"] for r in rows)
+        assert (ref / "ingest_summary.json").read_text() == (other / "ingest_summary.json").read_text()
+        for table in ("events", "quarantine"):
+            a, b = pq.read_table(ref / table), pq.read_table(other / table)
+            assert a.schema == b.schema
+            assert a.to_pylist() == b.to_pylist() and a.num_rows
+
+
+@pytest.mark.spark
+def test_staged_parquet_reads_back_as_the_arrow_path_gives(spark, tmp_path):
+    """Every column of events staged by stage_events and read by Spark against the same events handed to
+    Spark through mapInArrow, stamps from before 1900 and after 2262 (nanoseconds' end) and nulls included."""
+    from parsers.common.context import SourceContext
+    from parsers.dispatch import parse_source
+
+    events = []
+    for p in sorted((REAL_LOGS / CLUSTERS[1]).rglob("*.gz")):
+        events += parse_source(p.read_bytes(), SourceContext(path=p.name, cluster="c"))[0]
+    assert len(events) > 100 and any(ev.isr for ev in events) and any(ev.detail for ev in events)
+    epoch = datetime(1970, 1, 1, tzinfo=timezone.utc)
+    for ev, year in zip(events, (1, 1000, 1582, 1899, 2300, 9999)):
+        ev.ts = (datetime(year, 3, 4, 5, 6, 7, 890123, tzinfo=timezone.utc) - epoch) // timedelta(microseconds=1)
+    events[6].ts = None
+    folder = tmp_path / "staged"
+    folder.mkdir()
+    ingest.stage_events(events[:3], str(folder / staging.staged_name(0, 0)))
+    ingest.stage_events(events[3:], str(folder / staging.staged_name(1, 0)))
+    ingest.stage_events([], str(folder / staging.staged_name(2, 0)))
+    assert sorted(x.name for x in folder.iterdir()) == [staging.staged_name(0, 0), staging.staged_name(1, 0)]
+
+    def arrow_path(batches):
+        for _ in batches:
+            for i in range(0, len(events), 50):
+                yield ingest._event_batch(events[i:i + 50])
+
+    want_df = spark.range(1, numPartitions=1).mapInArrow(arrow_path, ingest.OUT_DDL).drop("row_kind")
+    got_df = staging.read(spark, str(folder))
+    assert got_df.schema == want_df.schema
+    key = ("source_file", "source_pos", "source_sub", "event_type", "ts")
+    # a session set to refuse pre-1900 stamps in files of unknown calendar (Spark 3's default) reads them all the same
+    rebase = "spark.sql.parquet.datetimeRebaseModeInRead"
+    saved = spark.conf.get(rebase)
+    spark.conf.set(rebase, "EXCEPTION")
+    try:
+        want, got = want_df.orderBy(*key).collect(), got_df.orderBy(*key).collect()
+    finally:
+        spark.conf.set(rebase, saved)
+    assert len(got) == len(events) and got == want
+    assert {r["ts"].year for r in got if r["ts"]} >= {1, 1000, 1582, 1899, 2300, 9999}
+    # and through Spark's own writer, as write_outputs writes them
+    for name, df in (("want", want_df), ("got", got_df)):
+        df.orderBy(*key).write.parquet(str(tmp_path / name))
+    assert pq.read_table(tmp_path / "want").to_pylist() == pq.read_table(tmp_path / "got").to_pylist()
+
+
+def test_only_a_local_master_stages():
+    for m in ("local", "local[2]", "local[*]", "local[4,2]"):
+        assert staging.shares_filesystem(m), m
+    for m in (None, "", "local-cluster[2,1,1024]", "yarn", "spark://h:7077", "k8s://https://h:443", "mesos://h:5050",
+              "locally"):
+        assert not staging.shares_filesystem(m), m
+
+
+def test_a_staging_folder_never_released_goes_at_exit(tmp_path):
+    """In a fresh interpreter (no Spark: the folder falls back on the temporary directory), as when a
+    command fails between run_ingest and release."""
+    code = ("import sys; from forensics import staging\n"
+            "p = staging.new_dir(None)\n"
+            "open(p + '/' + staging.staged_name(0, 0), 'w').write('x')\n"
+            "print(p)\n")
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True,
+                         cwd=Path(__file__).resolve().parents[1])
+    folder = Path(out.stdout.strip())
+    assert folder.parent == tmp_path and folder.name.startswith("kf-staged-events-")
+    assert not folder.exists() and list(tmp_path.iterdir()) == []
 
 
 def test_event_batch_holds_what_the_row_dicts_held():
