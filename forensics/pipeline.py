@@ -128,6 +128,7 @@ def analyse(
     from forensics.commands.common import start_spark
 
     work = Path(tempfile.mkdtemp(prefix="kf-work-"))
+    ingest = None
     try:
         inputs = collect_inputs(sources, work / "extract", broker_map)
         for p in inputs.problems:
@@ -136,11 +137,13 @@ def analyse(
         ingest = run_ingest(spark, inputs, tz=tz, cluster=cluster, progress=progress)
         require_evidence(ingest)
         events = collect_events(ingest, since, until)
+        if not events:
+            raise UserError("no events in the requested time window" if since or until else "no Kafka events found")
     except BaseException:
+        if ingest is not None:
+            release(ingest)  # the cache and the staged events (forensics.staging) go now, not at exit
         shutil.rmtree(work, ignore_errors=True)
         raise
-    if not events:
-        raise UserError("no events in the requested time window" if since or until else "no Kafka events found")
     progress.say(f"replay input: {len(events):,} events")
     return Analysis(ingest, events, work, cluster)
 

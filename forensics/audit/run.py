@@ -82,6 +82,7 @@ def run_audit(opts: AuditOptions, progress: Progress | None = None) -> dict[str,
     store = Store(out)
     manifest = Manifest.load(out / "manifest.json")
     work = Path(tempfile.mkdtemp(prefix="kf-audit-"))
+    ingest = None
     try:
         spark = None
         if is_remote(opts.root):
@@ -113,7 +114,6 @@ def run_audit(opts: AuditOptions, progress: Progress | None = None) -> dict[str,
         new_events = None
         file_parts: dict[str, list[tuple[str, str]]] = {}
         summaries: dict[str, dict[str, Any]] = {}
-        ingest = None
         if plan.process:
             ingest = run_ingest(spark, Inputs(plan.process, list(inputs.problems)), tz=opts.tz, progress=progress)
             for f in ingest.summary_json["files"]:
@@ -191,4 +191,8 @@ def run_audit(opts: AuditOptions, progress: Progress | None = None) -> dict[str,
         progress.say(f"wrote {out}/audit_summary.json, audit.html and tables/")
         return summary
     finally:
+        if ingest is not None:
+            from forensics.ingest import release
+
+            release(ingest)  # again on success (a no-op); on a failure the cache and staged events go now
         shutil.rmtree(work, ignore_errors=True)

@@ -37,8 +37,10 @@ def ingest_cmd(
             progress.say(f"input: {p}")
         spark = start_spark(master)
         result = run_ingest(spark, inputs, tz=tz, cluster=default_cluster(sources, cluster), progress=progress)
-        write_outputs(result, out)
-        release(result)
+        try:
+            write_outputs(result, out)
+        finally:
+            release(result)
     finally:
         cleanup(work)
     t = result.summary_json["totals"]
