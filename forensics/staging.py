@@ -1,10 +1,12 @@
 """Events staged as Parquet by the tasks that parsed them, for a Spark master on this machine.
 
-Handing a whole file's events back through ``mapInArrow`` makes the JVM convert every row, cache
-it and serialise it again before the sort and the write; on the real-format corpus that was half
-of the JVM's CPU. When the driver and the executors share one filesystem (a ``local`` master),
-a task can write its files' events as Parquet itself and return only the small rows (quarantined
-lines, summaries); Spark then reads the staged files as it reads any Parquet. Any other master
+Handing a whole file's events back through ``mapInArrow`` makes the JVM convert every row and
+cache it before anything reads it. When the driver and the executors share one filesystem (a
+``local`` master), a task can write its files' events as Parquet itself and return only the small
+rows (quarantined lines, summaries); Spark then reads the staged files as it reads any Parquet,
+only when asked. On the real-format corpus (430 MB, local[2]) the ingest stage's JVM CPU fell from
+~11 to ~6 s in a fresh session (3.4 -> 1.4 s warm); the sort and write of the events then read the
+staged files twice (range sampling, then the shuffle) and give ~2 s of that back. Any other master
 keeps the Arrow path, and so does ``KAFKA_FORENSICS_STAGE_EVENTS=0`` (``forensics.ingest.STAGE_EVENTS``).
 Only the driver uses this module; the tasks write with ``forensics.ingest.stage_events``.
 
