@@ -27,7 +27,11 @@ typedef struct {
     Py_ssize_t n;
     Py_ssize_t msg, msg_end;  /* message [msg, msg_end) */
     Py_ssize_t log, log_end;  /* logger [log, log_end) */
+    int level;                /* index in LEVELS */
 } Header;
+
+static const char *LEVELS[] = {"TRACE ", "DEBUG ", "INFO ", "WARN ", "ERROR ", "FATAL "};
+static PyObject *LEVEL_NAMES[6];  /* the same words without the space, made once */
 
 static int is_digit(char c) { return c >= '0' && c <= '9'; }
 
@@ -47,11 +51,15 @@ static int strict_header(PyObject *line, Header *h)
         else if (s == '5') { if (c < '0' || c > '5') return 0; }
         else if (c != s) return 0;
     }
-    static const char *levels[] = {"TRACE ", "DEBUG ", "INFO ", "WARN ", "ERROR ", "FATAL "};
     Py_ssize_t msg = 0;
+    int level = -1;
     for (int i = 0; i < 6; i++) {
-        size_t k = strlen(levels[i]);
-        if ((Py_ssize_t)(26 + k) <= n && memcmp(p + 26, levels[i], k) == 0) { msg = 26 + (Py_ssize_t)k; break; }
+        size_t k = strlen(LEVELS[i]);
+        if ((Py_ssize_t)(26 + k) <= n && memcmp(p + 26, LEVELS[i], k) == 0) {
+            msg = 26 + (Py_ssize_t)k;
+            level = i;
+            break;
+        }
     }
     if (!msg || p[n - 1] != ')')
         return 0;
@@ -69,7 +77,7 @@ static int strict_header(PyObject *line, Header *h)
         return 0;
     if (memchr(p + o + 1, ' ', (size_t)(n - 2 - o)) != NULL)
         return 0;
-    h->p = p; h->n = n; h->msg = msg; h->msg_end = o - 1; h->log = o + 1; h->log_end = n - 1;
+    h->p = p; h->n = n; h->msg = msg; h->msg_end = o - 1; h->log = o + 1; h->log_end = n - 1; h->level = level;
     return 1;
 }
 
@@ -255,8 +263,8 @@ static long long hour_base(PyObject *hour_fn, const char *p, int *ok)
 }
 
 /* skip(lines, i, end, screen_of, hour_fn, writer_ids, first, last, backwards_us)
- *   -> (j, routine one-line entries, [(index, stamp in microseconds, writer or None, lines) of the
- *       ones a rule may want and of every entry with continuation lines],
+ *   -> (j, routine one-line entries, [(index, stamp in microseconds, writer or None, lines, level, logger,
+ *       message) of the ones a rule may want and of every entry with continuation lines],
  *       first, last, latest stamp text or None, entries dated back, index of the first of them
  *       (-1: none), its stamp, the latest stamp above it)
  * Accounts the entries in lines[i:j] (lines[i] a strict header); j is the first line left
@@ -283,7 +291,7 @@ static PyObject *skip(PyObject *self, PyObject *args)
     long long base = 0;
     const char *prev_log = NULL;
     Py_ssize_t prev_log_len = 0;
-    PyObject *screen = NULL;  /* owned */
+    PyObject *screen = NULL, *logger = NULL;  /* owned: the current logger's needles and name */
     Header cur, next;
     if (i >= end || !strict_header(PyList_GET_ITEM(lines, i), &cur))
         goto done;
@@ -311,12 +319,12 @@ static PyObject *skip(PyObject *self, PyObject *args)
         /* the needle screen */
         Py_ssize_t ll = cur.log_end - cur.log;
         if (screen == NULL || ll != prev_log_len || memcmp(prev_log, p + cur.log, (size_t)ll) != 0) {
-            PyObject *key = PyUnicode_FromStringAndSize(p + cur.log, ll);
-            if (key == NULL)
+            Py_XDECREF(logger);
+            logger = PyUnicode_FromStringAndSize(p + cur.log, ll);
+            if (logger == NULL)
                 goto error;
             Py_XDECREF(screen);
-            screen = PyObject_GetItem(screens, key);  /* a __missing__ computes it */
-            Py_DECREF(key);
+            screen = PyObject_GetItem(screens, logger);  /* a __missing__ computes it */
             if (screen == NULL)
                 goto error;
             if (!PyTuple_Check(screen)) {
@@ -357,7 +365,8 @@ static PyObject *skip(PyObject *self, PyObject *args)
             Py_DECREF(now);
         }
         if (w) {
-            PyObject *row = Py_BuildValue("nLOn", i, ts, key ? key : Py_None, n_lines);
+            PyObject *row = Py_BuildValue("nLOnOON", i, ts, key ? key : Py_None, n_lines, LEVEL_NAMES[cur.level],
+                                          logger, PyUnicode_FromStringAndSize(p + cur.msg, cur.msg_end - cur.msg));
             if (row == NULL || PyList_Append(wanted_rows, row) < 0) {
                 Py_XDECREF(row);
                 Py_XDECREF(key);
@@ -392,6 +401,7 @@ static PyObject *skip(PyObject *self, PyObject *args)
 done:
     (void)start;
     Py_XDECREF(screen);
+    Py_XDECREF(logger);
     PyObject *latest = have_best ? PyUnicode_FromStringAndSize(best, 23) : Py_NewRef(Py_None);
     if (latest == NULL) {
         Py_DECREF(wanted_rows);
@@ -401,6 +411,7 @@ done:
                          back_last);
 error:
     Py_XDECREF(screen);
+    Py_XDECREF(logger);
     Py_DECREF(wanted_rows);
     return NULL;
 }
@@ -412,4 +423,15 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_routine", NULL, -1, methods};
 
-PyMODINIT_FUNC PyInit__routine(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__routine(void)
+{
+    for (int i = 0; i < 6; i++) {
+        if (LEVEL_NAMES[i] == NULL) {
+            LEVEL_NAMES[i] = PyUnicode_FromStringAndSize(LEVELS[i], (Py_ssize_t)strlen(LEVELS[i]) - 1);
+            if (LEVEL_NAMES[i] == NULL)
+                return NULL;
+            PyUnicode_InternInPlace(&LEVEL_NAMES[i]);
+        }
+    }
+    return PyModule_Create(&module);
+}

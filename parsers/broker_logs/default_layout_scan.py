@@ -193,15 +193,13 @@ def scan(
                             chron.backwards[0] += n_back
                         if j >= k:
                             routine_lines += n_routine
-                            for at, ts, writer, n in wanted:
-                                line = block[at]
-                                w = match(line)
-                                message = w[6]
+                            for at, ts, writer, n, level, logger, message in wanted:
                                 cont = block[at + 1:at + min(n, MAX_KEPT_CONTINUATION + 1)]
-                                if n > 1 and not wants(screen(w[7]), message, cont):
+                                if n > 1 and not wants(screen(logger), message, cont):
                                     routine_lines += n
                                     continue
-                                on_seen(LogEntry(first + at, n, ts, line[1:24], w[5], w[7], message, cont, line),
+                                line = block[at]
+                                on_seen(LogEntry(first + at, n, ts, line[1:24], level, logger, message, cont, line),
                                         writer)
                             if by_text and latest is not None and (last_stamp is None or latest > last_stamp):
                                 last_stamp = latest
