@@ -5,10 +5,8 @@ reads a clock or a random source, so the same figures give the same bytes.
 """
 from __future__ import annotations
 
-import gc
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from dashboards import safe
 from dashboards.assets import CSS, SCRIPT, plotly_js
@@ -60,17 +58,3 @@ def fit(build: Callable[[int, bool], Page], max_rows: int, limit: int = MAX_PAGE
         if rows <= MIN_ROWS or len(page.encode("utf-8")) <= limit:
             return page
         rows = max(MIN_ROWS, rows // 2)
-
-
-@contextmanager
-def quiet_gc() -> Iterator[None]:
-    """Building a page allocates millions of small objects next to a replay of millions more; Python's
-    cyclic GC would re-scan the replay again and again (half the build time at 50,000 partitions).
-    Nothing built here forms reference cycles, so collection can wait until the page is done."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()

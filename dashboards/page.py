@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from dashboards.document import Page, fit, quiet_gc
+from dashboards.document import Page, fit
 from dashboards.model import ClusterView, cluster_view, replay_docs
 from dashboards.rank import MAX_ROWS
 from dashboards.sections import cluster_name, cluster_section, report_header
 from dashboards.whatif import whatif_header, whatif_section
+from parsers.common.gc_pause import cycle_gc_paused as quiet_gc
 
 
 def dashboard_page(docs: list[dict[str, Any]], rows: list[dict[str, Any]], tz: str = "UTC",

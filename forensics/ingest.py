@@ -17,13 +17,11 @@ that read local files whole write their events as Parquet themselves
 """
 from __future__ import annotations
 
-import gc
 import json
 import os
 import re
 import time
 from collections import Counter
-from contextlib import contextmanager
 from operator import attrgetter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +33,7 @@ from forensics.errors import UserError
 from forensics.progress import Progress
 from forensics.sources import FileRef, Inputs
 from parsers.common.accounting import FileSummary
+from parsers.common.gc_pause import cycle_gc_paused
 from parsers.schema import ARROW_SCHEMA, FIELD_NAMES, SPARK_DDL, Event, cut_raw, dump_detail, iso_utc
 
 OUT_ARROW = ARROW_SCHEMA.append(pa.field("row_kind", pa.string()))
@@ -117,27 +116,12 @@ def file_batches(display: str, hint: int | None, cluster: str | None, data: byte
         events, summary = [], FileSummary(path=display, kind="unreadable", broker_id=hint, cluster=cluster)
         summary.errors.append(error)
         return result_batches(ctx, events, summary)
-    with gc_paused():
+    with cycle_gc_paused():  # a file's parse makes no cycles (parsers.common.gc_pause)
         events, summary = parse_source(data or b"", ctx)
         if stage_path is not None:
             stage_events(events, stage_path)
             events = []
         return iter(list(result_batches(ctx, events, summary)))
-
-
-@contextmanager
-def gc_paused():
-    """Python's cyclic collector off while one file is parsed and its batches built: the parser makes
-    millions of short-lived objects and few cycles, and the collector's passes over a file's live
-    events were ~15% of the parse (real-format corpus: 9.5-10.1 -> 8.2-8.4 CPU s). The file's
-    cycles, if any, are collected on the next pass after it."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def result_batches(ctx, events: list[Event], summary: FileSummary) -> Iterator[pa.RecordBatch]:

@@ -1,10 +1,9 @@
 """The library entry point: events in, a :class:`ReplayResult` per cluster out. No Spark, no files."""
 from __future__ import annotations
 
-import gc
-from contextlib import contextmanager
 from typing import Callable, Iterable
 
+from parsers.common.gc_pause import cycle_gc_paused
 from parsers.schema import Event
 from replay_engine.config import ConfigState, parse_version
 from replay_engine.controller import ZkControllerReplay
@@ -45,22 +44,8 @@ def _dedupe_metadata(events: list[Event]) -> list[Event]:
     return out
 
 
-@contextmanager
-def _cycle_gc_paused():
-    """A replay allocates millions of small objects (facts, refs, states, intervals) and frees almost none
-    until it ends: the cyclic collector's full passes over them found nothing and took ~40% of the replay's
-    time. Reference counting still frees what is dropped; the collector runs again afterwards."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
 def replay_kraft(events: list[Event], cluster: str | None) -> ReplayResult:
-    with _cycle_gc_paused():
+    with cycle_gc_paused():
         return _replay_kraft(events, cluster)
 
 
@@ -97,7 +82,7 @@ def replay_cluster(events: Iterable[Event], cluster: str | None = None,
     ``keep_tp`` replays only the partitions it accepts, with every cluster-wide fact (a shard, see
     ``replay_engine.shard``); ZooKeeper mode only: a KRaft metadata log is replayed whole.
     """
-    with _cycle_gc_paused():
+    with cycle_gc_paused():
         return _replay_cluster(events, cluster, overrides, topic_overrides, keep_tp, context)
 
 

@@ -99,9 +99,9 @@ def phase1_events(events: Iterable[Event]) -> list[Event]:
 
 def cluster_pass(events: Iterable[Event], context: ClusterContext) -> ClusterPass:
     """Replay the cluster with no partition of its own (``events``: at least ``phase1_events``)."""
-    from replay_engine.api import _cycle_gc_paused
+    from parsers.common.gc_pause import cycle_gc_paused
 
-    with _cycle_gc_paused():
+    with cycle_gc_paused():
         return _cluster_pass(list(events), context)
 
 

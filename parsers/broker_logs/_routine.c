@@ -13,7 +13,8 @@
  *
  * The header grammar is KafkaDefaultLayout.STRICT's, written out:
  *   \[(\d{4}-\d\d-\d\d \d\d):([0-5]\d):([0-5]\d),(\d{3})\] (LEVEL) (.*) \(([^ (]+)\)$
- * and the log idents are templates/writer.py's _WRITER, alternative by alternative.
+ * and the log idents are templates/writer.py's _WRITER, alternative by alternative (its bracketed
+ * names are handed over by set_idents; the other five alternatives are written out here).
  */
 #define PY_SSIZE_T_CLEAN
 #ifndef _GNU_SOURCE
@@ -98,33 +99,48 @@ static int continuation(PyObject *line)
     return n < 27 || p[0] != '[' || p[5] != '-' || (p[11] != ' ' && p[11] != 'T');
 }
 
-static const char *BRACKETED[] = {
-    "Controller id=", "Controller ", "Controller-",
-    "Broker id=", "KafkaServer id=", "Kafka Server ", "KafkaRaftServer nodeId=",
-    "BrokerServer id=", "ControllerServer id=", "QuorumController id=",
-    "BrokerLifecycleManager id=", "ControllerRegistrationManager id=",
-    "RaftManager id=", "RaftManager nodeId=", "MetadataLoader id=", "SnapshotEmitter id=",
-    "SnapshotGenerator id=", "MetadataCache brokerId=", "StandardAuthorizer ",
-    "AclPublisher broker id=", "AclPublisher controller id=", "DynamicConfigPublisher broker id=",
-    "BrokerMetadataPublisher id=", "ControllerMetadataMetricsPublisher id=",
-    "ReplicaManager broker=", "Replica Manager on Broker ", "ReplicaFetcher replicaId=",
-    "ReplicaFetcherManager on broker ", "ReplicaAlterLogDirsManager on broker ",
-    "PartitionStateMachine controllerId=", "ReplicaStateMachine controllerId=",
-    "ControllerEventThread controllerId=", "ControllerBrokerRequestBatch controllerId=",
-    "RequestSendThread controllerId=", "Partition state machine on Controller ",
-    "Replica state machine on controller ", "Channel manager on controller ",
-    "BrokerChangeListener on Controller ", "TopicChangeListener on Controller ",
-    "IsrChangeNotificationListener on Controller ", "AddPartitionsListener on ",
-    "DeleteTopicsListener on ", "PreferredReplicaElectionListener on ", "SessionExpirationListener on ",
-    "Topic Deletion Manager ", "LogDirFailureHandler id=",
-    "GroupCoordinator id=", "GroupCoordinator ", "Group Metadata Manager on Broker ",
-    "GroupMetadataManager brokerId=", "TransactionCoordinator id=", "Transaction Marker Channel Manager ",
-    "TxnMarkerSenderThread-", "Transaction State Manager ", "Admin Manager on Broker ",
-    "KafkaApi-", "SocketServer brokerId=", "ExpirationReaper-", "broker-",
-    "BrokerToControllerChannelManager broker=", "NodeToControllerChannelManager id=",
-    "data-plane Kafka Request Handler on Broker ", "Kafka Request Handler on Broker ",
-    NULL,
-};
+/* The bracketed log idents, "[<name><id>", in the order writer.py's BRACKETED_IDENTS tries them: set from
+ * that tuple by set_idents (default_layout_scan does it on import), so the names live in one place. */
+static char **BRACKETED = NULL;
+static Py_ssize_t *BRACKETED_LEN = NULL;
+static Py_ssize_t N_BRACKETED = 0;
+
+static PyObject *set_idents(PyObject *self, PyObject *arg)
+{
+    if (!PyTuple_Check(arg)) {
+        PyErr_SetString(PyExc_TypeError, "set_idents takes a tuple of str");
+        return NULL;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(arg);
+    char **names = PyMem_Calloc((size_t)(n ? n : 1), sizeof(char *));
+    Py_ssize_t *lens = PyMem_Calloc((size_t)(n ? n : 1), sizeof(Py_ssize_t));
+    if (names == NULL || lens == NULL) {
+        PyMem_Free(names);
+        PyMem_Free(lens);
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_ssize_t len;
+        const char *u = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(arg, i), &len);
+        if (u == NULL || (names[i] = PyMem_Malloc((size_t)len + 1)) == NULL) {
+            for (Py_ssize_t k = 0; k < i; k++)
+                PyMem_Free(names[k]);
+            PyMem_Free(names);
+            PyMem_Free(lens);
+            return u == NULL ? NULL : PyErr_NoMemory();
+        }
+        memcpy(names[i], u, (size_t)len + 1);
+        lens[i] = len;
+    }
+    for (Py_ssize_t k = 0; k < N_BRACKETED; k++)
+        PyMem_Free(BRACKETED[k]);
+    PyMem_Free(BRACKETED);
+    PyMem_Free(BRACKETED_LEN);
+    BRACKETED = names;
+    BRACKETED_LEN = lens;
+    N_BRACKETED = n;
+    Py_RETURN_NONE;
+}
 
 static int starts(const char *s, Py_ssize_t n, const char *lit)
 {
@@ -149,9 +165,10 @@ static int writer(const char *s, Py_ssize_t n, long long *id)
     if (n == 0 || (s[0] != '[' && s[0] != 'C' && s[0] != 'B' && s[0] != 'P'))
         return 0;
     if (s[0] == '[') {
-        for (const char **b = BRACKETED; *b; b++) {
-            if (starts(s + 1, n - 1, *b)) {
-                Py_ssize_t k = 1 + (Py_ssize_t)strlen(*b);
+        for (Py_ssize_t b = 0; b < N_BRACKETED; b++) {
+            Py_ssize_t bl = BRACKETED_LEN[b];
+            if (bl <= n - 1 && memcmp(s + 1, BRACKETED[b], (size_t)bl) == 0) {
+                Py_ssize_t k = 1 + bl;
                 Py_ssize_t d = digits(s + k, n - k);
                 if (d) { at = k; len = d; goto found; }
             }
@@ -417,6 +434,7 @@ error:
 }
 
 static PyMethodDef methods[] = {
+    {"set_idents", set_idents, METH_O, "The bracketed log-ident names, in writer.py's order."},
     {"skip", skip, METH_VARARGS, "Account the routine one-line entries from lines[i]; see the module comment."},
     {NULL, NULL, 0, NULL},
 };

@@ -20,12 +20,14 @@ from parsers.common.accounting import Chronology, FileSummary
 from parsers.broker_logs.log4j_layout import (MAX_KEPT_CONTINUATION, BadTimestamp, KafkaDefaultLayout, Layout,
                                               LocalClock, LogEntry, Orphan)
 from parsers.broker_logs.rules import RuleSet
-from parsers.broker_logs.templates.writer import writer_id
+from parsers.broker_logs.templates.writer import BRACKETED_IDENTS, writer_id
 
 try:  # the compiled accounting of routine entries (setup.py builds it; without it, the same in Python)
     from parsers.broker_logs import _routine
 except ImportError:  # pragma: no cover - a machine without a C compiler
     _routine = None
+else:
+    _routine.set_idents(BRACKETED_IDENTS)
 # Off: every entry goes through the Python below (the equivalence test compares the two).
 COMPILED = True
 

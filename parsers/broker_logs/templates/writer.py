@@ -14,7 +14,7 @@ import re
 
 # Bracketed idents: "[<name><id>" followed by anything. Longest names first where
 # one is a prefix of another ("Controller id=" before "Controller ").
-_BRACKETED = (
+BRACKETED_IDENTS = (
     "Controller id=", "Controller ", "Controller-",
     "Broker id=", "KafkaServer id=", "Kafka Server ", "KafkaRaftServer nodeId=",
     "BrokerServer id=", "ControllerServer id=", "QuorumController id=",
@@ -42,7 +42,7 @@ _BRACKETED = (
 )
 _WRITER = re.compile(
     r"^(?:"
-    r"\[(?:" + "|".join(re.escape(p) for p in _BRACKETED) + r")(\d+)"
+    r"\[(?:" + "|".join(re.escape(p) for p in BRACKETED_IDENTS) + r")(\d+)"
     r"|\[SocketServer listenerType=\w+, nodeId=(\d+)\]"
     r"|\[Partition \S+ broker=(\d+)\]"
     r"|Partition \[[^\]]*\] on broker (\d+):"
