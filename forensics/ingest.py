@@ -314,7 +314,8 @@ def run_ingest(
         # One file (or one part of a big file) per Arrow batch: a batch holds whole file contents.
         spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "1")
         stage_dir = None
-        if local and STAGE_EVENTS and staging.shares_filesystem(spark.sparkContext.master):
+        if local and STAGE_EVENTS and staging.shares_filesystem(spark.sparkContext.master) and \
+                staging.split_fits(spark_task_sizes(spark)[1]):
             stage_dir = staging.new_dir(spark)
         try:
             outputs = []

@@ -7,7 +7,8 @@ rows (quarantined lines, summaries); Spark then reads the staged files as it rea
 only when asked. On the real-format corpus (430 MB, local[2]) the ingest stage's JVM CPU fell from
 ~11 to ~6 s in a fresh session (3.4 -> 1.4 s warm); the sort and write of the events then read the
 staged files twice (range sampling, then the shuffle) and give ~2 s of that back. Any other master
-keeps the Arrow path, and so does ``KAFKA_FORENSICS_STAGE_EVENTS=0`` (``forensics.ingest.STAGE_EVENTS``).
+keeps the Arrow path, and so do ``KAFKA_FORENSICS_STAGE_EVENTS=0`` (``forensics.ingest.STAGE_EVENTS``) and a
+``spark.sql.files.maxPartitionBytes`` below ``MIN_SPLIT_BYTES`` (``split_fits``).
 Only the driver uses this module; the tasks write with ``forensics.ingest.stage_events``.
 
 The staging folder lives under Spark's own temporary directory on the driver, one per ingest,
@@ -33,6 +34,17 @@ def shares_filesystem(master: str | None) -> bool:
     """``local``, ``local[N]``, ``local[*]``, ``local[N,F]``: executors are threads of the driver's JVM.
     (``local-cluster`` and every cluster manager may run executors elsewhere.)"""
     return bool(master) and _LOCAL_MASTER.fullmatch(master) is not None
+
+
+# Spark reads the staged files in splits of spark.sql.files.maxPartitionBytes, whatever the read's
+# options: a split far below a file's size makes one read task per split, nearly all of them empty
+# (1 byte, as a test sets it to get one input file per task, made 168,363 tasks of a 168 kB file).
+MIN_SPLIT_BYTES = 1 << 20
+
+
+def split_fits(max_partition_bytes: int) -> bool:
+    """Whether staged files read back in splits of this size make a sane number of tasks."""
+    return max_partition_bytes >= MIN_SPLIT_BYTES
 
 
 def staged_name(task: int, index: int) -> str:

@@ -146,6 +146,35 @@ def test_only_a_local_master_stages():
         assert not staging.shares_filesystem(m), m
 
 
+@pytest.mark.spark
+def test_a_split_size_that_would_cut_staged_files_into_byte_tasks_keeps_the_arrow_path(spark, tmp_path):
+    """Spark reads files in splits of spark.sql.files.maxPartitionBytes, read options or not: at 1 byte (as
+    test_determinism sets it to get one input file per task) a staged file of N bytes became N read tasks."""
+    src = tmp_path / "in"
+    shutil.copytree(REAL_LOGS / CLUSTERS[0], src)
+    saved = spark.conf.get("spark.sql.files.maxPartitionBytes", None)
+    try:
+        got = {}
+        for size in ("1", str(staging.MIN_SPLIT_BYTES)):
+            spark.conf.set("spark.sql.files.maxPartitionBytes", size)
+            result = ingest.run_ingest(spark, collect_inputs([str(src)], tmp_path / f"w{size}"), cluster="c")
+            if size == "1" and result.staging is not None:  # (collecting would take one task per byte)
+                ingest.release(result)
+                pytest.fail("events were staged with 1-byte splits")
+            got[size] = (result.staging is not None, result.events.rdd.getNumPartitions(),
+                         sorted(map(tuple, result.events.orderBy(*ingest.SORT_KEYS).collect())))
+            ingest.release(result)
+    finally:
+        if saved is None:
+            spark.conf.unset("spark.sql.files.maxPartitionBytes")
+        else:
+            spark.conf.set("spark.sql.files.maxPartitionBytes", saved)
+    (staged_1, parts_1, rows_1), (staged_m, _, rows_m) = got["1"], got[str(staging.MIN_SPLIT_BYTES)]
+    assert not staged_1 and staged_m
+    assert parts_1 < 100  # the Arrow path's tasks, not one per byte of Parquet
+    assert rows_1 == rows_m and rows_1
+
+
 def test_a_staging_folder_never_released_goes_at_exit(tmp_path):
     """In a fresh interpreter (no Spark: the folder falls back on the temporary directory), as when a
     command fails between run_ingest and release."""
