@@ -15,8 +15,9 @@ Per run, over the same files:
   (decompressing the gzipped half included);
 - ``plain``: ``benchmarks/plain_parser.py``, a straightforward regex-per-line script in one Python
   process (independent of this project's parsers; its event counts are checked against ours);
-- ``spark``: ``forensics.ingest.run_ingest`` on ``--master`` (every file parsed, events cached, the
-  per-file summaries on the driver), the Spark session started beforehand (its start is timed apart).
+- ``spark``: ``forensics.ingest.run_ingest`` on ``--master`` (every file parsed, events cached or staged,
+  the per-file summaries on the driver), the Spark session started beforehand (its start is timed apart);
+  with ``--write`` also ``write_outputs`` (events sorted and written as Parquet, as the ``ingest`` command does).
 Prints MB/s (uncompressed text) and lines/s of each, the ratios (goal: Spark >= 2x plain, within 5x
 of grep), CPU seconds of each (all processes: JVM and Python workers for Spark), and the medians.
 With ``--record`` the result is appended to its section of benchmarks/RESULTS.md.
@@ -89,8 +90,8 @@ def cpu_by_process() -> dict[str, float]:
     return out
 
 
-def spark_run(spark, corpus: Path) -> tuple[dict[str, int], float, dict[str, float], dict]:
-    from forensics.ingest import release, run_ingest
+def spark_run(spark, corpus: Path, write: bool = False) -> tuple[dict[str, int], float, dict[str, float], dict]:
+    from forensics.ingest import release, run_ingest, write_outputs
     from forensics.sources import collect_inputs
 
     work = Path(tempfile.mkdtemp(prefix="kf-ingest-bench-"))
@@ -98,6 +99,8 @@ def spark_run(spark, corpus: Path) -> tuple[dict[str, int], float, dict[str, flo
         c0, t0 = cpu_by_process(), time.perf_counter()
         inputs = collect_inputs([str(corpus)], work)
         res = run_ingest(spark, inputs, cluster="bench")
+        if write:
+            write_outputs(res, work / "out")
         wall = time.perf_counter() - t0
         c1 = cpu_by_process()
         totals = res.summary_json["totals"]
@@ -122,6 +125,8 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--work", help="folder for the corpus (kept; reused when it holds the same corpus)")
+    ap.add_argument("--write", action="store_true",
+                    help="Spark's run includes writing the events, sorted, and the quarantine as Parquet (the ingest command)")
     ap.add_argument("--record", action="store_true", help="append the result to benchmarks/RESULTS.md")
     args = ap.parse_args()
 
@@ -151,7 +156,7 @@ def main() -> None:
             rows["grep"].append((w, c))
             plain_counts, w, c = plain_run(corpus)
             rows["plain"].append((w, c))
-            spark_counts, w, split, spark_totals = spark_run(spark, corpus)
+            spark_counts, w, split, spark_totals = spark_run(spark, corpus, args.write)
             rows["spark"].append((w, sum(split.values())))
             spark_cpu_split.append(split)
             loads.append(load_avg())
@@ -199,11 +204,13 @@ def main() -> None:
             corpus_arg = "--corpus real " if real else ""
             days_arg = "" if real else f"--days {args.days:g} "
             cmd = (f"`.venv/bin/python benchmarks/ingest_bench.py {corpus_arg}--size-gb {args.size_gb:g} {days_arg}"
-                   f"--runs {args.runs} --master {args.master} --record`")
+                   f"--runs {args.runs} --master {args.master}{' --write' if args.write else ''} --record`")
             bullet = (f"- {now_utc()}, {os.cpu_count()} cores, load average {runs_text(loads)} (start, after each run). "
                       f"Corpus: {info['files']} files ({info['gz_files']} gzipped), {mb:,.0f} MB of text "
                       f"({info['disk_bytes'] / 1e6:,.0f} MB on disk), {text_lines:,} lines "
-                      f"(`{info['command']}`). Spark session start {spark_start:.1f}s (not in the figures).\n"
+                      f"(`{info['command']}`). Spark session start {spark_start:.1f}s (not in the figures)"
+                      + ("; Spark's runs include the sorted Parquet write of events and quarantine" if args.write else "")
+                      + ".\n"
                       + "".join(f"  - {x}\n" for x in lines)
                       + f"  - Spark CPU split (median): " + ", ".join(f"{k} {v:.1f}s" for k, v in split.items()) + "\n"
                       + f"  - {ratios}\n"
