@@ -216,7 +216,10 @@ def test_watch_traces_a_broker_expiry_a_state_change_a_new_topic_and_a_controlle
         lines = run.wait_for(lambda ls: find(ls, "deleted", "/brokers/ids/2")
                              and find(ls, "changed", state)
                              and find(ls, "created", "/brokers/topics/fresh/partitions/0/state")
-                             and find(ls, "created", "/controller"))
+                             and find(ls, "created", "/controller")
+                             # the children listings follow their watch events, not the deletion's own line
+                             and ["1", "3"] in [ln["children"] for ln in find(ls, "children", "/brokers/ids")]
+                             and any("fresh" in ln["children"] for ln in find(ls, "children", "/brokers/topics")))
     finally:
         broker2.kill()
         result = run.finish()
