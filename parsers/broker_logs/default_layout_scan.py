@@ -84,9 +84,9 @@ def scan(
     ``before_last_entry`` runs after the last line and before the last entry closes (where
     the reference reports a cut last line).
 
-    With ``on_seen``, one-line entries of plain ASCII are accounted by the compiled ``_routine``
-    (COMPILED): those a rule may want go to ``on_seen`` with their writer, their time and writer
-    already accounted.
+    With ``on_seen``, entries of plain ASCII closed by a strict header are accounted by the compiled
+    ``_routine`` (COMPILED): time and writer there; those a rule may want (screened here when they have
+    continuation lines) go to ``on_seen`` with their writer.
     """
     hour_base = clock.hour_base
     match = KafkaDefaultLayout.STRICT.match
@@ -183,7 +183,7 @@ def scan(
                         close(cur)
                     quarantining = False
                     if skip is not None and not recording and chron.last is not None:
-                        # The run of plain one-line routine entries from here, accounted in C.
+                        # The entries from here that C can account (ASCII, closed by the next strict header).
                         sync()
                         j, n_routine, wanted, chron.first, chron.last, latest, n_back, back_at, back_ts, back_last = \
                             skip(block, k - 1, end, needles, hour_base, writer_ids, chron.first, chron.last,
