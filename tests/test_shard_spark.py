@@ -70,6 +70,18 @@ def test_phase1_runs_in_the_shards_only_while_their_input_stays_within_the_cap()
     assert phase1_fits(2 * MAX_SHARD_EVENTS, 0, 2) and not phase1_fits(2 * MAX_SHARD_EVENTS, 2, 2)
 
 
+def test_more_shards_than_asked_come_in_whole_waves_over_the_executors():
+    from forensics.audit.distributed import MAX_SHARD_EVENTS, shard_count
+
+    assert shard_count(287_465, 2) == 2 and shard_count(10, 3) == 3
+    assert shard_count(2 * MAX_SHARD_EVENTS + 1, 2) == 4  # not 3: two executors would wait on the third
+    assert shard_count(4 * MAX_SHARD_EVENTS + 1, 3) == 6
+    for n in (1, 150_000, 575_000, 1_690_000):
+        for k in (1, 2, 7):
+            got = shard_count(n, k)
+            assert got % k == 0 and -(-n // got) <= MAX_SHARD_EVENTS and (got == k or -(-n // (got - k)) > MAX_SHARD_EVENTS)
+
+
 def test_phase1_runs_only_for_clusters_split_from_logs_alone():
     # One shard, ZooKeeper's log or a whole replay need no phase 1, whether or not the records would fit.
     from forensics.audit.distributed import ClusterPlan
@@ -92,7 +104,7 @@ def test_a_cluster_with_more_events_than_its_shards_hold_gets_more_shards(spark,
     events = load(REAL_LOGS / c)
     cap = len(events) // 5
     monkeypatch.setattr(dist_mod, "MAX_SHARD_EVENTS", cap)  # the plan is made on the driver
-    expected = -(-len(events) // cap)
+    expected = 2 * -(-len(events) // (2 * cap))  # a whole number of waves over the 2 shards asked
     df = spark.createDataFrame(pa.Table.from_batches([events_to_arrow(events)]))
     dist = replay_on_executors(spark, df, 2)
     try:

@@ -168,8 +168,10 @@ MAX_SHARD_EVENTS = 200_000
 
 def shard_count(events: int, shards: int) -> int:
     """``shards``, or more when a cluster has more events than ``shards`` tasks of MAX_SHARD_EVENTS hold
-    (the result is the same for any count; only a task's memory changes)."""
-    return max(shards, -(-events // MAX_SHARD_EVENTS))
+    (the result is the same for any count; only a task's memory changes). More is a multiple of ``shards``
+    (the executor cores asked for): 3 equal shards on 2 cores take two waves, the second on one core."""
+    need = -(-events // MAX_SHARD_EVENTS)
+    return shards * max(1, -(-need // shards))
 
 
 def phase1_fits(events: int, records: int, shards: int) -> bool:
