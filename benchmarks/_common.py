@@ -248,13 +248,27 @@ def _wait_for(log: Path, text: str, proc, timeout: float = 180) -> None:
     raise RuntimeError(f"{log.name}: no {text!r} within {timeout}s")
 
 
+def on_cpus(slots) -> object:
+    """A ``preexec_fn`` that confines a child (and all it starts: a worker's executor JVM, its Python
+    workers) to the ``slots``-th CPUs this process may use, as a cluster node confines an executor to
+    its own cores. The JVM sizes its GC and JIT threads by the CPUs it may use, as in a container."""
+    mine = sorted(os.sched_getaffinity(0))
+    slots = list(slots)
+    if max(slots) >= len(mine):
+        raise SystemExit(f"--pin needs {max(slots) + 1} CPUs; this process may use {len(mine)}")
+    cpus = {mine[k] for k in slots}
+    return lambda: os.sched_setaffinity(0, cpus)
+
+
 class Standalone:
     """A Spark standalone cluster on 127.0.0.1 (a master and ``workers`` workers of ``cores`` cores,
     started from the pyspark installation, as tests/test_audit_standalone.py does); stopped on exit.
+    ``pin``: worker i and the executor it starts run on CPUs i*cores .. (i+1)*cores-1 only; the master
+    on the first worker's (pin the driver there too: then each worker added brings its CPUs and nothing else).
     ``pids``: the master's and workers' processes, whose trees hold the executors (for CPU seconds)."""
 
-    def __init__(self, workers: int, cores: int = 1, memory: str = "2g"):
-        self.workers, self.cores, self.memory = workers, cores, memory
+    def __init__(self, workers: int, cores: int = 1, memory: str = "2g", pin: bool = False):
+        self.workers, self.cores, self.memory, self.pin = workers, cores, memory, pin
         self.procs: list[subprocess.Popen] = []
         self.url = ""
 
@@ -272,7 +286,8 @@ class Standalone:
             mlog = self.work / "master.log"
             master = subprocess.Popen([str(cls), "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
                                        "--port", str(port), "--webui-port", str(_free_port())],
-                                      stdout=mlog.open("w"), stderr=subprocess.STDOUT, env=env, start_new_session=True)
+                                      stdout=mlog.open("w"), stderr=subprocess.STDOUT, env=env, start_new_session=True,
+                                      preexec_fn=on_cpus([0]) if self.pin else None)
             self.procs.append(master)
             _wait_for(mlog, "I have been elected leader", master)
             self.url = f"spark://127.0.0.1:{port}"
@@ -281,7 +296,8 @@ class Standalone:
                 w = subprocess.Popen([str(cls), "org.apache.spark.deploy.worker.Worker", self.url, "--host", "127.0.0.1",
                                       "--cores", str(self.cores), "--memory", self.memory,
                                       "--webui-port", str(_free_port()), "--work-dir", str(self.work / f"w{i}")],
-                                     stdout=wlog.open("w"), stderr=subprocess.STDOUT, env=env, start_new_session=True)
+                                     stdout=wlog.open("w"), stderr=subprocess.STDOUT, env=env, start_new_session=True,
+                                     preexec_fn=on_cpus(range(i * self.cores, (i + 1) * self.cores)) if self.pin else None)
                 self.procs.append(w)
                 _wait_for(wlog, "Successfully registered with master", w)
         except BaseException:

@@ -2,7 +2,7 @@
 
 Run from the repo root (one command; corpus and events under a temporary folder, removed at the end):
 
-    .venv/bin/python benchmarks/replay_bench.py [--size-gb 2] [--days 3] [--runs 3] [--no-standalone] [--record]
+    .venv/bin/python benchmarks/replay_bench.py [--size-gb 2] [--days 3] [--runs 3] [--no-standalone] [--pin] [--record]
 
 1. A corpus (30 brokers, 100,000 partitions) is generated and ingested once with Spark; its events
    (all but raw ZooKeeper txns, as ``postmortem`` collects them) are written to Parquet.
@@ -15,6 +15,11 @@ Run from the repo root (one command; corpus and events under a temporary folder,
 4. The same on a Spark standalone cluster on 127.0.0.1 (a master and workers of 1 core each, started
    from the pyspark installation): 1 worker with 1 shard, then 2 workers with 2 shards; every
    configuration's output (timeline rows and merged replay) is hashed and compared.
+With ``--pin`` each executor gets a CPU of its own, as executors do on a cluster: ``local[1]`` runs on one
+CPU and ``local[2]`` on two; standalone worker i (and its executor) on CPU i, the driver and the master on
+CPU 0 with the first worker, so the second worker adds its CPU and nothing else. Without it a 1-core
+executor's JVM threads (JIT compiler, GC, Arrow transfer) and its Python worker spread over every CPU of
+the machine, so "1 executor" uses more than one core's worth.
 CPU seconds count the whole process tree (driver, JVM, Python workers; a standalone cluster's master,
 workers and executors), so a loaded machine shows in the wall times, not in them.
 With ``--record`` the result is appended to its section of benchmarks/RESULTS.md.
@@ -32,7 +37,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import (REPO, Standalone, load_avg, make_corpus, med, now_utc, record,  # noqa: E402
+from _common import (REPO, Standalone, load_avg, make_corpus, med, now_utc, on_cpus, record,  # noqa: E402
                      runs_text, tree_cpu, vm_hwm_mb)
 
 SECTION = "## replay (engine events/s on one core; partition shards on 2 executors)"
@@ -233,9 +238,11 @@ def _speedup_line(what: str, one_name: str, two_name: str, one: dict, two: dict,
     return out
 
 
-def _child(mode: str, *args) -> dict:
+def _child(mode: str, *args, cpus: int | None = None) -> dict:
+    """``mode`` in a fresh process; with ``cpus``, that process and all it starts (the local master's
+    JVM and Python workers) run on that many CPUs only."""
     out = subprocess.run([sys.executable, __file__, mode, *map(str, args)], capture_output=True, text=True,
-                         cwd=REPO)
+                         cwd=REPO, preexec_fn=on_cpus(range(cpus)) if cpus else None)
     if out.returncode != 0:
         raise SystemExit(f"{mode} failed:\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -255,6 +262,9 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--work", help="folder for the corpus and events (kept; reused)")
     ap.add_argument("--no-standalone", action="store_true", help="skip the Spark standalone cluster runs")
+    ap.add_argument("--pin", action="store_true",
+                    help="give each executor its own CPU, as on a cluster: local[N] runs on N CPUs; standalone worker i "
+                         "and its executor on CPU i, the driver and master on CPU 0 (so the second worker adds one CPU)")
     ap.add_argument("--record", action="store_true")
     args = ap.parse_args()
 
@@ -278,26 +288,30 @@ def main() -> None:
                  f"wall median {wall_med:.1f}s ({runs_text(one['wall'])}) = {n / wall_med:,.0f} events/s; "
                  f"process peak RSS {one['vm_hwm_mb']:,.0f} MB (events loaded in {one['load_s']:.1f}s, not timed)")
         print(line1, flush=True)
-        base = _child("_distributed", parquet, "local[1]", 1, args.runs)
+        pin = " (pinned: each executor core on a CPU of its own)" if args.pin else ""
+        base = _child("_distributed", parquet, "local[1]", 1, args.runs, cpus=1 if args.pin else None)
         loads.append(load_avg())
         print(f"local[1], 1 shard: {runs_text(base['wall'])} s", flush=True)
-        two = _child("_distributed", parquet, "local[2]", 2, args.runs)
+        two = _child("_distributed", parquet, "local[2]", 2, args.runs, cpus=2 if args.pin else None)
         loads.append(load_avg())
         print(f"local[2], 2 shards: {runs_text(two['wall'])} s", flush=True)
         line2 = _speedup_line("replay_on_executors (Parquet events -> shards, each running phase 1 -> timeline rows "
-                              "counted, shard outputs merged on the driver)", f"local[1] with {_shards(base)}",
+                              f"counted, shard outputs merged on the driver){pin}", f"local[1] with {_shards(base)}",
                               f"local[2] with {_shards(two)}", base, two, n)
         line2 += f"; against the in-process one-core replay: {wall_med / med(two['wall']):.2f}x"
         print(line2, flush=True)
         lines = [line2]
         if not args.no_standalone:
-            with Standalone(1) as one_w:
-                sa1 = _child("_distributed", parquet, one_w.url, 1, args.runs, ",".join(map(str, one_w.pids)))
+            with Standalone(1, pin=args.pin) as one_w:
+                sa1 = _child("_distributed", parquet, one_w.url, 1, args.runs, ",".join(map(str, one_w.pids)),
+                             cpus=1 if args.pin else None)
             loads.append(load_avg())
-            with Standalone(2) as two_w:
-                sa2 = _child("_distributed", parquet, two_w.url, 2, args.runs, ",".join(map(str, two_w.pids)))
+            with Standalone(2, pin=args.pin) as two_w:
+                sa2 = _child("_distributed", parquet, two_w.url, 2, args.runs, ",".join(map(str, two_w.pids)),
+                             cpus=1 if args.pin else None)
             loads.append(load_avg())
-            line3 = _speedup_line("Spark standalone on 127.0.0.1 (workers of 1 core, 2 GB)", f"1 worker with {_shards(sa1)}",
+            pin_sa = " (pinned: worker i and its executor on CPU i; driver and master on CPU 0)" if args.pin else ""
+            line3 = _speedup_line(f"Spark standalone on 127.0.0.1 (workers of 1 core, 2 GB){pin_sa}", f"1 worker with {_shards(sa1)}",
                                   f"2 workers with {_shards(sa2)}", sa1, sa2, n)
             same = len({base["digest"], two["digest"], sa1["digest"], sa2["digest"]}) == 1
             line3 += (f"; output (timeline rows and merged replay, SHA-256) {'identical' if same else 'DIFFERENT'} "
@@ -307,7 +321,8 @@ def main() -> None:
         print(f"load average: {runs_text(loads)}")
         if args.record:
             cmd = (f"`.venv/bin/python benchmarks/replay_bench.py --size-gb {args.size_gb:g} --days {args.days:g} "
-                   f"--runs {args.runs}{' --no-standalone' if args.no_standalone else ''} --record`")
+                   f"--runs {args.runs}{' --no-standalone' if args.no_standalone else ''}"
+                   f"{' --pin' if args.pin else ''} --record`")
             body = "".join(f"  - {x}\n" for x in [line1, *lines])
             record(SECTION, f"- {now_utc()}, {os.cpu_count()} cores, load average {runs_text(loads)} (start, after each "
                             f"step). Corpus `{info['command']}`.\n{body}  Command: {cmd}\n")
