@@ -29,6 +29,7 @@ import pyarrow as pa
 
 from forensics.audit.task_io import task_events, timeline_columns
 from forensics.progress import Progress
+from parsers.common.gc_pause import cycle_gc_paused
 from parsers.schema import FIELD_NAMES
 from replay_engine.cluster_pass import ClusterPass
 from replay_engine.from_events import ClusterContext
@@ -284,8 +285,6 @@ def make_shard_fn(plans_bc):
     """What each executor task runs on one (cluster, shard) group of events."""
 
     def fn(table: pa.Table) -> pa.Table:
-        import gc
-
         cpu = time.process_time()
         # Read before the collector is paused: PySpark's Broadcast.load (pyspark/core/broadcast.py) unpickles
         # the value between gc.disable() and an unconditional gc.enable(), which turned the collector back on
@@ -293,13 +292,8 @@ def make_shard_fn(plans_bc):
         plans = plans_bc.value
         # Millions of live objects (events, facts, intervals) and almost no garbage: the cyclic collector's
         # full passes found nothing and cost a third of the task. Paused for the task, as replay_cluster does.
-        was = gc.isenabled()
-        gc.disable()
-        try:
+        with cycle_gc_paused():
             return replay_group(table, plans, cpu)
-        finally:
-            if was:
-                gc.enable()
 
     def replay_group(table: pa.Table, plans: dict[str, ClusterPlan], cpu: float) -> pa.Table:
         from replay_engine.shard import (
@@ -353,8 +347,11 @@ def _run(spark, events, plans: dict[str, ClusterPlan], progress: Progress, label
     with progress.watch_spark(spark, label), _described(spark, f"{label}: shards"):
         shard_rows = out.where(out.row_kind == "shard").select("cluster", "_bucket", "payload").collect()
     by_cluster: dict[str, list] = {}
-    for r in shard_rows:
-        by_cluster.setdefault(r["cluster"], []).append(pickle.loads(r["payload"]))
+    # Each shard's output holds thousands of leaderless episodes with their evidence: unpickled with the
+    # collector running, the growing heap set off several full passes over all of it between the jobs.
+    with cycle_gc_paused():
+        for r in shard_rows:
+            by_cluster.setdefault(r["cluster"], []).append(pickle.loads(r["payload"]))
     return out, by_cluster
 
 
