@@ -18,11 +18,12 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Self
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
+# a Spark standalone cluster on 127.0.0.1 (the launcher the tests use) and CPU pinning of a child process
+from forensics.audit.local_cluster import Standalone, on_cpus  # noqa: E402,F401
 RESULTS = REPO / "benchmarks" / "RESULTS.md"
 HEADER = "# Benchmark results\n\nMeasured numbers, newest last in each section, with the command that produced them.\n"
 _TICK = os.sysconf("SC_CLK_TCK")
@@ -104,37 +105,81 @@ def vm_hwm_mb() -> float:
     return float("nan")
 
 
-class JvmHeapPeak:
-    """Samples the JVM's used heap (Runtime totalMemory - freeMemory) every ``interval`` seconds.
-    In local mode the driver's JVM is also the executors': its heap holds Spark's cached blocks too."""
+def self_cpu(pid: int) -> float | None:
+    """CPU seconds (user + system) of one process itself, its reaped children not included."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            f = fh.read().rsplit(")", 1)[1].split()
+        return (int(f[11]) + int(f[12])) / _TICK
+    except (OSError, IndexError, ValueError):
+        return None
 
-    def __init__(self, spark, interval: float = 0.5):
-        self.rt = spark.sparkContext._jvm.java.lang.Runtime.getRuntime()
-        self.max_mb = self.rt.maxMemory() / 2**20
-        self.peak_mb = 0.0
+
+def rss_mb(pid: int) -> float:
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def cmdline(pid: int) -> list[str]:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return fh.read().decode(errors="replace").split("\0")
+    except OSError:
+        return []
+
+
+class Periodic:
+    """``sample()`` every ``interval`` seconds on a daemon thread, from ``with`` to its end (and once more
+    at each end, so a short step still has a figure)."""
+
+    interval = 1.0
+
+    def __init__(self):
         self._stop = threading.Event()
         self._t = threading.Thread(target=self._run, daemon=True)
 
-    def _sample(self) -> None:
-        try:
-            used = (self.rt.totalMemory() - self.rt.freeMemory()) / 2**20
-        except Exception:  # noqa: BLE001 - the gateway is closing
-            return
-        self.peak_mb = max(self.peak_mb, used)
+    def sample(self) -> None:
+        raise NotImplementedError
 
     def _run(self) -> None:
-        while not self._stop.wait(0.5):
-            self._sample()
+        while not self._stop.wait(self.interval):
+            self.sample()
 
     def __enter__(self):
-        self._sample()
+        self.sample()
         self._t.start()
         return self
 
     def __exit__(self, *exc):
         self._stop.set()
-        self._t.join(timeout=2)
-        self._sample()
+        self._t.join(timeout=3)
+        self.sample()
+
+
+class JvmHeapPeak(Periodic):
+    """Samples the JVM's used heap (Runtime totalMemory - freeMemory) every half second.
+    In local mode the driver's JVM is also the executors': its heap holds Spark's cached blocks too."""
+
+    interval = 0.5
+
+    def __init__(self, spark):
+        super().__init__()
+        self.rt = spark.sparkContext._jvm.java.lang.Runtime.getRuntime()
+        self.max_mb = self.rt.maxMemory() / 2**20
+        self.peak_mb = 0.0
+
+    def sample(self) -> None:
+        try:
+            used = (self.rt.totalMemory() - self.rt.freeMemory()) / 2**20
+        except Exception:  # noqa: BLE001 - the gateway is closing
+            return
+        self.peak_mb = max(self.peak_mb, used)
 
 
 @dataclass
@@ -225,103 +270,3 @@ def record(section: str, bullet: str) -> None:
         body = text[:end].rstrip("\n") + "\n" + bullet
         text = body + ("\n" + text[end:] if nxt >= 0 else "")
     RESULTS.write_text(text, encoding="utf-8")
-
-
-# ---------------------------------------------------------------- Spark standalone
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_for(log: Path, text: str, proc, timeout: float = 180) -> None:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if log.exists() and text in log.read_text(errors="replace"):
-            return
-        if proc.poll() is not None:
-            raise RuntimeError(f"{log.name}: exited {proc.returncode}: {log.read_text(errors='replace')[-2000:]}")
-        time.sleep(0.5)
-    raise RuntimeError(f"{log.name}: no {text!r} within {timeout}s")
-
-
-def on_cpus(slots) -> object:
-    """A ``preexec_fn`` that confines a child (and all it starts: a worker's executor JVM, its Python
-    workers) to the ``slots``-th CPUs this process may use, as a cluster node confines an executor to
-    its own cores. The JVM sizes its GC and JIT threads by the CPUs it may use, as in a container."""
-    mine = sorted(os.sched_getaffinity(0))
-    slots = list(slots)
-    if max(slots) >= len(mine):
-        raise SystemExit(f"--pin needs {max(slots) + 1} CPUs; this process may use {len(mine)}")
-    cpus = {mine[k] for k in slots}
-    return lambda: os.sched_setaffinity(0, cpus)
-
-
-class Standalone:
-    """A Spark standalone cluster on 127.0.0.1 (a master and ``workers`` workers of ``cores`` cores,
-    started from the pyspark installation, as tests/test_audit_standalone.py does); stopped on exit.
-    ``pin``: worker i and the executor it starts run on CPUs i*cores .. (i+1)*cores-1 only; the master
-    on the first worker's (pin the driver there too: then each worker added brings its CPUs and nothing else).
-    ``pids``: the master's and workers' processes, whose trees hold the executors (for CPU seconds)."""
-
-    def __init__(self, workers: int, cores: int = 1, memory: str = "2g", pin: bool = False):
-        self.workers, self.cores, self.memory, self.pin = workers, cores, memory, pin
-        self.procs: list[subprocess.Popen] = []
-        self.url = ""
-
-    def __enter__(self) -> Self:
-        import pyspark
-
-        home = Path(pyspark.__file__).parent
-        cls = home / "bin" / "spark-class"
-        self.work = Path(tempfile.mkdtemp(prefix="kf-standalone-"))
-        # executors import this checkout's code (not whatever the environment's editable install points at)
-        env = {**os.environ, "SPARK_HOME": str(home), "SPARK_LOG_DIR": str(self.work),
-               "PYTHONPATH": os.pathsep.join(x for x in (str(REPO), os.environ.get("PYTHONPATH")) if x)}
-        port = _free_port()
-        try:
-            mlog = self.work / "master.log"
-            master = subprocess.Popen([str(cls), "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-                                       "--port", str(port), "--webui-port", str(_free_port())],
-                                      stdout=mlog.open("w"), stderr=subprocess.STDOUT, env=env, start_new_session=True,
-                                      preexec_fn=on_cpus([0]) if self.pin else None)
-            self.procs.append(master)
-            _wait_for(mlog, "I have been elected leader", master)
-            self.url = f"spark://127.0.0.1:{port}"
-            for i in range(self.workers):
-                wlog = self.work / f"worker{i}.log"
-                w = subprocess.Popen([str(cls), "org.apache.spark.deploy.worker.Worker", self.url, "--host", "127.0.0.1",
-                                      "--cores", str(self.cores), "--memory", self.memory,
-                                      "--webui-port", str(_free_port()), "--work-dir", str(self.work / f"w{i}")],
-                                     stdout=wlog.open("w"), stderr=subprocess.STDOUT, env=env, start_new_session=True,
-                                     preexec_fn=on_cpus(range(i * self.cores, (i + 1) * self.cores)) if self.pin else None)
-                self.procs.append(w)
-                _wait_for(wlog, "Successfully registered with master", w)
-        except BaseException:
-            self.__exit__(None, None, None)
-            raise
-        return self
-
-    @property
-    def pids(self) -> list[int]:
-        return [p.pid for p in self.procs]
-
-    def __exit__(self, *exc) -> None:
-        import shutil
-        import signal
-
-        for p in reversed(self.procs):
-            try:
-                os.killpg(p.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-        for p in self.procs:
-            try:
-                p.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.wait()
-        shutil.rmtree(self.work, ignore_errors=True)

@@ -17,34 +17,23 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import _TICK, _children, now_utc  # noqa: E402
-from bigfile_bench import Sampler, _cmd  # noqa: E402
+from _common import Periodic, _children, cmdline, now_utc, self_cpu  # noqa: E402
+from bigfile_bench import Sampler  # noqa: E402
 
 
-def _self_cpu(pid: int) -> float | None:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            f = fh.read().rsplit(")", 1)[1].split()
-        return (int(f[11]) + int(f[12])) / _TICK
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-class TreeCpu:
+class TreeCpu(Periodic):
     """Last-seen own CPU seconds of every descendant of ``root`` (so exited ones keep theirs)."""
 
     def __init__(self, root: int):
+        super().__init__()
         self.root = root
         self.seen: dict[tuple[int, str], float] = {}
         self.kinds: dict[tuple[int, str], str] = {}
         self.driver: int | None = None
-        self._stop = threading.Event()
-        self._t = threading.Thread(target=self._run, daemon=True)
 
     def _kind(self, cmd: list[str]) -> str:
         text = " ".join(cmd)
@@ -61,9 +50,9 @@ class TreeCpu:
         todo = [self.root]
         while todo:
             pid = todo.pop()
-            cpu = _self_cpu(pid)
+            cpu = self_cpu(pid)
             if cpu is not None:
-                cmd = _cmd(pid)
+                cmd = cmdline(pid)
                 key = (pid, cmd[0] if cmd else "")
                 self.seen[key] = max(self.seen.get(key, 0.0), cpu)
                 kind = self.kinds.setdefault(key, self._kind(cmd))
@@ -76,18 +65,6 @@ class TreeCpu:
         for key, cpu in self.seen.items():
             out[self.kinds[key]] = out.get(self.kinds[key], 0.0) + cpu
         return {k: round(v, 1) for k, v in sorted(out.items())}
-
-    def _run(self) -> None:
-        while not self._stop.wait(1.0):
-            self.sample()
-
-    def __enter__(self):
-        self._t.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._t.join(timeout=3)
 
 
 def main() -> int:

@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import REPO, load_avg, now_utc, record  # noqa: E402
+from _common import REPO, Periodic, _children, cmdline, load_avg, now_utc, record, rss_mb  # noqa: E402
 
 SECTION = "## big single files (bounded memory, 0.5 to 4 GB)"
 REAL = REPO.parent / "shared" / "real_logs"
@@ -96,49 +96,18 @@ def write_big(path: Path, pieces: list[bytes], size: int, hourly: Path | None = 
     return written
 
 
-def _children() -> dict[int, list[int]]:
-    kids: dict[int, list[int]] = {}
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                with open(f"/proc/{name}/stat") as fh:
-                    ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            kids.setdefault(ppid, []).append(int(name))
-    return kids
-
-
-def _rss_mb(pid: int) -> float:
-    try:
-        with open(f"/proc/{pid}/status") as fh:
-            for line in fh:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
-
-
-def _cmd(pid: int) -> list[str]:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as fh:
-            return fh.read().decode(errors="replace").split("\0")
-    except OSError:
-        return []
-
-
-class Sampler:
+class Sampler(Periodic):
     """Peaks of the driver's RSS, the JVM's heap in use and RSS, and Spark's Python workers' RSS."""
 
+    interval = 0.5
+
     def __init__(self, root: int):
+        super().__init__()
         self.root = root
         self.peak = {"driver_rss": 0.0, "jvm_rss": 0.0, "jvm_heap_used": 0.0, "jvm_heap_committed": 0.0,
                      "worker_rss_max": 0.0, "workers_rss_sum": 0.0, "workers": 0}
         self.jvm: int | None = None
-        self._stop = threading.Event()
         self._jstat: subprocess.Popen | None = None
-        self._t = threading.Thread(target=self._run, daemon=True)
 
     def _jstat_reader(self, pid: int) -> None:
         # The JVM's perf data appears a moment after it starts: jstat started too early says 'not found'.
@@ -167,38 +136,32 @@ class Sampler:
             self.peak["jvm_heap_used"] = max(self.peak["jvm_heap_used"], used)
             self.peak["jvm_heap_committed"] = max(self.peak["jvm_heap_committed"], committed)
 
-    def _run(self) -> None:
-        while not self._stop.wait(0.5):
-            kids = _children()
-            self.peak["driver_rss"] = max(self.peak["driver_rss"], _rss_mb(self.root))
-            todo = list(kids.get(self.root, ()))
-            workers = []
-            while todo:
-                pid = todo.pop()
-                cmd = _cmd(pid)
-                exe = cmd[0] if cmd else ""
-                # spark-submit first runs a small launcher JVM (org.apache.spark.launcher.Main); the driver's
-                # JVM, which in local mode also runs the executors, is the one running SparkSubmit.
-                if "org.apache.spark.deploy.SparkSubmit" in cmd:
-                    if self.jvm is None:
-                        self.jvm = pid
-                        threading.Thread(target=self._jstat_reader, args=(pid,), daemon=True).start()
-                    self.peak["jvm_rss"] = max(self.peak["jvm_rss"], _rss_mb(pid))
-                elif "python" in exe and "pyspark.daemon" in cmd:
-                    workers.append(_rss_mb(pid))
-                todo.extend(kids.get(pid, ()))
-            if workers:
-                self.peak["worker_rss_max"] = max(self.peak["worker_rss_max"], max(workers))
-                self.peak["workers_rss_sum"] = max(self.peak["workers_rss_sum"], sum(workers))
-                self.peak["workers"] = max(self.peak["workers"], len(workers))
-
-    def __enter__(self):
-        self._t.start()
-        return self
+    def sample(self) -> None:
+        kids = _children()
+        self.peak["driver_rss"] = max(self.peak["driver_rss"], rss_mb(self.root))
+        todo = list(kids.get(self.root, ()))
+        workers = []
+        while todo:
+            pid = todo.pop()
+            cmd = cmdline(pid)
+            exe = cmd[0] if cmd else ""
+            # spark-submit first runs a small launcher JVM (org.apache.spark.launcher.Main); the driver's
+            # JVM, which in local mode also runs the executors, is the one running SparkSubmit.
+            if "org.apache.spark.deploy.SparkSubmit" in cmd:
+                if self.jvm is None and not self._stop.is_set():
+                    self.jvm = pid
+                    threading.Thread(target=self._jstat_reader, args=(pid,), daemon=True).start()
+                self.peak["jvm_rss"] = max(self.peak["jvm_rss"], rss_mb(pid))
+            elif "python" in exe and "pyspark.daemon" in cmd:
+                workers.append(rss_mb(pid))
+            todo.extend(kids.get(pid, ()))
+        if workers:
+            self.peak["worker_rss_max"] = max(self.peak["worker_rss_max"], max(workers))
+            self.peak["workers_rss_sum"] = max(self.peak["workers_rss_sum"], sum(workers))
+            self.peak["workers"] = max(self.peak["workers"], len(workers))
 
     def __exit__(self, *exc):
-        self._stop.set()
-        self._t.join(timeout=3)
+        super().__exit__(*exc)
         if self._jstat is not None:
             self._jstat.kill()
             self._jstat.wait()

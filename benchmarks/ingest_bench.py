@@ -162,7 +162,7 @@ def main() -> None:
             loads.append(load_avg())
             print(f"run {i + 1}: " + "; ".join(
                 f"{k} {v[-1][0]:.1f}s wall ({mb / v[-1][0]:.1f} MB/s), {v[-1][1]:.1f} CPU s" for k, v in rows.items())
-                + f"; Spark CPU: " + ", ".join(f"{k} {v:.1f}s" for k, v in split.items())
+                + "; Spark CPU: " + ", ".join(f"{k} {v:.1f}s" for k, v in split.items())
                 + f"; load {loads[-1]:.1f}", flush=True)
         spark.stop()
 
@@ -212,7 +212,7 @@ def main() -> None:
                       + ("; Spark's runs include the sorted Parquet write of events and quarantine" if args.write else "")
                       + ".\n"
                       + "".join(f"  - {x}\n" for x in lines)
-                      + f"  - Spark CPU split (median): " + ", ".join(f"{k} {v:.1f}s" for k, v in split.items()) + "\n"
+                      + "  - Spark CPU split (median): " + ", ".join(f"{k} {v:.1f}s" for k, v in split.items()) + "\n"
                       + f"  - {ratios}\n"
                       + f"  - event counts: plain and Spark agree on {len(kinds) - len(diffs)}/{len(kinds)} kinds "
                         f"({covered:,} of Spark's {sum(spark_counts.values()):,} events)"
