@@ -32,24 +32,6 @@ else:
 COMPILED = True
 
 
-class _Needles(dict):
-    """logger -> the (first, rest) needles of the rules that may want its entries, as the compiled
-    scan asks for them (RuleSet.screen without the rules)."""
-
-    def __init__(self, rules: RuleSet):
-        super().__init__()
-        self.rules = rules
-
-    def __missing__(self, logger: str) -> tuple:
-        got = tuple((first, rest) for first, rest, _ in self.rules.screen(logger))
-        if len(self) < 10_000:
-            self[logger] = got
-        return got
-
-
-_NEEDLES: dict[int, _Needles] = {}
-
-
 def wants(needles: tuple, message: str, cont: list[str]) -> bool:
     """RuleSet.classify's needle screen: False when no rule's needles are in the entry (no rule would
     try its regex); a thrown exception's first line counts for the rules that read it."""
@@ -156,9 +138,7 @@ def scan(
 
     skip = _routine.skip if (_routine is not None and COMPILED and on_seen is not None) else None
     if skip is not None:
-        needles = _NEEDLES.get(id(rules))
-        if needles is None or needles.rules is not rules:
-            needles = _NEEDLES[id(rules)] = _Needles(rules)
+        needles = rules.needles
         backwards_us = chron.backwards_us
     for first, block in blocks:
         k, end = 0, len(block)

@@ -51,6 +51,21 @@ class Rule:
         return False
 
 
+class _NeedleTable(dict):
+    """logger -> the (first, rest) needles of the rules that may want its entries: ``screen`` without the
+    rules, as the compiled routine scan (parsers/broker_logs/_routine.c) asks for them."""
+
+    def __init__(self, rules: "RuleSet"):
+        super().__init__()
+        self.rules = rules
+
+    def __missing__(self, logger: str) -> tuple:
+        got = tuple((first, rest) for first, rest, _ in self.rules.screen(logger))
+        if len(self) < 10_000:
+            self[logger] = got
+        return got
+
+
 class RuleSet:
     def __init__(self, rules: Iterable[Rule]):
         self.rules: tuple[Rule, ...] = tuple(rules)
@@ -61,6 +76,8 @@ class RuleSet:
         # logger -> ((first needle, other needles, rule), ...): most lines fail the first needle,
         # so the hot loop tests one substring per rule and nothing else.
         self._by_logger: dict[str | None, tuple[tuple[str, tuple[str, ...], Rule], ...]] = {}
+        self.needles = _NeedleTable(self)
+
 
     def for_logger(self, logger: str | None) -> tuple[Rule, ...]:
         return tuple(r for _, _, r in self.screen(logger))
