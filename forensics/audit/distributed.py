@@ -183,20 +183,13 @@ def phase1_fits(events: int, records: int, shards: int) -> bool:
 
 def _phase1_fn(plans_bc):
     def fn(table: pa.Table) -> pa.Table:
-        import gc
-
         from replay_engine.cluster_pass import cluster_pass
 
         cpu = time.process_time()
         plans = plans_bc.value  # before the pause: PySpark's Broadcast.load re-enables the collector
         cluster = table.column("cluster")[0].as_py()
-        was = gc.isenabled()
-        gc.disable()  # as in the shards: many live objects, no garbage
-        try:
+        with cycle_gc_paused():  # as in the shards: many live objects, no garbage
             out = cluster_pass(task_events(table), plans[cluster].context)
-        finally:
-            if was:
-                gc.enable()
         return pa.table({"cluster": [cluster], "payload": [pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)],
                          "cpu_s": [time.process_time() - cpu]})
 
