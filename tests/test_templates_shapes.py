@@ -81,3 +81,45 @@ def test_ident_id():
     assert ident_id("[BrokerChangeListener on Controller 3]: Newly added brokers") == 3
     assert ident_id("[PartitionStateMachine controllerId=100] Started") == 100
     assert ident_id("no ident") is None
+
+
+def _real_request_states() -> list[str]:
+    """Every line of ../shared/real_logs that prints a request's partition state."""
+    import gzip
+
+    from conftest import REAL_LOGS
+
+    out = []
+    for p in sorted(REAL_LOGS.rglob("*")):
+        if not p.is_file():
+            continue
+        raw = gzip.open(p).read() if p.name.endswith(".gz") else p.read_bytes()
+        out += [ln for ln in raw.decode("utf-8", "replace").splitlines() if "PartitionState(" in ln]
+    return out
+
+
+def test_request_state_printed_in_order_reads_as_the_field_by_field_search():
+    """The one-match path (fields in the order Kafka prints them) gives what the first-occurrence search of each
+    field gives, on every request state of the real logs, and declines whenever the two could differ."""
+    from parsers.broker_logs.templates.shapes import _fields_anywhere, _printed_in_order
+
+    lines = _real_request_states()
+    if not lines:
+        pytest.skip("../shared/real_logs not here")
+    fast = 0
+    for ln in lines:
+        i = ln.index("PartitionState(")
+        variants = [ln, ln[max(0, i - 40):], ln[i:],
+                    "leader=9 " + ln[i:],  # a field's name before the state: the search finds that one
+                    ln[i:].replace("leader=", "leader=List(", 1),  # not the printed order: declined
+                    ln[i:] + " topicName='late', partitionIndex=77",  # names after an old-style state
+                    ln[i:].replace(", isr=", ", isr=List(", 1),
+                    ln[i:].replace("topicName='", "topicName='isr=5,", 1)]  # no topic name holds a field's
+        for v in variants:
+            got = _printed_in_order(v)
+            if got is not None:
+                fast += 1
+                assert got == _fields_anywhere(v), v
+            if "LeaderAndIsrInfo:(" not in v:  # 0.8-0.9's shape has its own reading
+                assert request_partition_state(v) == _fields_anywhere(v)
+    assert fast >= 3 * len(lines)  # the real ones (whole, cut, from the state) take the one match
