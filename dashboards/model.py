@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from dashboards.timefmt import parse_iso
+from replay_engine.timeline import outage_runs
 
 # The timeline events that mean "a controlled shutdown moved this partition" (ZooKeeper and KRaft logs).
 SHUTDOWN_EVENTS = frozenset({"controlled_shutdown_requested"})
@@ -152,25 +153,9 @@ def spans_from_rows(rows: Iterable[dict[str, Any]]) -> list[Span]:
 
 
 def episodes_of(spans: list[Span]) -> list[Episode]:
-    """The replay's own rule (replay_engine.timeline.leaderless_episodes): touching leaderless spans merge."""
-    out: list[Episode] = []
-    cur: Episode | None = None
-    for s in spans:
-        if not s.leaderless:
-            if cur is not None:
-                out.append(cur)
-                cur = None
-            continue
-        if cur is not None and cur.topic == s.topic and cur.partition == s.partition and cur.end == s.start:
-            cur.end = s.end
-            cur.spans.append(s)
-            continue
-        if cur is not None:
-            out.append(cur)
-        cur = Episode(s.topic, s.partition, s.start, s.end, [s])
-    if cur is not None:
-        out.append(cur)
-    return out
+    """The replay's own rule (replay_engine.timeline.outage_runs): touching leaderless spans merge."""
+    return [Episode(run[0].topic, run[0].partition, run[0].start, run[-1].end, run)
+            for run, _ in outage_runs(spans, lambda s: s.leaderless)]
 
 
 def _attach_causes(episodes: list[Episode], leaderless_docs: list[dict[str, Any]]) -> None:

@@ -8,10 +8,12 @@ still names the dead broker), or it is offline/being deleted.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable, Iterable, TypeVar
 
 from parsers.schema import iso_utc
 from replay_engine.facts import TP, Ref
+
+T = TypeVar("T")
 
 
 def timeline_arrow_schema():
@@ -133,24 +135,35 @@ class Episode:
         return None if self.end is None else self.end - self.start
 
 
+def outage_runs(items: Iterable[T], out: Callable[[T], bool]) -> list[tuple[list[T], T | None]]:
+    """Runs of touching ``out`` items of one partition (``items`` sorted by partition, then start; each has
+    topic, partition, start, end), each with the item that ended it when that one touches it (else None):
+    one outage per run. The replay's episodes and the dashboards' are both cut by this rule."""
+    runs: list[tuple[list[T], T | None]] = []
+    cur: list[T] = []
+
+    def touches(a, b) -> bool:
+        return (a.topic, a.partition) == (b.topic, b.partition) and a.end == b.start
+
+    for it in items:
+        if not out(it):
+            if cur:
+                runs.append((cur, it if touches(cur[-1], it) else None))
+                cur = []
+            continue
+        if cur and not touches(cur[-1], it):
+            runs.append((cur, None))
+            cur = []
+        cur.append(it)
+    if cur:
+        runs.append((cur, None))
+    return runs
+
+
 def leaderless_episodes(intervals: list[Interval], unavailable: bool = False) -> list[Episode]:
-    out: list[Episode] = []
-    cur: Episode | None = None
-    for iv in intervals:  # sorted by partition, then start
-        if not (iv.view.unavailable if unavailable else iv.view.leaderless):
-            if cur is not None:
-                if (cur.topic, cur.partition) == (iv.topic, iv.partition) and cur.end == iv.start:
-                    cur.closed_by = iv.opened_by
-                out.append(cur)
-                cur = None
-            continue
-        if cur is not None and (cur.topic, cur.partition) == (iv.topic, iv.partition) and cur.end == iv.start:
-            cur.end = iv.end
-            cur.intervals.append(iv)
-            continue
-        if cur is not None:
-            out.append(cur)
-        cur = Episode(iv.topic, iv.partition, iv.start, iv.end, [iv])
-    if cur is not None:
-        out.append(cur)
-    return out
+    def out(iv: Interval) -> bool:
+        return iv.view.unavailable if unavailable else iv.view.leaderless
+
+    return [Episode(run[0].topic, run[0].partition, run[0].start, run[-1].end, run,
+                    closer.opened_by if closer is not None else None)
+            for run, closer in outage_runs(intervals, out)]
