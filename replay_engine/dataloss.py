@@ -40,6 +40,25 @@ def _shrink_before(events: list[Event], tp, broker: int, ts: int) -> tuple[int, 
     return best
 
 
+def _log_end(events: list[Event], tp, broker: int | None, ts: int, become: str, epoch, evidence: list,
+             basis: list[str], said_after: str, said_before: str) -> int | None:
+    """A broker's log end offset around the election: what it logged on taking its new role, else what the
+    leader recorded when it left the ISR before; its evidence and the sentence saying which, appended."""
+    if broker is None:
+        return None
+    e = _after(events, tp, broker, ts, (become,), epoch)
+    if e is not None:
+        offset, ev, said = int(e.detail["offset"]), e, said_after
+    else:
+        s = _shrink_before(events, tp, broker, ts)
+        if s is None:
+            return None
+        (offset, ev), said = s, said_before
+    evidence.append(ref_of(ev))
+    basis.append(said.format(b=broker, o=offset))
+    return offset
+
+
 def estimate(d: Decision, events: list[Event]) -> dict[str, Any]:
     tp = d.tp
     old_isr = list(d.before.get("isr") or [])
@@ -49,32 +68,12 @@ def estimate(d: Decision, events: list[Event]) -> dict[str, Any]:
     new = (d.after or {}).get("leader")
     epoch = (d.after or {}).get("leader_epoch")
     evidence = [d.trigger] + ([d.record] if d.record else [])
-    new_leo = old_leo = None
     basis = []
-    if new is not None:
-        e = _after(events, tp, new, d.ts, ("become_leader",), epoch)
-        if e is not None:
-            new_leo = int(e.detail["offset"])
-            evidence.append(ref_of(e))
-            basis.append(f"broker {new} became leader at offset {new_leo}")
-        else:
-            s = _shrink_before(events, tp, new, d.ts)
-            if s is not None:
-                new_leo = s[0]
-                evidence.append(ref_of(s[1]))
-                basis.append(f"broker {new} was at offset {new_leo} when it left the ISR")
-    if old is not None:
-        e = _after(events, tp, old, d.ts, ("become_follower",), epoch)
-        if e is not None:
-            old_leo = int(e.detail["offset"])
-            evidence.append(ref_of(e))
-            basis.append(f"broker {old} came back with its log ending at offset {old_leo}")
-        else:
-            s = _shrink_before(events, tp, old, d.ts)
-            if s is not None:
-                old_leo = s[0]
-                evidence.append(ref_of(s[1]))
-                basis.append(f"broker {old} had written up to offset {old_leo} (at least)")
+    new_leo = _log_end(events, tp, new, d.ts, "become_leader", epoch, evidence, basis,
+                       "broker {b} became leader at offset {o}", "broker {b} was at offset {o} when it left the ISR")
+    old_leo = _log_end(events, tp, old, d.ts, "become_follower", epoch, evidence, basis,
+                       "broker {b} came back with its log ending at offset {o}",
+                       "broker {b} had written up to offset {o} (at least)")
     lost = old_leo - new_leo if old_leo is not None and new_leo is not None and old_leo > new_leo else (
         0 if old_leo is not None and new_leo is not None else None)
     out = {
