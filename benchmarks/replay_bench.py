@@ -223,7 +223,8 @@ def _speedup_line(what: str, one_name: str, two_name: str, one: dict, two: dict,
     out = (f"{what}: {one_name} median {b:.1f}s ({runs_text(one['wall'])}; {med(one['cpu']):.1f} CPU s) = "
            f"{n / b:,.0f} events/s; {two_name} median {d:.1f}s ({runs_text(two['wall'])}; {med(two['cpu']):.1f} CPU s) "
            f"= {n / d:,.0f} events/s: **speed-up {b / d:.2f}x** (goal 1.8x: {'met' if b / d >= 1.8 else 'missed'}; "
-           f"CPU seconds {med(two['cpu']) / med(one['cpu']):.2f}x the baseline's)")
+           f"CPU seconds {med(two['cpu']) / med(one['cpu']):.2f}x the baseline's; fastest runs "
+           f"{min(one['wall']):.1f} -> {min(two['wall']):.1f} s: {min(one['wall']) / min(two['wall']):.2f}x)")
     # Load-proof: the Python tasks' own CPU seconds. The shards run side by side, each with its own phase 1
     # (logs alone), or after phase 1's own task on big clusters: the critical path is that task (if any) plus
     # the slowest shard.
