@@ -18,25 +18,25 @@ from dashboards.model import ClusterView, cluster_view, replay_docs
 from dashboards.rank import MAX_ROWS
 from dashboards.sections import cluster_name, cluster_section, report_header
 from dashboards.whatif import whatif_header, whatif_section
-from parsers.common.gc_pause import cycle_gc_paused as quiet_gc
+from parsers.common.gc_pause import cycle_gc_paused
 
 
 def dashboard_page(docs: list[dict[str, Any]], rows: list[dict[str, Any]], tz: str = "UTC",
                    report: dict[str, Any] | None = None, max_rows: int = MAX_ROWS) -> str:
     """A page from replay documents (replay.json's, one per cluster) and partition_timeline rows."""
-    with quiet_gc():
+    with cycle_gc_paused():
         return _page(_views(docs, rows, None), tz, report, max_rows)
 
 
 def report_page(report: dict[str, Any], results: list[Any], tz: str = "UTC") -> str:
     """report.html: the postmortem report's conclusions above the interactive timeline of each cluster."""
-    with quiet_gc():
+    with cycle_gc_paused():
         return _page(_views(replay_docs(report["replay"]), _rows(results), results), tz, report, MAX_ROWS)
 
 
 def results_page(results: list[Any], tz: str = "UTC", max_rows: int = MAX_ROWS) -> str:
     """A page straight from ReplayResults (what ``replay`` knows, without a report)."""
-    with quiet_gc():
+    with cycle_gc_paused():
         return _page(_views([r.to_json() for r in results], _rows(results), results), tz, None, max_rows)
 
 
@@ -45,7 +45,7 @@ def whatif_page(baseline_results: list[Any], variant_results: list[Any], whatif_
                 max_rows: int = MAX_ROWS) -> str:
     """Two labelled replays of the same evidence, side by side on one linked time axis per cluster
     (clusters paired by name); ``whatif_doc``: what the run says about itself (verdict, changes...)."""
-    with quiet_gc():
+    with cycle_gc_paused():
         base = {r.cluster: r for r in baseline_results}
         var = {r.cluster: r for r in variant_results}
         names = sorted(set(base) | set(var), key=lambda c: "" if c is None else str(c))

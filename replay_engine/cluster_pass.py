@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from parsers.common.gc_pause import cycle_gc_paused
 from parsers.schema import Event
 from replay_engine import facts as F
 from replay_engine.from_events import ClusterContext
@@ -99,8 +100,6 @@ def phase1_events(events: Iterable[Event]) -> list[Event]:
 
 def cluster_pass(events: Iterable[Event], context: ClusterContext) -> ClusterPass:
     """Replay the cluster with no partition of its own (``events``: at least ``phase1_events``)."""
-    from parsers.common.gc_pause import cycle_gc_paused
-
     with cycle_gc_paused():
         return _cluster_pass(list(events), context)
 

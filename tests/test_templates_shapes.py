@@ -103,9 +103,12 @@ def test_request_state_printed_in_order_reads_as_the_field_by_field_search():
     field gives, on every request state of the real logs, and declines whenever the two could differ."""
     from parsers.broker_logs.templates.shapes import _fields_anywhere, _printed_in_order
 
-    lines = _real_request_states()
-    if not lines:
+    from conftest import REAL_LOGS
+
+    if not REAL_LOGS.is_dir():
         pytest.skip("../shared/real_logs not here")
+    lines = _real_request_states()
+    assert lines  # 0.10+ brokers print the request's state: a read that finds none is broken
     fast = 0
     for ln in lines:
         i = ln.index("PartitionState(")

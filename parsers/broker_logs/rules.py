@@ -78,7 +78,6 @@ class RuleSet:
         self._by_logger: dict[str | None, tuple[tuple[str, tuple[str, ...], Rule], ...]] = {}
         self.needles = _NeedleTable(self)
 
-
     def for_logger(self, logger: str | None) -> tuple[Rule, ...]:
         return tuple(r for _, _, r in self.screen(logger))
 
