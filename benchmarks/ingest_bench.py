@@ -140,12 +140,15 @@ def main() -> None:
         print(f"corpus: {info['files']} files ({info['gz_files']} gzipped), {mb:,.0f} MB of text "
               f"({info['disk_bytes'] / 1e6:,.0f} MB on disk), {text_lines:,} lines; {info['output']}", flush=True)
 
+        from forensics.jvm_archive import in_use
         from forensics.spark import get_spark
 
+        archive = in_use()
+        archive_text = f"driver JVM given the class archive {archive.name} (warm-up)" if archive else "no JVM class archive"
         t0 = time.perf_counter()
         spark = get_spark(args.master)
         spark_start = time.perf_counter() - t0
-        print(f"Spark session ({args.master}) started in {spark_start:.1f}s; {machine()}", flush=True)
+        print(f"Spark session ({args.master}) started in {spark_start:.1f}s ({archive_text}); {machine()}", flush=True)
 
         rows = {"grep": [], "plain": [], "spark": []}
         loads = [load_avg()]
@@ -203,12 +206,14 @@ def main() -> None:
         if args.record:
             corpus_arg = "--corpus real " if real else ""
             days_arg = "" if real else f"--days {args.days:g} "
-            cmd = (f"`.venv/bin/python benchmarks/ingest_bench.py {corpus_arg}--size-gb {args.size_gb:g} {days_arg}"
+            off = "KAFKA_FORENSICS_JVM_ARCHIVE=0 " if os.environ.get("KAFKA_FORENSICS_JVM_ARCHIVE") == "0" else ""
+            cmd = (f"`{off}.venv/bin/python benchmarks/ingest_bench.py {corpus_arg}--size-gb {args.size_gb:g} {days_arg}"
                    f"--runs {args.runs} --master {args.master}{' --write' if args.write else ''} --record`")
             bullet = (f"- {now_utc()}, {os.cpu_count()} cores, load average {runs_text(loads)} (start, after each run). "
                       f"Corpus: {info['files']} files ({info['gz_files']} gzipped), {mb:,.0f} MB of text "
                       f"({info['disk_bytes'] / 1e6:,.0f} MB on disk), {text_lines:,} lines "
-                      f"(`{info['command']}`). Spark session start {spark_start:.1f}s (not in the figures)"
+                      f"(`{info['command']}`). Spark session start {spark_start:.1f}s "
+                      f"({archive_text}; not in the figures)"
                       + ("; Spark's runs include the sorted Parquet write of events and quarantine" if args.write else "")
                       + ".\n"
                       + "".join(f"  - {x}\n" for x in lines)

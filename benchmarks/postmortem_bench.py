@@ -107,29 +107,43 @@ def main() -> None:
     become_subreaper()
     loads = [load_avg()]
 
-    cli_wall, cli_cpu = [], []
-    for _ in range(args.runs):
-        tmp = Path(tempfile.mkdtemp(prefix="kf-pm-bench-"))
-        try:
-            c, t = tree_cpu(), time.perf_counter()
-            r = subprocess.run([str(exe), "postmortem", args.sample, "--out", str(tmp), "-q"], cwd=REPO,
-                               capture_output=True, text=True)
-            cli_wall.append(time.perf_counter() - t)
-            reap()  # the JVM it started exits after it: its CPU counts too
-            cli_cpu.append(tree_cpu() - c)
-            if r.returncode not in (0, 1):
-                raise SystemExit(f"postmortem failed ({r.returncode}): {r.stderr[-2000:]}")
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-    loads.append(load_avg())
-    print(f"postmortem CLI: median {med(cli_wall):.1f}s wall ({runs_text(cli_wall)}), {med(cli_cpu):.1f} CPU s", flush=True)
+    from forensics.jvm_archive import OFF_ENV, in_use
 
-    starts = []
+    archive = in_use()
+    # With warm-up's class archive in place, each command and start-up also runs without it (alternating),
+    # the baseline of what the archive saves, measured in the same session.
+    modes = ("archive", "no archive") if archive else ("no archive",)
+    env_of = {"archive": dict(os.environ), "no archive": {**os.environ, OFF_ENV: "0"}}
+    cli_wall = {m: [] for m in modes}
+    cli_cpu = {m: [] for m in modes}
     for _ in range(args.runs):
-        r = subprocess.run([sys.executable, __file__, "_spark_start"], cwd=REPO, capture_output=True, text=True)
-        starts.append(json.loads(r.stdout.strip().splitlines()[-1])["start_s"])
+        for m in modes:
+            tmp = Path(tempfile.mkdtemp(prefix="kf-pm-bench-"))
+            try:
+                c, t = tree_cpu(), time.perf_counter()
+                r = subprocess.run([str(exe), "postmortem", args.sample, "--out", str(tmp), "-q"], cwd=REPO,
+                                   capture_output=True, text=True, env=env_of[m])
+                cli_wall[m].append(time.perf_counter() - t)
+                reap()  # the JVM it started exits after it: its CPU counts too
+                cli_cpu[m].append(tree_cpu() - c)
+                if r.returncode not in (0, 1):
+                    raise SystemExit(f"postmortem failed ({r.returncode}): {r.stderr[-2000:]}")
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
     loads.append(load_avg())
-    print(f"Spark start-up alone: median {med(starts):.1f}s ({runs_text(starts)})", flush=True)
+    for m in modes:
+        print(f"postmortem CLI ({m}): median {med(cli_wall[m]):.1f}s wall ({runs_text(cli_wall[m])}), "
+              f"{med(cli_cpu[m]):.1f} CPU s", flush=True)
+
+    starts = {m: [] for m in modes}
+    for _ in range(args.runs):
+        for m in modes:
+            r = subprocess.run([sys.executable, __file__, "_spark_start"], cwd=REPO, capture_output=True, text=True,
+                               env=env_of[m])
+            starts[m].append(json.loads(r.stdout.strip().splitlines()[-1])["start_s"])
+    loads.append(load_avg())
+    for m in modes:
+        print(f"Spark start-up alone ({m}): median {med(starts[m]):.1f}s ({runs_text(starts[m])})", flush=True)
 
     cold, warm = [], []
     for _ in range(args.runs):
@@ -145,17 +159,28 @@ def main() -> None:
     def med_of(rows, k):
         return med([r.get(k, 0.0) for r in rows])
 
-    total = med(cli_wall)
+    m = modes[0]
+    total = med(cli_wall[m])
     names = {"imports": "Python imports", "spark_start": "Spark session start", "ingest": "ingest (Spark jobs)",
              "collect_events": "events to the driver (Spark job)", "replay": "replay", "report": "report built",
              "write": "timeline Parquet"}
     parts = [f"{names[p]} {med_of(cold, p):.2f}s" for p in PHASES if med_of(cold, p) > 0]
     cold_total, warm_total = med_of(cold, "total_s"), med_of(warm, "total_s")
+    label = f" with warm-up's JVM class archive ({archive.name})" if archive else " (no JVM class archive)"
     lines = [
-        f"`kafka-forensics postmortem {args.sample} --out DIR` (a fresh process, Spark start included): median "
-        f"**{total:.1f}s** wall ({runs_text(cli_wall)}), {med(cli_cpu):.1f} CPU s (all processes)",
-        f"Spark start-up alone (Python start, pyspark import, JVM, SparkSession): median {med(starts):.1f}s "
-        f"({runs_text(starts)}) = {med(starts) / total:.0%} of the command",
+        f"`kafka-forensics postmortem {args.sample} --out DIR`{label} (a fresh process, Spark start included): "
+        f"median **{total:.1f}s** wall ({runs_text(cli_wall[m])}), {med(cli_cpu[m]):.1f} CPU s (all processes)",
+        f"Spark start-up alone (Python start, pyspark import, JVM, SparkSession): median {med(starts[m]):.1f}s "
+        f"({runs_text(starts[m])}) = {med(starts[m]) / total:.0%} of the command",
+    ]
+    if archive:
+        base = med(cli_wall["no archive"])
+        lines.append(
+            f"the same, alternating, without the archive ({OFF_ENV}=0): command median {base:.1f}s "
+            f"({runs_text(cli_wall['no archive'])}), {med(cli_cpu['no archive']):.1f} CPU s; Spark start-up "
+            f"{med(starts['no archive']):.1f}s ({runs_text(starts['no archive'])}): the archive makes the command "
+            f"**{base / total:.2f}x** as fast ({base - total:.1f}s saved) and start-up {med(starts['no archive']) - med(starts[m]):.1f}s shorter")
+    lines += [
         f"in one process, by phase (median): {'; '.join(parts)}; the command itself {cold_total:.1f}s after imports",
         f"the same postmortem again in that process, Spark session reused: median **{warm_total:.1f}s** "
         f"({runs_text([r['total_s'] for r in warm])}; ingest {med_of(warm, 'ingest'):.2f}s, events "

@@ -32,6 +32,7 @@ COMMANDS = (
     "forensics.commands.ingest",
     "forensics.commands.zk_dump",
     "forensics.commands.kraft_dump",
+    "forensics.commands.warm_up",
 )
 
 

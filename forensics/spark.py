@@ -13,6 +13,8 @@ import sys
 from importlib import resources
 from pathlib import Path
 
+from forensics.jvm_archive import driver_options
+
 
 def _defaults_conf_has_master() -> bool:
     conf_dir = os.environ.get("SPARK_CONF_DIR")
@@ -55,13 +57,15 @@ def get_spark(master: str | None = None, app_name: str = "kafka-forensics"):
     if m:
         builder = builder.master(m)
     java_opts = f"-Dlog4j2.configurationFile=file:{log4j} -Dlog4j.configurationFile=file:{log4j}"
+    # the driver maps the class archive that `warm-up` built, if any (forensics.jvm_archive)
+    driver_opts = " ".join(x for x in (java_opts, driver_options()) if x)
     builder = (
         builder.config("spark.sql.session.timeZone", "UTC")
         # Parquet timestamps as int64 microseconds (the legacy INT96 reads back as nanoseconds elsewhere)
         .config("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
         .config("spark.ui.enabled", os.environ.get("KAFKA_FORENSICS_SPARK_UI", "false"))
         .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.driver.extraJavaOptions", java_opts)
+        .config("spark.driver.extraJavaOptions", driver_opts)
         .config("spark.executor.extraJavaOptions", java_opts)
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
         .config("spark.sql.adaptive.enabled", "true")
