@@ -49,6 +49,8 @@ class FailedStart:
     proof: Ref  # the proving line itself (file and line number)
     lines: int  # fatal lines that told this attempt
     recovered_at: int | None = None  # the broker started later (for a refused registration: only a delay)
+    # a fatal stop: the partitions it led, left without a serving leader, and until when (None: to the end)
+    unserved: tuple[int, int | None] | None = None
 
     @property
     def exception(self) -> str:
@@ -75,7 +77,14 @@ class FailedStart:
         verb = {"registration": "tried to register", "running": "stopped itself"}.get(self.phase, "tried to restart")
         at = iso_utc(self.start)
         if self.phase == "running":
-            return f"{who} stopped itself at {at}: {self.exception} ({self.where()})"
+            out = f"{who} stopped itself at {at}: {self.exception} ({self.where()})"
+            if self.unserved is not None:
+                n, until = self.unserved
+                them = "the partition it led" if n == 1 else f"the {n} partitions it led"
+                out += (f"; {them} had no serving leader until " + (
+                    f"{iso_utc(until)} ({_duration(until - self.start)})" if until is not None
+                    else "the end of the evidence") + " (its ZooKeeper session outlived the process)")
+            return out
         tail = ""
         if self.recovered_at is not None:
             tail = (f"; it registered at {iso_utc(self.recovered_at)} after retrying" if self.phase == "registration"
@@ -86,7 +95,14 @@ class FailedStart:
         return {"broker": self.broker, "start": iso_utc(self.start), "end": iso_utc(self.end), "phase": self.phase,
                 "cause": self.cause, "cause_text": CAUSE_TEXT.get(self.cause, self.cause), "message": self.message,
                 "lines": self.lines, "recovered_at": iso_utc(self.recovered_at), "proof": self.proof.to_json(),
+                "unserved_partitions": self.unserved[0] if self.unserved else 0,
+                "unserved_until": iso_utc(self.unserved[1]) if self.unserved else None,
                 "sentence": self.sentence()}
+
+
+def _duration(us: int) -> str:
+    s = us / 1e6
+    return f"{s:.1f} s" if s < 90 else f"{s / 60:.0f} min" if s < 7200 else f"{s / 3600:.1f} h"
 
 
 def _subject(ev: Event) -> int | None:
@@ -167,6 +183,30 @@ def annotate(leaderless: list, fails: list[FailedStart]) -> None:
         cause.summary = cause.summary.rstrip() + " " + "; ".join(_cap(f.sentence()) for f in hits[:3]) + "."
         cause.chain.extend(f.proof for f in hits[:3])
         cause.details["failed_restarts"] = [f.to_json() for f in hits]
+
+
+def with_unserved(fails: list[FailedStart], intervals: Iterable) -> list[FailedStart]:
+    """Fatal stops with what they left: the partitions whose leader was the stopped broker, no longer serving
+    from that line on (``facts.BrokerStopped``), and until when the last of them had a serving leader again
+    (a leaderless stretch right after counts: the clients saw one outage)."""
+    halts = {(f.broker, f.start): i for i, f in enumerate(fails) if f.phase == "running" and f.broker is not None}
+    if not halts:
+        return fails
+    open_since: dict[tuple, tuple[int, int]] = {}  # (topic, partition) -> (halt index, start)
+    ends: dict[int, dict[tuple, int | None]] = {}
+    for iv in intervals:  # sorted by partition, then start
+        v, key = iv.view, (iv.topic, iv.partition)
+        if v.leader_serving is False and (v.leader, iv.start) in halts:
+            open_since[key] = (halts[(v.leader, iv.start)], iv.start)
+        if key in open_since and v.unavailable:  # not serving, then perhaps no leader at all: one outage
+            ends.setdefault(open_since[key][0], {})[key] = iv.end
+        elif key in open_since:
+            del open_since[key]
+    out = list(fails)
+    for i, per in ends.items():
+        until = None if any(e is None for e in per.values()) else max(per.values())
+        out[i] = replace(out[i], unserved=(len(per), until))
+    return out
 
 
 def _cap(s: str) -> str:

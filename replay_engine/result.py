@@ -18,7 +18,7 @@ from replay_engine.from_events import FactStream
 from replay_engine.image import ClusterHistory, ClusterImage, history_of, image_of
 from replay_engine.judge import DIVERGED, Comparison, tally, unknown_reasons
 from replay_engine.partition import Decision
-from replay_engine.restarts import annotate as annotate_restarts, failed_starts, generated_ids
+from replay_engine.restarts import annotate as annotate_restarts, failed_starts, generated_ids, with_unserved
 from replay_engine.skew import SkewEstimate, estimate_skew
 from replay_engine.timeline import Episode, Interval, leaderless_episodes
 from replay_engine.write_outages import UnderMinIsr, compute as compute_write_outages
@@ -175,7 +175,7 @@ def assemble(replay, stream: FactStream, *, cluster: str | None, mode: str,
     leaderless = [Leaderless(ep, explain(ep, world)) for ep in leaderless_episodes(intervals)]
     restarts, under = {}, []
     if events is not None:  # the evidence's own failed starts and write outages (not a counterfactual side's)
-        restarts = _restarts(events, leaderless, history.ar_history)
+        restarts = _restarts(events, leaderless, history.ar_history, intervals)
         under = compute_write_outages(intervals, world, image.config, events)
     return ReplayResult(
         cluster, mode, stream, intervals, leaderless, replay.decisions, replay.comparisons,
@@ -187,8 +187,9 @@ def assemble(replay, stream: FactStream, *, cluster: str | None, mode: str,
         dict(broker_versions or {}), restarts, under)
 
 
-def _restarts(events: list[Event], leaderless: list[Leaderless], ar_history) -> dict[str, Any]:
-    """Failed start-ups, told in the outages they prolonged; brokers that came back under a generated id."""
-    fails = failed_starts(events)
+def _restarts(events: list[Event], leaderless: list[Leaderless], ar_history, intervals: list[Interval]) -> dict[str, Any]:
+    """Failed start-ups, told in the outages they prolonged; fatal stops, with the partitions they left without a
+    serving leader; brokers that came back under a generated id."""
+    fails = with_unserved(failed_starts(events), intervals)
     annotate_restarts(leaderless, fails)
     return {"failed_starts": [f.to_json() for f in fails], "generated_ids": generated_ids(events, ar_history)}

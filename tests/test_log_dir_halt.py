@@ -1,0 +1,88 @@
+"""A broker whose last log directory failed halts at once: 1.0+ LogManager.handleLogDirFailure logs
+"Shutdown broker because all log dirs in <dirs> have failed" (fatal) and calls Exit.halt(1) (1.1.0, 2.8.0,
+3.7.0 core/src/main/scala/kafka/log/LogManager.scala). No shutdown hook runs, so its ZooKeeper session and
+/brokers/ids entry outlive the process: the partitions it led keep it as leader, in ZooKeeper and in the
+controller's view, while nothing serves them until the broker starts again (or the session expires and the
+controller elects elsewhere).
+
+Truth here: the raw lines of ../shared/real_logs/NikhilDighe9975__kafka_setup (a one-broker 3.7.1 cluster on
+Windows whose log directory failed again and again) read with gzip, independently of the parsers.
+"""
+from __future__ import annotations
+
+import gzip
+import re
+from datetime import datetime, timezone
+
+import pytest
+
+from conftest import REAL_LOGS
+from forensics.sources import broker_hint_from_path
+from parsers.common.context import SourceContext
+from parsers.dispatch import parse_source
+from replay_engine import facts as F
+from replay_engine.api import replay_cluster
+from replay_engine.from_events import build_facts
+
+CLUSTER = "NikhilDighe9975__kafka_setup"
+_TS = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\] ")
+
+pytestmark = pytest.mark.skipif(not (REAL_LOGS / CLUSTER).is_dir(), reason="../shared/real_logs absent")
+
+
+def _us(stamp: str) -> int:
+    t = datetime.strptime(stamp, "%Y-%m-%d %H:%M:%S,%f").replace(tzinfo=timezone.utc)
+    return int(t.timestamp() * 1_000_000)
+
+
+def _raw(pattern: str) -> list[int]:
+    """Times (µs, the files' clock is UTC) of the server.log lines holding ``pattern``."""
+    out = []
+    for f in sorted((REAL_LOGS / CLUSTER / "logs").glob("server.log*")):
+        for line in gzip.decompress(f.read_bytes()).decode("utf-8", "replace").splitlines():
+            m = _TS.match(line)
+            if m and pattern in line:
+                out.append(_us(m.group(1)))
+    return sorted(out)
+
+
+@pytest.fixture(scope="module")
+def events():
+    out = []
+    for f in sorted((REAL_LOGS / CLUSTER).rglob("*")):
+        if f.is_file():
+            rel = str(f.relative_to(REAL_LOGS))
+            evs, _ = parse_source(f.read_bytes(), SourceContext(rel, cluster=CLUSTER, broker_hint=broker_hint_from_path(rel)))
+            out += [e for e in evs if e.event_type != "zk_txn"]
+    return out
+
+
+def test_each_halt_line_stops_the_broker_there(events):
+    halts = _raw("Shutdown broker because all log dirs in")
+    assert len(halts) > 5
+    stopped = sorted(f.ts for f in build_facts(events).facts if isinstance(f, F.BrokerStopped))
+    assert stopped == halts
+    # a start-up that fails does not halt a running broker: only LogManager's line does
+    assert not any(isinstance(f, F.BrokerStopped) for f in build_facts(
+        [e for e in events if (e.detail or {}).get("via") != "log_manager"]).facts)
+
+
+def test_what_a_halt_left_is_told_and_ends_no_earlier_than_the_next_start(events):
+    result = replay_cluster(events, CLUSTER)
+    halts = _raw("Shutdown broker because all log dirs in")
+    starts = _raw("INFO starting (kafka.server.KafkaServer)")
+    told = {f["start"]: f for f in result.restarts["failed_starts"]}
+    with_outage = 0
+    for h in halts:
+        f = told[datetime.fromtimestamp(h / 1e6, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")]
+        if f["phase"] != "running" or not f["unserved_partitions"]:
+            continue  # halted while (re)starting, or it led nothing then
+        with_outage += 1
+        assert "had no serving leader until" in f["sentence"]
+        nxt = next((s for s in starts if s > h), None)
+        if f["unserved_until"] is None:
+            continue  # to the end of the evidence
+        until = _us(f["unserved_until"].replace("T", " ").replace("Z", "").replace(".", ","))
+        # a halted process serves nothing until it is started again
+        assert nxt is not None and until >= nxt, (f["sentence"], nxt)
+    assert with_outage >= 5
