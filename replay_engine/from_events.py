@@ -312,10 +312,10 @@ def _log_facts(ev: Event, authoritative: bool) -> list[F.Fact]:
     elif t == "log_dir_failure" and d.get("side") == "controller" and ev.subject_broker is not None \
             and _tp_list(d.get("partitions")):
         out.append(F.ReplicasOffline(ts, r, broker=int(ev.subject_broker), tps=_tp_list(d.get("partitions"))))
-    elif t == "broker_fatal_error" and d.get("via") == "log_manager" and d.get("phase") == "running" \
-            and (ev.subject_broker is not None or ev.broker_id is not None):
-        # 1.0+ LogManager.handleLogDirFailure: the last live log directory failed, fatal(...) then Exit.halt(1).
-        # The process is gone at this line; its ZooKeeper session lives on until it expires.
+    elif t == "broker_fatal_error" and d.get("halt") and (ev.subject_broker is not None or ev.broker_id is not None):
+        # A line Kafka writes just before Exit.halt / Runtime.halt (e.g. 1.0+ LogManager.handleLogDirFailure when
+        # the last log directory failed; templates/fatal.py names each). The process is gone at this line; no
+        # shutdown hook ran, so its ZooKeeper session lives on until it expires.
         b = int(ev.subject_broker if ev.subject_broker is not None else ev.broker_id)
         out.append(F.BrokerStopped(ts, r, broker=b))
         out.extend(ev_only(t, b))

@@ -27,6 +27,7 @@ CAUSE_TEXT = {
     "port_in_use": "its listener port was in use (BindException)",
     "log_dirs_failed": "every log directory had failed (KafkaStorageException)",
     "out_of_memory": "the JVM ran out of memory (OutOfMemoryError)",
+    "disk_error": "a disk error while writing a log or checkpoint (KafkaStorageException or IOException) halted it",
     "registration_refused": "the controller refused its registration (incompatible metadata.version or features)",
     "other": "a fatal error",
 }

@@ -86,3 +86,54 @@ def test_what_a_halt_left_is_told_and_ends_no_earlier_than_the_next_start(events
         # a halted process serves nothing until it is started again
         assert nxt is not None and until >= nxt, (f["sentence"], nxt)
     assert with_outage >= 5
+
+
+def _fatal(text: str):
+    events, _ = parse_source(text.encode(), SourceContext(path="kafka-1/server.log", cluster="c", broker_hint=1))
+    return [e for e in events if e.event_type == "broker_fatal_error"]
+
+
+# Lines Kafka writes right before Exit.halt / Runtime.halt (verbatim from the source named; no real occurrence
+# in ../shared), in the layout of the release that writes them, with the cause and broker they must give.
+HALTS = [
+    # 1.0.0-3.7.0 ReplicaManager.LogDirFailureHandler.doWork (inter.broker.protocol.version below 1.0)
+    ("[2019-01-01 10:00:00,000] FATAL [ReplicaManager broker=1] Halting broker because dir /data/k1 is offline "
+     "(kafka.server.ReplicaManager)\n", "log_dirs_failed", 1),
+    # 3.7.0 ReplicaManager.handleLogDirFailure (KRaft or migration: the metadata log's directory failed)
+    ("[2024-01-01 10:00:00,000] ERROR [ReplicaManager broker=1] Shutdown broker because the metadata log dir "
+     "/data/meta has failed (kafka.server.ReplicaManager)\n", "log_dirs_failed", 1),
+    ("[2024-01-01 10:00:00,000] ERROR [ReplicaManager broker=1] Shutdown broker because some log directory has "
+     "failed during migration mode: /data/k2 (kafka.server.ReplicaManager)\n", "log_dirs_failed", 1),
+    # 0.10.2.0 ReplicaFetcherThread.processPartitionData (KafkaStorageException), with its trace
+    ("[2017-01-01 10:00:00,000] FATAL [ReplicaFetcherThread-0-2], Disk error while replicating data for t-0 "
+     "(kafka.server.ReplicaFetcherThread)\nkafka.common.KafkaStorageException: I/O exception in append to log 't-0'\n"
+     "\tat kafka.log.Log.append(Log.scala:349)\n", "disk_error", 1),
+    # 0.8.0 ReplicaFetcherThread: the same without the partition
+    ("[2013-01-01 10:00:00,000] FATAL [ReplicaFetcherThread-0-2], Disk error while replicating data. "
+     "(kafka.server.ReplicaFetcherThread)\n", "disk_error", 1),
+    # 0.11.0.0 KafkaApis.handleLeaderAndIsrRequest
+    ("[2017-06-01 10:00:00,000] FATAL [KafkaApi-1] Disk error during leadership change. (kafka.server.KafkaApis)\n",
+     "disk_error", 1),
+    # 0.10.2.0 Partition.delete (IOException)
+    ("[2017-01-01 10:00:00,000] FATAL Partition [t,0] on broker 1: Error deleting the log for partition t-0 "
+     "(kafka.cluster.Partition)\n", "disk_error", 1),
+    # 0.8.2.0 ReplicaManager.checkpointHighWatermarks (IOException)
+    ("[2015-01-01 10:00:00,000] FATAL [Replica Manager on Broker 1]: Error writing to highwatermark file:  "
+     "(kafka.server.ReplicaManager)\njava.io.IOException: No space left on device\n", "disk_error", 1),
+]
+
+
+@pytest.mark.parametrize("text,cause,broker", HALTS, ids=[f"{i}-{c}" for i, (_, c, _) in enumerate(HALTS)])
+def test_lines_before_a_halt_stop_the_broker(text, cause, broker):
+    evs = _fatal(text)
+    assert [(e.detail["cause"], e.detail["phase"], e.detail.get("halt")) for e in evs] == [(cause, "running", True)]
+    stopped = [f for f in build_facts(evs).facts if isinstance(f, F.BrokerStopped)]
+    assert [(f.broker, f.ts) for f in stopped] == [(broker, evs[0].ts)]
+
+
+def test_a_fatal_start_up_does_not_stop_a_running_broker():
+    # 2.8.0 KafkaServer.startup: the process exits through main's Exit.exit, and only a started broker serves
+    evs = _fatal("[2021-01-01 10:00:00,000] ERROR [KafkaServer id=1] Fatal error during KafkaServer startup. Prepare "
+                 "to shutdown (kafka.server.KafkaServer)\njava.net.BindException: Address already in use\n")
+    assert len(evs) == 1 and not evs[0].detail.get("halt")
+    assert not any(isinstance(f, F.BrokerStopped) for f in build_facts(evs).facts)

@@ -11,6 +11,14 @@ Messages, from Kafka's source (tag:file):
 - ``Encountered fatal fault: <what>`` (3.x+ ProcessTerminatingFaultHandler, KRaft);
 - ``Shutdown broker because all log dirs in <dirs> have failed`` and ``Shutdown broker because none of
   the specified log dirs from <dirs> can be created or validated`` (1.1+ LogManager);
+- lines after which the broker halts at once (``Exit.halt`` / ``Runtime.halt``: no shutdown hook runs, its
+  ZooKeeper session outlives it), all ``running`` with ``halt`` set: ``Halting broker because dir <dir> is
+  offline`` (1.0+ ReplicaManager.LogDirFailureHandler, inter.broker.protocol below 1.0), ``Shutdown broker
+  because the metadata log dir <dir> has failed`` and ``Shutdown broker because some log directory has failed
+  during migration mode: <dir>`` (3.7+ ReplicaManager.handleLogDirFailure), ``Disk error while replicating
+  data[ for <tp>].`` (0.8-0.11 ReplicaFetcherThread), ``Disk error during leadership change.`` (0.8-0.11
+  KafkaApis), ``Error deleting the log for partition <tp>`` (0.8.2-0.11 Partition.delete) and ``Error writing
+  to highwatermark file: `` (0.8.2-0.11 ReplicaManager.checkpointHighWatermarks);
 - ``Unable to register broker <id> because the controller returned error <ERROR>`` (2.8+
   BrokerLifecycleManager, KRaft: the controller refused the registration and the broker retries);
 - ``Error while creating ephemeral at /brokers/ids/<id>, node already exists and owner '<s>' does not
@@ -46,6 +54,8 @@ CAUSES: tuple[tuple[str, str], ...] = (
     ("OutOfMemoryError", "out_of_memory"),
     ("KafkaStorageException", "log_dirs_failed"),
 )
+# Causes the lines below name themselves (no trace to read).
+CAUSE_DISK = "disk_error"
 
 # KRaft registration errors (Errors enum names) -> cause.
 _REGISTRATION = {
@@ -105,7 +115,20 @@ def _log_dirs(entry, m):
     phase = "running" if m["all"] else "startup"
     return Event("broker_fatal_error",
                  detail={"via": "log_manager", "cause": "log_dirs_failed", "phase": phase, "dirs": (m["dirs"] or m["dirs2"]).strip(),
-                         "message": entry.message[:300], "proof_offset": 0})
+                         "message": entry.message[:300], "proof_offset": 0, "halt": True})
+
+
+def _halted(via: str, cause: str):
+    """A line Kafka writes just before it halts the process (``Exit.halt`` / ``Runtime.halt``)."""
+    def build(entry, m):
+        detail = {"via": via, "cause": cause, "phase": "running", "message": entry.message[:300], "proof_offset": 0,
+                  "halt": True}
+        g = m.groupdict()
+        dirs = g.get("dirs") or g.get("dirs2")
+        if dirs:
+            detail["dirs"] = dirs.strip()
+        return Event("broker_fatal_error", subject_broker=_id(m), detail=detail)
+    return build
 
 
 def _registration(entry, m):
@@ -150,6 +173,22 @@ RULES = [
          re.compile(r"^Shutdown broker because (?:(?P<all>all) log dirs in (?P<dirs>.*) have failed"
                     r"|none of the specified log dirs from (?P<dirs2>.*) can be created or validated)$"),
          _log_dirs),
+    Rule("fatal.halt_dir_offline", ("kafka.server.ReplicaManager",), ("Halting broker because dir ",),
+         re.compile(r"^(?:\[ReplicaManager broker=(?P<id>\d+)\] )?Halting broker because dir (?P<dirs>.+) is offline$"),
+         _halted("replica_manager", "log_dirs_failed")),
+    Rule("fatal.halt_metadata_dir", ("kafka.server.ReplicaManager",), ("Shutdown broker because ",),
+         re.compile(r"^(?:\[ReplicaManager broker=(?P<id>\d+)\] )?Shutdown broker because (?:the metadata log dir "
+                    r"(?P<dirs>.+) has failed|some log directory has failed during migration mode: (?P<dirs2>.+))$"),
+         _halted("replica_manager", "log_dirs_failed")),
+    Rule("fatal.halt_disk_error", ("kafka.server.ReplicaFetcherThread", "kafka.server.KafkaApis"), ("Disk error ",),
+         re.compile(r"^(?:\[[^\]]*\][,:]? )?Disk error (?:while replicating data(?: for \S+)?\.?|during leadership change\.)$"),
+         _halted("disk_error", CAUSE_DISK)),
+    Rule("fatal.halt_log_delete", ("kafka.cluster.Partition",), ("Error deleting the log for partition ",),
+         re.compile(r"^(?:Partition \[[^\]]*\] on broker \d+: )?Error deleting the log for partition \S+$"),
+         _halted("disk_error", CAUSE_DISK)),
+    Rule("fatal.halt_hw_checkpoint", ("kafka.server.ReplicaManager",), ("Error writing to highwatermark file",),
+         re.compile(r"^(?:\[[^\]]*\][,:]? )?Error writing to highwatermark file: ?$"),
+         _halted("disk_error", CAUSE_DISK)),
     Rule("fatal.registration_refused", ("kafka.server.BrokerLifecycleManager",
                                         "org.apache.kafka.server.BrokerLifecycleManager"),
          ("Unable to register broker ", "because the controller returned error "),
