@@ -52,7 +52,8 @@ class ZkControllerReplay:
         # brokers whose KafkaServer logged "shutting down", or whose controlled-shutdown request the controller
         # logged (not one inferred from records: a partition shard infers only from its own), until seen down
         self.server_stopping: set[int] = set()
-        self.stopped: set[int] = set()  # process dead, session not yet expired (what-if only)
+        self.stopped: set[int] = set()  # process dead (halted, or what-if's kill), session not yet expired
+        self.stopped_at: dict[int, F.Ref] = {}  # the line where it died: its down period starts there
         self.offline_replicas: dict[int, set[F.TP]] = {}  # broker -> replicas on a failed log dir
         self.known_brokers: set[int] = set()
         self.broker_epochs: dict[int, Any] = {}
@@ -336,6 +337,7 @@ class ZkControllerReplay:
     def _broker_stopped(self, f: F.BrokerStopped) -> None:
         if f.broker in self.registered and f.broker not in self.stopped:
             self.stopped.add(f.broker)
+            self.stopped_at[f.broker] = f.ref
             self._note_broker(f.broker, f.ref)
             self._liveness_changed(f.broker, f.ts, f.ref)
 
@@ -353,13 +355,20 @@ class ZkControllerReplay:
             self._period_open(b, f.ts, f.ref, "up")
             self._liveness_changed(b, f.ts, f.ref)
 
-    def _deregister(self, b: int, f: F.Fact, cause: str) -> None:
+    def _unstop(self, b: int) -> F.Ref | None:
+        """The broker is heard of again (up or down): no longer a dead process ZooKeeper lists. Where it died."""
+        self.stopped.discard(b)
+        return self.stopped_at.pop(b, None)
+
+    def _deregister(self, b: int, f: F.Fact, cause: str, died: F.Ref | None = None) -> None:
         self.leaving.discard(b)
         self.server_stopping.discard(b)
         if b in self.registered:
             self.registered.discard(b)
-            self._period_open(b, f.ts, f.ref, "down")
-            self.periods[b][-2].end_cause = cause
+            # A process that died earlier (BrokerStopped) was down from then, whenever ZooKeeper let it go.
+            at = died if died is not None else f.ref
+            self._period_open(b, at.ts, at, "down")
+            self.periods[b][-2].end_cause = "halted" if died is not None else cause
             self._liveness_changed(b, f.ts, f.ref)
         elif b not in self.known_brokers:
             self.known_brokers.add(b)
@@ -375,7 +384,7 @@ class ZkControllerReplay:
     def _broker_up(self, f: F.BrokerUp) -> None:
         b = f.broker
         self._note_broker(b, f.ref)
-        self.stopped.discard(b)
+        died = self._unstop(b)
         if f.view != "self" or self._controller_view_follows(f):
             self.offline_replicas.pop(b, None)  # a restarted broker brings its log dirs back
         if f.view == "self":
@@ -386,7 +395,7 @@ class ZkControllerReplay:
                    and self.broker_epochs[b] != f.epoch)
         old_epoch = self.broker_epochs.get(b)
         if bounced:
-            self._deregister(b, f, "bounced")
+            self._deregister(b, f, "bounced", died)
         self._register(b, f)
         if f.epoch is not None:
             self.broker_epochs[b] = f.epoch
@@ -403,10 +412,10 @@ class ZkControllerReplay:
     def _broker_down(self, f: F.BrokerDown) -> None:
         b = f.broker
         self._note_broker(b, f.ref)
-        self.stopped.discard(b)
+        died = self._unstop(b)
         if f.view == "self":
             self.self_reporting.add(b)
-        self._deregister(b, f, f.cause)
+        self._deregister(b, f, f.cause, died)
         if not self._controller_view_follows(f):
             if b == self.controller:
                 self._controller_gone(F.ControllerGone(f.ts, f.ref, controller=b, cause=f"controller's broker {f.cause}"))

@@ -40,6 +40,7 @@ HOW_DOWN = {
     "fenced": "was fenced by the controller",
     "deleted": "lost its registration",
     "bounced": "restarted",
+    "halted": "halted (its process ended while ZooKeeper still listed it)",
     "controlled_shutdown": "began a controlled shutdown",
     "unregistered": "was unregistered",
 }

@@ -137,3 +137,23 @@ def test_a_fatal_start_up_does_not_stop_a_running_broker():
                  "to shutdown (kafka.server.KafkaServer)\njava.net.BindException: Address already in use\n")
     assert len(evs) == 1 and not evs[0].detail.get("halt")
     assert not any(isinstance(f, F.BrokerStopped) for f in build_facts(evs).facts)
+
+
+def test_the_broker_is_down_from_the_halt_line(events):
+    """Its down period starts at the halt (the process is gone), not at the restart that ZooKeeper sees later."""
+    result = replay_cluster(events, CLUSTER)
+    halts = _raw("Shutdown broker because all log dirs in")
+    starts = _raw("INFO starting (kafka.server.KafkaServer)")
+    running = {_us(f["start"].replace("T", " ").replace("Z", "").replace(".", ",")) for f in
+               result.restarts["failed_starts"] if f["phase"] == "running"}
+    downs = {p.start: p for p in result.image.periods[0] if p.state == "down"}
+    checked = 0
+    for h in halts:
+        nxt = next((s for s in starts if s > h), None)
+        if h not in running or nxt is None:
+            continue  # halted while starting (not up yet), or never started again in the evidence
+        p = downs.get(h)
+        assert p is not None, h
+        assert p.end is None or p.end >= nxt  # down until it started again, at least
+        checked += 1
+    assert checked >= 5
