@@ -48,9 +48,15 @@ def _brokers_line(replay: dict[str, Any], tz: str) -> list[str]:
     out = []
     for b in replay.get("brokers", []):
         bits = []
-        for p in b["periods"]:
-            if p["state"] == "down":
-                bits.append(f"down from {show_ts(p['start'], tz)}" + (f" to {show_ts(p['end'], tz)}" if p["end"] else ""))
+        periods = b["periods"]
+        for k, p in enumerate(periods):
+            if p["state"] != "down":
+                continue
+            if p["end"] == p["start"] and k > 0 and periods[k - 1].get("end_cause") == "bounced":
+                # seen only as a new registration (a new broker epoch): when it stopped is not in the evidence
+                bits.append(f"restarted at {show_ts(p['start'], tz)} (its stop is not in the evidence)")
+                continue
+            bits.append(f"down from {show_ts(p['start'], tz)}" + (f" to {show_ts(p['end'], tz)}" if p["end"] else ""))
         status = "; ".join(bits) if bits else "up throughout"
         out.append(f"  broker {b['broker']}: {status}")
     return out
