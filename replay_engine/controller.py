@@ -53,7 +53,10 @@ class ZkControllerReplay:
         # logged (not one inferred from records: a partition shard infers only from its own), until seen down
         self.server_stopping: set[int] = set()
         self.stopped: set[int] = set()  # process dead (halted, or what-if's kill), session not yet expired
-        self.stopped_at: dict[int, F.Ref] = {}  # the line where it died: its down period starts there
+        self.stopped_at: dict[int, F.Ref] = {}
+        # topic -> its deletions: (the record that began one, when it ended or None). One ends when the topic is
+        # gone, or when another controller takes over (it re-reads the queue and says so if the topic is in it).
+        self.deletions: dict[str, list[tuple[F.Ref, int | None]]] = {}  # the line where it died: its down period starts there
         self.offline_replicas: dict[int, set[F.TP]] = {}  # broker -> replicas on a failed log dir
         self.known_brokers: set[int] = set()
         self.broker_epochs: dict[int, Any] = {}
@@ -475,6 +478,7 @@ class ZkControllerReplay:
             if f.epoch < self.controller_epoch:
                 self._forget_partitions(keep={tp for tp, e in self.below_epoch.items() if e == f.epoch})
         self.below_epoch.clear()
+        self._end_deletions(f.ts)
         self.controller = c
         self.controller_epoch = f.epoch if f.epoch is not None else (
             None if self.controller_epoch is None else self.controller_epoch + 1)
@@ -625,7 +629,13 @@ class ZkControllerReplay:
             elif old is not None and old != tuple(ar):
                 self.evidence_by_tp.setdefault(tp, []).append(f.ref)
 
+    def _end_deletions(self, ts: int, topic: str | None = None) -> None:
+        for t, spans in self.deletions.items():
+            if (topic is None or t == topic) and spans and spans[-1][1] is None:
+                spans[-1] = (spans[-1][0], ts)
+
     def _topic_gone(self, f: F.TopicGone) -> None:
+        self._end_deletions(f.ts, f.topic)
         for tp in sorted(tp for tp in self.parts if tp[0] == f.topic):
             p = self.parts[tp]
             # TopicDeletionManager's onPartitionDeletion: OfflinePartition, then NonExistentPartition
@@ -736,6 +746,9 @@ class ZkControllerReplay:
             self.store.set(self.part(tp), reassign_target=tuple(target))
 
     def _deletion_request(self, f: F.TopicDeletionRequest) -> None:
+        spans = self.deletions.setdefault(f.topic, [])
+        if not spans or spans[-1][1] is not None:
+            spans.append((f.ref, None))
         for tp in sorted(tp for tp in self.parts if tp[0] == f.topic):
             p = self.parts[tp]
             self.store.set(p, deleting=True)

@@ -74,6 +74,7 @@ class World:
     recorded: Any = None  # (ts, controller, kind) -> would the controller's decision have left a record?
     unclean: Sequence = ()  # the unclean elections (Decision) of the replay
     mode: str | None = None  # the replay's mode ('kraft' or a ZooKeeper one): whose election rules held
+    deletions: Mapping[str, Sequence[tuple[Ref, int | None]]] = field(default_factory=dict)  # topic -> its deletions
 
     def alive(self, b: int, ts: int) -> bool | None:
         ps = self.periods.get(b)
@@ -204,7 +205,9 @@ def _case(s: Situation, kind: str, form: str, *, deleted: bool = False, extra: S
     claims = [Claim(LEADERLESS, ts=ep.start, refs=(ep.intervals[0].opened_by,))]
     claims += [Claim(FAILED_ELECTION, ts=r.ts, how=_strategy(r), refs=(r,)) for r in s.failed[:3]]
     unclean = None
-    if not deleted:  # a deleted topic's case is told by its deletion alone
+    if deleted:  # a deleted topic's case is told by its deletion alone
+        chain += [r for r in extra if r is not None]
+    else:
         if s.unclean is not None:
             details += [("unclean_leader_election_enable", s.unclean.value), ("unclean_source", s.unclean.source)]
             unclean = Claim(UNCLEAN_CONFIG, value=s.unclean.value, how=s.unclean.source,
@@ -232,6 +235,12 @@ def partition_deleted(s: Situation) -> Case | None:
     if any(i.view.state == "NonExistentPartition" for i in ep.intervals) or first.view.state == "OfflinePartition" \
             and first.opened_by.event in ("topic_deletion_requested",):
         return _case(s, DELETED, "deleted", deleted=True)
+    # The controller takes a topic's partitions offline to delete them; a deletion that cannot finish (a replica
+    # on a dead broker or in an offline log directory) keeps them so (TopicDeletionManager, 0.9+).
+    if first.view.state == "OfflinePartition":
+        for began, ended in s.world.deletions.get(ep.topic, ()):
+            if began.ts is not None and began.ts <= ep.start and (ended is None or ep.start <= ended):
+                return _case(s, DELETED, "deleted", deleted=True, extra=(began,))
     return None
 
 

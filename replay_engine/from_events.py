@@ -309,6 +309,8 @@ def _log_facts(ev: Event, authoritative: bool) -> list[F.Fact]:
         out.append(F.TopicAssignment(ts, r, topic=ev.topic, assignment={int(k): _t(v) for k, v in asg.items()}))
     elif t == "topic_deleted" and ev.topic:
         out.append(F.TopicGone(ts, r, topic=ev.topic))
+    elif t == "topic_deletion_requested" and ev.topic:
+        out.append(F.TopicDeletionRequest(ts, r, topic=ev.topic))
     elif t == "log_dir_failure" and d.get("side") == "controller" and ev.subject_broker is not None \
             and _tp_list(d.get("partitions")):
         out.append(F.ReplicasOffline(ts, r, broker=int(ev.subject_broker), tps=_tp_list(d.get("partitions"))))

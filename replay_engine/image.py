@@ -89,6 +89,8 @@ class ClusterImage:
     findings: tuple[dict[str, Any], ...]
     unclean_elections: tuple[Decision, ...]
     epoch_gaps: int = 0
+    # topic -> its deletions (ZooKeeper mode): the record that began each, and when it ended (None: still under way)
+    deletions: Mapping[str, tuple[tuple[Ref, int | None], ...]] = FrozenMap()
 
     @property
     def kafka_version(self) -> str | None:
@@ -203,7 +205,8 @@ def image_of(replay) -> ClusterImage:
     return ClusterImage(FrozenMap(parts), frozenset(replay.live), frozenset(replay.known_brokers),
                         getattr(replay, "controller", None), getattr(replay, "controller_epoch", None),
                         replay.config.image(), FrozenMap(periods), tenures, tuple(replay.findings),
-                        tuple(replay.unclean_elections), tally(replay.comparisons)["evidence_gaps"])
+                        tuple(replay.unclean_elections), tally(replay.comparisons)["evidence_gaps"],
+                        FrozenMap({t: tuple(s) for t, s in getattr(replay, "deletions", {}).items()}))
 
 
 def history_of(replay, final: ClusterImage, intervals: list[Interval]) -> ClusterHistory:

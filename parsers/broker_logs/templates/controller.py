@@ -170,6 +170,25 @@ def _topic_deleted(entry, m):
                  detail={"phase": "completed"})
 
 
+def _deletion_started(entry, m):
+    # resumeDeletions -> onTopicDeletion: the topic's partitions go OfflinePartition, then NonExistentPartition
+    # once every replica is deleted (0.9-3.9 TopicDeletionManager)
+    return Event("topic_deletion_requested", controller_id=ident_id(entry.message), topic=m["topic"],
+                 detail={"side": "controller", "via": "deletion_started"})
+
+
+def _deletions_queued(via: str):
+    """The controller names the topics queued for deletion: at its start ("List of topics to be deleted: a,b",
+    0.9+ KafkaController.initializeTopicDeletion) and when a request arrives ("Starting topic deletion for
+    topics a,b", 1.1+ KafkaController.processTopicDeletion)."""
+    def build(entry, m):
+        topics = [t for t in strip_collection(m["topics"]).replace(",", " ").split() if t]
+        cid = ident_id(entry.message)
+        return [Event("topic_deletion_requested", controller_id=cid, topic=t, detail={"side": "controller", "via": via})
+                for t in sorted(set(topics))] or None
+    return build
+
+
 def _mark_offline(entry, m):
     return Event("log_dir_failure", controller_id=_cid(m), subject_broker=int(m["broker"]),
                  detail={"side": "controller", "partitions": tp_list(m["parts"])})
@@ -293,6 +312,13 @@ RULES = [
     Rule("controller.topic_deleted", CONTROLLER_LOGGERS, ("Deletion of topic ", "successfully completed"),
          re.compile(r"^\[Topic Deletion Manager \d+\],? Deletion of topic (?P<topic>\S+) successfully completed$"),
          _topic_deleted),
+    Rule("controller.topic_deletion_queued", CONTROLLER_LOGGERS, ("List of topics to be deleted: ",),
+         re.compile(_C + r"List of topics to be deleted: (?P<topics>.*)$"), _deletions_queued("controller_startup")),
+    Rule("controller.topic_deletion_request", CONTROLLER_LOGGERS, ("Starting topic deletion for topics ",),
+         re.compile(_C + r"Starting topic deletion for topics (?P<topics>.*)$"), _deletions_queued("request")),
+    Rule("controller.topic_deletion_started", CONTROLLER_LOGGERS, ("Deletion of topic ", "(re)started"),
+         re.compile(r"^\[Topic Deletion Manager \d+\],? Deletion of topic (?P<topic>\S+) \(re\)started$"),
+         _deletion_started),
     # --- log dirs, ISR writes (controller side) -------------------------------------------------
     Rule("controller.mark_replicas_offline", ("state.change.logger", *CONTROLLER_LOGGERS), ("Mark replicas ",),
          re.compile(_C + r"Mark replicas (?P<parts>.*) on broker (?P<broker>\d+) as offline$"), _mark_offline),
