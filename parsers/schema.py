@@ -262,6 +262,7 @@ EVENT_TYPES: dict[str, str] = {
     "reassignment_requested": "/admin/reassign_partitions written",
     "preferred_election_requested": "/admin/preferred_replica_election written",
     "topic_deletion_requested": "/admin/delete_topics/T created, or the controller naming T queued for deletion",
+    "topic_deletion_halted": "ZK controller: 'Halted deletion of topics T due to R' (the deletion waits)",
     "isr_change_notification": "/isr_change_notification/... created",
     "log_dir_event": "/log_dir_event_notification/... created",
     # --- znode dumps / captures ---

@@ -56,7 +56,8 @@ class ZkControllerReplay:
         self.stopped_at: dict[int, F.Ref] = {}
         # topic -> its deletions: (the record that began one, when it ended or None). One ends when the topic is
         # gone, or when another controller takes over (it re-reads the queue and says so if the topic is in it).
-        self.deletions: dict[str, list[tuple[F.Ref, int | None]]] = {}  # the line where it died: its down period starts there
+        self.deletions: dict[str, list[tuple[F.Ref, int | None]]] = {}
+        self.deletion_halts: dict[str, list[tuple[F.Ref, str | None]]] = {}  # topic -> (line, reason) of each hold  # the line where it died: its down period starts there
         self.offline_replicas: dict[int, set[F.TP]] = {}  # broker -> replicas on a failed log dir
         self.known_brokers: set[int] = set()
         self.broker_epochs: dict[int, Any] = {}
@@ -121,7 +122,7 @@ class ZkControllerReplay:
                 F.RecordHint: self._record_hint,
             },
             observations={F.ObservedState: self._observed if follow else self._seed_from_observation},
-            evidence={F.Evidence: self._evidence},
+            evidence={F.Evidence: self._evidence, F.TopicDeletionHalted: self._deletion_halted},
         )
         # Shard mode (replay_engine.shard): how the cluster-wide state evolved, to check that every shard
         # saw the same cluster. None = not recorded.
@@ -628,6 +629,9 @@ class ZkControllerReplay:
                         self._commit(self._propose(p, "election", E.REASSIGN, f, res.leader, res.isr))
             elif old is not None and old != tuple(ar):
                 self.evidence_by_tp.setdefault(tp, []).append(f.ref)
+
+    def _deletion_halted(self, f: F.TopicDeletionHalted) -> None:
+        self.deletion_halts.setdefault(f.topic, []).append((f.ref, f.reason))
 
     def _end_deletions(self, ts: int, topic: str | None = None) -> None:
         for t, spans in self.deletions.items():

@@ -75,6 +75,7 @@ class World:
     unclean: Sequence = ()  # the unclean elections (Decision) of the replay
     mode: str | None = None  # the replay's mode ('kraft' or a ZooKeeper one): whose election rules held
     deletions: Mapping[str, Sequence[tuple[Ref, int | None]]] = field(default_factory=dict)  # topic -> its deletions
+    deletion_halts: Mapping[str, Sequence[tuple[Ref, str | None]]] = field(default_factory=dict)  # topic -> its holds
 
     def alive(self, b: int, ts: int) -> bool | None:
         ps = self.periods.get(b)
@@ -207,6 +208,7 @@ def _case(s: Situation, kind: str, form: str, *, deleted: bool = False, extra: S
     unclean = None
     if deleted:  # a deleted topic's case is told by its deletion alone
         chain += [r for r in extra if r is not None]
+        details += [(k, v) for k, v in more if v]
     else:
         if s.unclean is not None:
             details += [("unclean_leader_election_enable", s.unclean.value), ("unclean_source", s.unclean.source)]
@@ -240,7 +242,11 @@ def partition_deleted(s: Situation) -> Case | None:
     if first.view.state == "OfflinePartition":
         for began, ended in s.world.deletions.get(ep.topic, ()):
             if began.ts is not None and began.ts <= ep.start and (ended is None or ep.start <= ended):
-                return _case(s, DELETED, "deleted", deleted=True, extra=(began,))
+                end = ep.end if ep.end is not None else 1 << 62
+                holds = [(r, why) for r, why in s.world.deletion_halts.get(ep.topic, ())
+                         if r.ts is not None and began.ts <= r.ts <= end]
+                return _case(s, DELETED, "deleted", deleted=True, extra=(began, *(r for r, _ in holds[:1])),
+                             more=(("deletion_halted", [{"ts": r.ts, "reason": why} for r, why in holds[:1]]),))
     return None
 
 

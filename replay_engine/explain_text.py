@@ -170,9 +170,21 @@ def _kraft_not_in_isr(case: Case) -> str:
             + (f" ({case.unclean.how})." if case.unclean is not None and case.unclean.how else "."))
 
 
+def _deleted(case) -> str:
+    # The controller elects for no partition of a topic queued for deletion (3.7.0 PartitionStateMachine.
+    # triggerOnlineStateChangeForPartitions: "except partitions that belong to topics to be deleted"; 0.9+ likewise).
+    held = dict(case.details).get("deletion_halted")
+    if not held:
+        return f"topic {case.topic} was being deleted."
+    why = f" ({held[0]['reason']})" if held[0].get("reason") else ""
+    return (f"topic {case.topic} was being deleted, and the controller put the deletion on hold at "
+            f"{fmt_ts(held[0]['ts'])}{why}: a topic queued for deletion gets no new leader, so it stayed offline "
+            f"until the deletion could go on.")
+
+
 # Case.form -> the reason, written after "<partition> had no leader from .. to ..: ".
 REASONS = {
-    "deleted": lambda case: f"topic {case.topic} was being deleted.",
+    "deleted": lambda case: _deleted(case),
     "rf1": _rf1,
     "all_down": _all_down,
     "isr_down": _isr_down,

@@ -187,6 +187,17 @@ class TopicDeletionRequest(Fact):
     topic: str = ""
 
 
+@dataclass
+class TopicDeletionHalted(Fact):
+    """The controller put a topic's deletion on hold (TopicDeletionManager.markTopicIneligibleForDeletion):
+    its partitions stay offline until the deletion can go on."""
+
+    topic: str = ""
+    reason: str | None = None
+
+    role = "evidence"
+
+
 # ---- records and observations ------------------------------------------------------------------------
 
 

@@ -311,6 +311,8 @@ def _log_facts(ev: Event, authoritative: bool) -> list[F.Fact]:
         out.append(F.TopicGone(ts, r, topic=ev.topic))
     elif t == "topic_deletion_requested" and ev.topic:
         out.append(F.TopicDeletionRequest(ts, r, topic=ev.topic))
+    elif t == "topic_deletion_halted" and ev.topic:
+        out.append(F.TopicDeletionHalted(ts, r, topic=ev.topic, reason=d.get("reason")))
     elif t == "log_dir_failure" and d.get("side") == "controller" and ev.subject_broker is not None \
             and _tp_list(d.get("partitions")):
         out.append(F.ReplicasOffline(ts, r, broker=int(ev.subject_broker), tps=_tp_list(d.get("partitions"))))

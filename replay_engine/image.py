@@ -91,6 +91,7 @@ class ClusterImage:
     epoch_gaps: int = 0
     # topic -> its deletions (ZooKeeper mode): the record that began each, and when it ended (None: still under way)
     deletions: Mapping[str, tuple[tuple[Ref, int | None], ...]] = FrozenMap()
+    deletion_halts: Mapping[str, tuple[tuple[Ref, str | None], ...]] = FrozenMap()  # topic -> each hold, with why
 
     @property
     def kafka_version(self) -> str | None:
@@ -206,7 +207,8 @@ def image_of(replay) -> ClusterImage:
                         getattr(replay, "controller", None), getattr(replay, "controller_epoch", None),
                         replay.config.image(), FrozenMap(periods), tenures, tuple(replay.findings),
                         tuple(replay.unclean_elections), tally(replay.comparisons)["evidence_gaps"],
-                        FrozenMap({t: tuple(s) for t, s in getattr(replay, "deletions", {}).items()}))
+                        FrozenMap({t: tuple(s) for t, s in getattr(replay, "deletions", {}).items()}),
+                        FrozenMap({t: tuple(h) for t, h in getattr(replay, "deletion_halts", {}).items()}))
 
 
 def history_of(replay, final: ClusterImage, intervals: list[Interval]) -> ClusterHistory:

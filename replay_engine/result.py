@@ -153,7 +153,7 @@ def world_of(image: ClusterImage, history: ClusterHistory, trace_end: int | None
              recorded: Callable[[int, int | None, str], bool] | None, mode: str | None = None) -> World:
     """What the explainer may consult, from the image and its history."""
     return World(image.periods, image.tenures, history.ar_history, history.config_history, history.failed_elections,
-                 trace_end, recorded, image.unclean_elections, mode, image.deletions)
+                 trace_end, recorded, image.unclean_elections, mode, image.deletions, image.deletion_halts)
 
 
 def assemble(replay, stream: FactStream, *, cluster: str | None, mode: str,

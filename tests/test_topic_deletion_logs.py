@@ -105,3 +105,29 @@ def test_the_controllers_deletion_lines_are_read_in_each_layout():
     assert got == [(1, "t1", "controller_startup"), (1, "t2", "controller_startup"), (3, "mytest2", "request"),
                    (4, "mytest2", "deletion_started"), (5, "WalletKafka", "deletion_started")]
     assert summary.unrecognized == 0 and summary.quarantined == 0
+
+
+def test_a_deletion_on_hold_is_told_with_its_reason():
+    cluster = "NikhilDighe9975__kafka_setup"
+    if not (REAL_LOGS / cluster).is_dir():
+        pytest.skip("../shared/real_logs absent")
+    held = [(ts, line) for ts, line in _controller_lines(cluster) if "Halted deletion of topics WalletKafka" in line]
+    assert held
+    ts, line = held[0]
+    reason = line.split(" due to ", 1)[1].rsplit(" (kafka.controller", 1)[0]
+    res = replay_cluster(_events(cluster), cluster)
+    (lp,) = [lp for lp in res.leaderless if (lp.episode.topic, lp.episode.partition) == ("WalletKafka", 0)]
+    assert lp.cause.kind == DELETED
+    assert any(ref.ts == ts for ref in lp.cause.chain)
+    assert "put the deletion on hold" in lp.cause.summary and f"({reason})" in lp.cause.summary
+
+
+def test_the_hold_line_is_read_with_and_without_its_reason():
+    text = ("[2017-01-01 10:00:00,000] INFO [Topic Deletion Manager 1], Halted deletion of topics t1,t2 "
+            "(kafka.controller.TopicDeletionManager)\n"
+            "[2024-07-18 18:07:53,993] INFO [Topic Deletion Manager 0] Halted deletion of topics WalletKafka due to "
+            "replica deletion failure (kafka.controller.TopicDeletionManager)\n")
+    evs, summary = parse_source(text.encode(), SourceContext("b/controller.log", cluster="c"))
+    got = [(e.source_pos, e.topic, e.detail["reason"]) for e in evs if e.event_type == "topic_deletion_halted"]
+    assert got == [(1, "t1", None), (1, "t2", None), (2, "WalletKafka", "replica deletion failure")]
+    assert summary.unrecognized == 0

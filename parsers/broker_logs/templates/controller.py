@@ -189,6 +189,15 @@ def _deletions_queued(via: str):
     return build
 
 
+def _deletion_halted(entry, m):
+    # markTopicIneligibleForDeletion: the deletion waits (0.9-2.3 without a reason; 2.4+ "due to replica deletion
+    # failure", "offline replicas" or "topic reassignment in progress")
+    topics = sorted({t for t in m["topics"].split(",") if t})
+    cid = ident_id(entry.message)
+    return [Event("topic_deletion_halted", controller_id=cid, topic=t, detail={"reason": m["reason"]})
+            for t in topics] or None
+
+
 def _mark_offline(entry, m):
     return Event("log_dir_failure", controller_id=_cid(m), subject_broker=int(m["broker"]),
                  detail={"side": "controller", "partitions": tp_list(m["parts"])})
@@ -316,6 +325,9 @@ RULES = [
          re.compile(_C + r"List of topics to be deleted: (?P<topics>.*)$"), _deletions_queued("controller_startup")),
     Rule("controller.topic_deletion_request", CONTROLLER_LOGGERS, ("Starting topic deletion for topics ",),
          re.compile(_C + r"Starting topic deletion for topics (?P<topics>.*)$"), _deletions_queued("request")),
+    Rule("controller.topic_deletion_halted", CONTROLLER_LOGGERS, ("Halted deletion of topics ",),
+         re.compile(r"^\[Topic Deletion Manager \d+\],? Halted deletion of topics (?P<topics>\S*)(?: due to (?P<reason>.+))?$"),
+         _deletion_halted),
     Rule("controller.topic_deletion_started", CONTROLLER_LOGGERS, ("Deletion of topic ", "(re)started"),
          re.compile(r"^\[Topic Deletion Manager \d+\],? Deletion of topic (?P<topic>\S+) \(re\)started$"),
          _deletion_started),
