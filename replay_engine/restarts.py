@@ -50,8 +50,13 @@ class FailedStart:
     proof: Ref  # the proving line itself (file and line number)
     lines: int  # fatal lines that told this attempt
     recovered_at: int | None = None  # the broker started later (for a refused registration: only a delay)
-    # a fatal stop: the partitions it led, left without a serving leader, and until when (None: to the end)
-    unserved: tuple[int, int | None] | None = None
+    # a fatal stop: each partition it led, left without a serving leader, and until when (None: to the end)
+    unserved: tuple[tuple[str, int, int | None], ...] = ()
+
+    @property
+    def unserved_until(self) -> int | None:
+        ends = [e for _, _, e in self.unserved]
+        return None if not ends or any(e is None for e in ends) else max(ends)
 
     @property
     def exception(self) -> str:
@@ -79,8 +84,8 @@ class FailedStart:
         at = iso_utc(self.start)
         if self.phase == "running":
             out = f"{who} stopped itself at {at}: {self.exception} ({self.where()})"
-            if self.unserved is not None:
-                n, until = self.unserved
+            if self.unserved:
+                n, until = len(self.unserved), self.unserved_until
                 them = "the partition it led" if n == 1 else f"the {n} partitions it led"
                 out += (f"; {them} had no serving leader until " + (
                     f"{iso_utc(until)} ({_duration(until - self.start)})" if until is not None
@@ -96,8 +101,9 @@ class FailedStart:
         return {"broker": self.broker, "start": iso_utc(self.start), "end": iso_utc(self.end), "phase": self.phase,
                 "cause": self.cause, "cause_text": CAUSE_TEXT.get(self.cause, self.cause), "message": self.message,
                 "lines": self.lines, "recovered_at": iso_utc(self.recovered_at), "proof": self.proof.to_json(),
-                "unserved_partitions": self.unserved[0] if self.unserved else 0,
-                "unserved_until": iso_utc(self.unserved[1]) if self.unserved else None,
+                "unserved_partitions": len(self.unserved),
+                "unserved_until": iso_utc(self.unserved_until) if self.unserved else None,
+                "unserved": [{"topic": t, "partition": p, "until": iso_utc(e)} for t, p, e in self.unserved],
                 "sentence": self.sentence()}
 
 
@@ -205,8 +211,7 @@ def with_unserved(fails: list[FailedStart], intervals: Iterable) -> list[FailedS
             del open_since[key]
     out = list(fails)
     for i, per in ends.items():
-        until = None if any(e is None for e in per.values()) else max(per.values())
-        out[i] = replace(out[i], unserved=(len(per), until))
+        out[i] = replace(out[i], unserved=tuple((t, p, e) for (t, p), e in sorted(per.items())))
     return out
 
 

@@ -157,3 +157,30 @@ def test_the_broker_is_down_from_the_halt_line(events):
         assert p.end is None or p.end >= nxt  # down until it started again, at least
         checked += 1
     assert checked >= 5
+
+
+def test_the_report_lists_what_each_halt_left_among_the_outages(events):
+    from forensics.report.build import build_report
+    from forensics.report.render import render_html, render_text
+
+    result = replay_cluster(events, CLUSTER)
+    report = build_report([result], {}, events, sources=[CLUSTER])
+    groups = report["dead_leaders"]
+    halts = set(_raw("Shutdown broker because all log dirs in"))
+    assert groups and all(_us(g["start"].replace("T", " ").replace("Z", "").replace(".", ",")) in halts for g in groups)
+    end = result.stream.trace_end
+    for g in groups:
+        start = _us(g["start"].replace("T", " ").replace("Z", "").replace(".", ","))
+        assert 0 < g["partition_seconds"] <= g["count"] * (end - start) / 1e6 + 1e-3
+    s = report["summary"]
+    assert s["dead_leader_partitions"] == sum(g["count"] for g in groups)
+    # each halt is told once: among the outages, not again among the findings
+    told = {g["summary"].rstrip(".") for g in groups}
+    assert not [f for f in report["findings"] if f["text"] in told]
+    text = render_text(report)
+    assert "Partitions led by a broker whose process had died (ZooKeeper still listed it)" in text
+    assert all(g["summary"] in text for g in groups)
+    # the largest outage of this evidence by far: broker 0 down for days after a halt, its partitions unserved
+    assert s["dead_leader_partition_seconds"] > s["leaderless_partition_seconds"]
+    assert s["headline"].startswith(f"{s['dead_leader_partitions']} partition outage(s) with a leader whose process")
+    assert "C:\\kafka\\kafka-logs" in render_html(report)

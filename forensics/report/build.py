@@ -11,6 +11,7 @@ from collections import Counter
 from typing import Any
 
 from forensics import __version__
+from forensics.report import dead_leaders as dead
 from forensics.report.writes import headline as writes_headline, restart_findings, write_outages
 from parsers.schema import Event, iso_utc
 from replay_engine.api import Leaderless, ReplayResult
@@ -390,7 +391,13 @@ def build_report(
     summary["under_min_isr_partitions"] = sum(g["count"] for g in writes)
     summary["under_min_isr_partition_seconds"] = round(sum(g["partition_seconds"] for g in writes), 3)
     summary["headline"] = writes_headline(summary["headline"], summary["leaderless_partition_seconds"], writes)
-    findings.extend(restart_findings(results))
+    dead_led = dead.dead_leaders(results, lambda t: _topic_ok(t, topics))
+    summary["dead_leader_partitions"] = sum(g["count"] for g in dead_led)
+    summary["dead_leader_partition_seconds"] = round(sum(g["partition_seconds"] for g in dead_led), 3)
+    summary["headline"] = dead.headline(summary["headline"], summary["leaderless_partition_seconds"]
+                                        + summary["under_min_isr_partition_seconds"], dead_led)
+    told = {(g["cluster"], g["broker"], g["start"]) for g in dead_led}
+    findings.extend(f for f in restart_findings(results) if f.get("key") not in told)
     inputs = {
         "sources": list(sources),
         "time_zone": tz,
@@ -410,6 +417,7 @@ def build_report(
         "incidents": all_incidents,
         "failovers": failovers,
         "write_outages": writes,
+        "dead_leaders": dead_led,
         "data_loss": data_loss,
         "remedies": _remedies(all_incidents, results) + _loss_remedies(data_loss),
         "findings": findings,

@@ -11,7 +11,7 @@ import re
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from forensics.report import writes
+from forensics.report import dead_leaders, writes
 
 
 def show_ts(iso: str | None, tz: str = "UTC", date: bool = True) -> str:
@@ -120,6 +120,7 @@ def render_text(report: dict[str, Any], tz: str = "UTC", max_evidence: int = 8) 
                          f"{show_ts(c['first'], tz, date=False)} and {show_ts(c['last'], tz, date=False)} "
                          f"(e.g. {c['example']['source_file']}:{c['example']['source_pos']})")
     lines.extend(writes.text_lines(report, show_ts))
+    lines.extend(dead_leaders.text_lines(report))
     if report.get("failovers"):
         lines.append("")
         lines.append("Brief leader failovers (the controller re-elected from the ISR; not outages):")
@@ -213,6 +214,7 @@ def render_markdown(report: dict[str, Any], tz: str = "UTC") -> str:
                       f"{show_ts(c['first'], tz)} to {show_ts(c['last'], tz)}")
         md.append("")
     md.extend(writes.markdown_lines(report, _md))
+    md.extend(dead_leaders.markdown_lines(report, _md))
     if report.get("failovers"):
         md.append("## Brief leader failovers (not outages)")
         md.append("")
@@ -335,6 +337,7 @@ def render_html(report: dict[str, Any], tz: str = "UTC") -> str:
                          f"<td><code>{e(ev['text'])}</code></td></tr>")
         parts.append("</table>")
     parts.extend(writes.html_parts(report))
+    parts.extend(dead_leaders.html_parts(report))
     if report.get("failovers"):
         parts.append("<h2>Brief leader failovers (not outages)</h2><ul>")
         parts.extend(f"<li>{e(show_ts(f['start'], tz))}: {e(f['topic'])}, {f['count']} partition(s), longest "

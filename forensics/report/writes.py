@@ -68,7 +68,8 @@ def restart_findings(results) -> list[dict[str, Any]]:
             # a registration the same process retried until it succeeded was a delay; a start whose JVM exited failed
             if f.get("recovered_at") is None or f["phase"] != "registration":
                 out.append({"kind": "failed_start", "cluster": res.cluster, "text": f["sentence"],
-                            "cause": f["cause"], "evidence": [f["proof"]]})
+                            "cause": f["cause"], "evidence": [f["proof"]],
+                            "key": (res.cluster, f["broker"], f["start"])})
         for g in restarts.get("generated_ids", []):
             out.append({"kind": "generated_broker_id", "cluster": res.cluster, "text": g["text"],
                         "evidence": [g["evidence"]]})
