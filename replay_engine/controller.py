@@ -53,11 +53,11 @@ class ZkControllerReplay:
         # logged (not one inferred from records: a partition shard infers only from its own), until seen down
         self.server_stopping: set[int] = set()
         self.stopped: set[int] = set()  # process dead (halted, or what-if's kill), session not yet expired
-        self.stopped_at: dict[int, F.Ref] = {}
+        self.stopped_at: dict[int, F.Ref] = {}  # the line where it died: its down period starts there
         # topic -> its deletions: (the record that began one, when it ended or None). One ends when the topic is
         # gone, or when another controller takes over (it re-reads the queue and says so if the topic is in it).
         self.deletions: dict[str, list[tuple[F.Ref, int | None]]] = {}
-        self.deletion_halts: dict[str, list[tuple[F.Ref, str | None]]] = {}  # topic -> (line, reason) of each hold  # the line where it died: its down period starts there
+        self.deletion_halts: dict[str, list[tuple[F.Ref, str | None]]] = {}  # topic -> (line, reason) of each hold
         self.offline_replicas: dict[int, set[F.TP]] = {}  # broker -> replicas on a failed log dir
         self.known_brokers: set[int] = set()
         self.broker_epochs: dict[int, Any] = {}
