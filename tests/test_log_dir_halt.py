@@ -184,3 +184,17 @@ def test_the_report_lists_what_each_halt_left_among_the_outages(events):
     assert s["dead_leader_partition_seconds"] > s["leaderless_partition_seconds"]
     assert s["headline"].startswith(f"{s['dead_leader_partitions']} partition outage(s) with a leader whose process")
     assert "C:\\kafka\\kafka-logs" in render_html(report)
+
+
+def test_a_shutdown_that_threw_halts_the_broker():
+    """2.8+ kafka.Kafka: the shutdown hook's server.shutdown() threw, so main logs "Halting Kafka." and calls
+    Exit.halt(1). Real line: YehorYehorychev__Kafka/logs/server.log.2024-11-28-10.gz:112."""
+    rel = "YehorYehorychev__Kafka/logs/server.log.2024-11-28-10.gz"
+    if not (REAL_LOGS / rel).is_file():
+        pytest.skip("../shared/real_logs absent")
+    lines = gzip.decompress((REAL_LOGS / rel).read_bytes()).decode("utf-8", "replace").splitlines()
+    (pos,) = [i + 1 for i, line in enumerate(lines) if "ERROR Halting Kafka. (kafka.Kafka$)" in line]
+    evs, _ = parse_source((REAL_LOGS / rel).read_bytes(), SourceContext(rel, cluster="y", broker_hint=0))
+    (ev,) = [e for e in evs if e.event_type == "broker_fatal_error" and e.source_pos == pos]
+    assert ev.detail["halt"] is True and ev.detail["via"] == "main"
+    assert [f.ts for f in build_facts([ev]).facts if isinstance(f, F.BrokerStopped)] == [ev.ts]

@@ -18,7 +18,8 @@ Messages, from Kafka's source (tag:file):
   during migration mode: <dir>`` (3.7+ ReplicaManager.handleLogDirFailure), ``Disk error while replicating
   data[ for <tp>].`` (0.8-0.11 ReplicaFetcherThread), ``Disk error during leadership change.`` (0.8-0.11
   KafkaApis), ``Error deleting the log for partition <tp>`` (0.8.2-0.11 Partition.delete) and ``Error writing
-  to highwatermark file: `` (0.8.2-0.11 ReplicaManager.checkpointHighWatermarks);
+  to highwatermark file: `` (0.8.2-0.11 ReplicaManager.checkpointHighWatermarks), and ``Halting Kafka.`` (2.8+
+  kafka.Kafka's shutdown hook, when the server's shutdown itself threw);
 - ``Unable to register broker <id> because the controller returned error <ERROR>`` (2.8+
   BrokerLifecycleManager, KRaft: the controller refused the registration and the broker retries);
 - ``Error while creating ephemeral at /brokers/ids/<id>, node already exists and owner '<s>' does not
@@ -173,6 +174,8 @@ RULES = [
          re.compile(r"^Shutdown broker because (?:(?P<all>all) log dirs in (?P<dirs>.*) have failed"
                     r"|none of the specified log dirs from (?P<dirs2>.*) can be created or validated)$"),
          _log_dirs),
+    Rule("fatal.halt_shutdown_hook", ("kafka.Kafka$",), ("Halting Kafka.",), re.compile(r"^Halting Kafka\.$"),
+         _halted("main", "other")),
     Rule("fatal.halt_dir_offline", ("kafka.server.ReplicaManager",), ("Halting broker because dir ",),
          re.compile(r"^(?:\[ReplicaManager broker=(?P<id>\d+)\] )?Halting broker because dir (?P<dirs>.+) is offline$"),
          _halted("replica_manager", "log_dirs_failed")),
