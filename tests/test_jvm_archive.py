@@ -100,3 +100,12 @@ def test_warm_up_builds_an_archive_the_next_driver_maps(tmp_path):
     assert run.stdout.strip().splitlines()[-1] == "3"
     loaded = [line for line in log.read_text().splitlines() if " org.apache.spark.SparkContext " in line]
     assert loaded and "shared objects file (top)" in loaded[0], loaded
+
+
+@needs_java
+def test_a_cache_folder_that_cannot_be_made_is_a_user_error(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    out = _cli("warm-up", str(SAMPLES / "rf1_broker_kill"), env=_clean_env(blocker / "cache"))
+    assert out.returncode == 2, out.stderr
+    assert "cannot create the cache folder" in out.stderr and "Traceback" not in out.stderr

@@ -42,7 +42,11 @@ def warm_up_cmd(
     if any(c.isspace() for c in str(path)):
         raise UserError(f"the cache folder {path.parent} has a blank in its path, which Spark's launcher cannot "
                         f"pass to Java; set {jvm_archive.CACHE_ENV} to a folder without one")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"cannot create the cache folder {path.parent}: {exc.strerror or exc}; set "
+                        f"{jvm_archive.CACHE_ENV} to a folder you may write") from None
     tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp")
     env = {k: v for k, v in os.environ.items() if k != jvm_archive.OFF_ENV}
     env[jvm_archive.DUMP_ENV] = str(tmp)
@@ -59,7 +63,10 @@ def warm_up_cmd(
             # A JDK without its base archive (some builds ship none) cannot write one on top of it.
             print("warm-up: this Java wrote no class archive; Spark starts as before", file=sys.stderr)
             return 0
-        os.replace(tmp, path)
+        try:
+            os.replace(tmp, path)
+        except OSError as exc:
+            raise UserError(f"cannot keep the archive at {path}: {exc.strerror or exc}") from None
     finally:
         tmp.unlink(missing_ok=True)
     for old in path.parent.glob(f"{jvm_archive.PREFIX}*"):
