@@ -190,6 +190,14 @@ def iso_utc(ts: int | None, millis: bool = True) -> str | None:
     return d.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def us_of_iso(iso: str) -> int:
+    """'2021-05-05T16:02:11.123Z' (or any ISO-8601 with an offset) -> epoch microseconds: iso_utc's inverse."""
+    import datetime as _dt
+
+    d = _dt.datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    return (d - _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)) // _dt.timedelta(microseconds=1)
+
+
 # The event vocabulary. Parsers emit only these; downstream code matches on them.
 # Kafka's own words are kept (controller epoch, ISR, OfflinePartition ...).
 EVENT_TYPES: dict[str, str] = {

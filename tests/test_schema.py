@@ -29,3 +29,11 @@ def test_iso_utc_hand_checked():
     # 1619453562920000 us = 2021-04-26 16:12:42.920 UTC (date -u -d @1619453562.920)
     assert iso_utc(1_619_453_562_920_000) == "2021-04-26T16:12:42.920Z"
     assert "partition_state_change" in EVENT_TYPES
+
+
+def test_iso_text_reads_back_to_the_microsecond():
+    from parsers.schema import iso_utc, us_of_iso
+
+    for ts in (0, 1_562_327_824_659_000, 1_721_326_074_021_000, 4_102_444_800_000_000):
+        assert us_of_iso(iso_utc(ts)) == ts
+    assert us_of_iso("2024-07-18T20:07:54.021123+02:00") == 1_721_326_074_021_123

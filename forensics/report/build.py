@@ -13,7 +13,7 @@ from typing import Any
 from forensics import __version__
 from forensics.report import dead_leaders as dead
 from forensics.report.writes import headline as writes_headline, restart_findings, write_outages
-from parsers.schema import Event, iso_utc
+from parsers.schema import Event, iso_utc, us_of_iso
 from replay_engine.api import Leaderless, ReplayResult
 from replay_engine.config import BROKER_SESSION_TIMEOUT, ZK_SESSION_TIMEOUT
 from replay_engine.crash import CRASH_CAUSES, LastLines, kill_time, session_timeouts
@@ -122,7 +122,7 @@ class _CrashClock:
             # a container stream holds several brokers: each source's last line is its broker's
             for part in f.get("streams") or [f]:
                 if part.get("broker_id") is not None and part.get("last_ts"):
-                    self.file_ends.setdefault(int(part["broker_id"]), []).append(_iso_us(part["last_ts"]))
+                    self.file_ends.setdefault(int(part["broker_id"]), []).append(us_of_iso(part["last_ts"]))
 
     def _last_line(self, broker: int, before: int) -> int | None:
         cands = [t for t in self.file_ends.get(broker, []) if t <= before]
@@ -156,12 +156,6 @@ class _CrashClock:
                    "text": f"clients lost these partitions from about {iso_utc(t)} (estimated from {basis}), "
                            f"{(d['ts'] - t) / 1e6:g} s before {noticed} broker {d['broker']}"
                            f"{' was gone' if not self.kraft else ''}"}
-
-
-def _iso_us(iso: str) -> int:
-    import datetime as dt
-
-    return int(dt.datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1_000_000)
 
 
 def group_outages(leaderless: list[Leaderless], cluster: str | None, trace_end: int | None,

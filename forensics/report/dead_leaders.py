@@ -8,14 +8,9 @@ Built from the replay's own records (``ReplayResult.restarts``: each fatal stop 
 from __future__ import annotations
 
 import html
-from datetime import datetime
 from typing import Any, Callable
 
-
-def _us(iso: str) -> int:
-    d = datetime.fromisoformat(iso.replace("Z", "+00:00"))
-    return int(d.timestamp()) * 1_000_000 + d.microsecond
-
+from parsers.schema import us_of_iso as _us
 
 def dead_leaders(results, topic_ok: Callable[[str], bool]) -> list[dict[str, Any]]:
     """One entry per fatal stop that left partitions without a serving leader (those of the topics asked for),
