@@ -170,14 +170,9 @@ def write_timeline(rows: list[dict[str, Any]], path: Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    schema = pa.schema([
-        ("cluster", pa.string()), ("topic", pa.string()), ("partition", pa.int32()),
-        ("start", pa.timestamp("us", tz="UTC")), ("end", pa.timestamp("us", tz="UTC")),
-        ("leader", pa.int32()), ("isr", pa.list_(pa.int32())), ("leader_epoch", pa.int32()),
-        ("controller_epoch", pa.int32()), ("state", pa.string()), ("leader_alive", pa.bool_()),
-        ("leaderless", pa.bool_()), ("basis", pa.string()), ("opened_by_event", pa.string()),
-        ("opened_by_file", pa.string()), ("opened_by_pos", pa.int64()), ("opened_by_text", pa.string()),
-    ])
+    from replay_engine.timeline import timeline_arrow_schema
+
+    schema = timeline_arrow_schema()
     cols = {f.name: [r.get(f.name) for r in rows] for f in schema}
     table = pa.Table.from_arrays([pa.array(cols[f.name], type=f.type) for f in schema], schema=schema)
     path.mkdir(parents=True, exist_ok=True)

@@ -25,7 +25,8 @@ def timeline_arrow_schema():
         ("start", pa.timestamp("us", tz="UTC")), ("end", pa.timestamp("us", tz="UTC")),
         ("leader", pa.int32()), ("isr", pa.list_(pa.int32())), ("leader_epoch", pa.int32()),
         ("controller_epoch", pa.int32()), ("state", pa.string()), ("leader_alive", pa.bool_()),
-        ("leaderless", pa.bool_()), ("basis", pa.string()), ("opened_by_event", pa.string()),
+        # False: the leader's process had died while ZooKeeper still listed it (a halt), so nothing served
+        ("leader_serving", pa.bool_()), ("leaderless", pa.bool_()), ("basis", pa.string()), ("opened_by_event", pa.string()),
         ("opened_by_file", pa.string()), ("opened_by_pos", pa.int64()), ("opened_by_text", pa.string()),
     ])
 
@@ -82,6 +83,7 @@ class Interval:
             "controller_epoch": v.controller_epoch,
             "state": v.state,
             "leader_alive": v.leader_alive,
+            "leader_serving": v.leader_serving,
             "leaderless": v.leaderless,
             "basis": self.basis,
             "opened_by_event": self.opened_by.event,

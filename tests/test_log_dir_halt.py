@@ -198,3 +198,20 @@ def test_a_shutdown_that_threw_halts_the_broker():
     (ev,) = [e for e in evs if e.event_type == "broker_fatal_error" and e.source_pos == pos]
     assert ev.detail["halt"] is True and ev.detail["via"] == "main"
     assert [f.ts for f in build_facts([ev]).facts if isinstance(f, F.BrokerStopped)] == [ev.ts]
+
+
+def test_the_timeline_table_shows_the_unserved_windows(events, tmp_path):
+    """partition_timeline carries leader_serving: false from each running halt until the broker is back."""
+    import pyarrow.parquet as pq
+
+    from forensics.pipeline import write_timeline
+
+    result = replay_cluster(events, CLUSTER)
+    write_timeline(result.timeline_rows(), tmp_path / "t")
+    table = pq.read_table(tmp_path / "t").to_pylist()
+    halts = set(_raw("Shutdown broker because all log dirs in"))
+    unserved = [r for r in table if r["leader_serving"] is False]
+    assert unserved
+    starts = {round(r["start"].timestamp() * 1_000_000) for r in unserved}
+    assert starts & halts  # windows open at the halt lines themselves
+    assert all(r["leader"] == 0 and not r["leaderless"] for r in unserved)  # led, in ZooKeeper's eyes, by the dead broker

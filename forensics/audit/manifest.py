@@ -17,7 +17,8 @@ from typing import Any
 from forensics.sources import FileRef
 
 HEAD_BYTES = 64 * 1024
-VERSION = 1
+# 2: partition_timeline gained leader_serving; a store of another version is processed again, its tables rewritten
+VERSION = 2
 
 
 def head_digest(path: str) -> str | None:

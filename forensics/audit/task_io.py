@@ -109,6 +109,7 @@ def timeline_columns(intervals: list, cluster: str, names) -> dict[str, list]:
         "controller_epoch": [v.controller_epoch for v in views],
         "state": [v.state for v in views],
         "leader_alive": [v.leader_alive for v in views],
+        "leader_serving": [v.leader_serving for v in views],
         "leaderless": [is_leaderless(v) for v in views],
         "basis": [iv.basis for iv in intervals],
         "opened_by_event": [r.event for r in refs],
