@@ -27,6 +27,30 @@ def sample_events(name: str) -> list:
     return events
 
 
+def real_cluster_events(name: str) -> list:
+    """Every event of a cluster of ../shared/real_logs, parsed in-process (raw ZooKeeper txns left out), as the
+    replay tests and benchmarks/agreement.py read it."""
+    from forensics.sources import broker_hint_from_path
+    from parsers.common.context import SourceContext
+    from parsers.dispatch import parse_source
+
+    events = []
+    for f in sorted((REAL_LOGS / name).rglob("*")):
+        if f.is_file():
+            rel = str(f.relative_to(REAL_LOGS))
+            evs, _ = parse_source(f.read_bytes(), SourceContext(rel, cluster=name, broker_hint=broker_hint_from_path(rel)))
+            events += [e for e in evs if e.event_type != "zk_txn"]
+    return events
+
+
+def log4j_us(stamp: str) -> int:
+    """A log4j line's '2024-07-18 18:07:54,021' (UTC clock) as epoch microseconds, read apart from the parsers."""
+    from datetime import datetime, timedelta, timezone
+
+    t = datetime.strptime(stamp, "%Y-%m-%d %H:%M:%S,%f").replace(tzinfo=timezone.utc)
+    return (t - datetime(1970, 1, 1, tzinfo=timezone.utc)) // timedelta(microseconds=1)
+
+
 # Property tests draw the same examples on every run (a red CI must be reproducible, not a draw of luck); set
 # HYPOTHESIS_PROFILE=explore to search new examples locally.
 try:

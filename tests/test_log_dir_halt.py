@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import gzip
 import re
-from datetime import datetime, timezone
 
 import pytest
 
-from conftest import REAL_LOGS
-from forensics.sources import broker_hint_from_path
+from conftest import REAL_LOGS, log4j_us, real_cluster_events
 from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
+from parsers.schema import iso_utc, us_of_iso
 from replay_engine import facts as F
 from replay_engine.api import replay_cluster
 from replay_engine.from_events import build_facts
@@ -30,11 +29,6 @@ _TS = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\] ")
 pytestmark = pytest.mark.skipif(not (REAL_LOGS / CLUSTER).is_dir(), reason="../shared/real_logs absent")
 
 
-def _us(stamp: str) -> int:
-    t = datetime.strptime(stamp, "%Y-%m-%d %H:%M:%S,%f").replace(tzinfo=timezone.utc)
-    return int(t.timestamp() * 1_000_000)
-
-
 def _raw(pattern: str) -> list[int]:
     """Times (µs, the files' clock is UTC) of the server.log lines holding ``pattern``."""
     out = []
@@ -42,19 +36,13 @@ def _raw(pattern: str) -> list[int]:
         for line in gzip.decompress(f.read_bytes()).decode("utf-8", "replace").splitlines():
             m = _TS.match(line)
             if m and pattern in line:
-                out.append(_us(m.group(1)))
+                out.append(log4j_us(m.group(1)))
     return sorted(out)
 
 
 @pytest.fixture(scope="module")
 def events():
-    out = []
-    for f in sorted((REAL_LOGS / CLUSTER).rglob("*")):
-        if f.is_file():
-            rel = str(f.relative_to(REAL_LOGS))
-            evs, _ = parse_source(f.read_bytes(), SourceContext(rel, cluster=CLUSTER, broker_hint=broker_hint_from_path(rel)))
-            out += [e for e in evs if e.event_type != "zk_txn"]
-    return out
+    return real_cluster_events(CLUSTER)
 
 
 def test_each_halt_line_stops_the_broker_there(events):
@@ -74,7 +62,7 @@ def test_what_a_halt_left_is_told_and_ends_no_earlier_than_the_next_start(events
     told = {f["start"]: f for f in result.restarts["failed_starts"]}
     with_outage = 0
     for h in halts:
-        f = told[datetime.fromtimestamp(h / 1e6, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")]
+        f = told[iso_utc(h)]
         if f["phase"] != "running" or not f["unserved_partitions"]:
             continue  # halted while (re)starting, or it led nothing then
         with_outage += 1
@@ -82,7 +70,7 @@ def test_what_a_halt_left_is_told_and_ends_no_earlier_than_the_next_start(events
         nxt = next((s for s in starts if s > h), None)
         if f["unserved_until"] is None:
             continue  # to the end of the evidence
-        until = _us(f["unserved_until"].replace("T", " ").replace("Z", "").replace(".", ","))
+        until = us_of_iso(f["unserved_until"])
         # a halted process serves nothing until it is started again
         assert nxt is not None and until >= nxt, (f["sentence"], nxt)
     assert with_outage >= 5
@@ -144,7 +132,7 @@ def test_the_broker_is_down_from_the_halt_line(events):
     result = replay_cluster(events, CLUSTER)
     halts = _raw("Shutdown broker because all log dirs in")
     starts = _raw("INFO starting (kafka.server.KafkaServer)")
-    running = {_us(f["start"].replace("T", " ").replace("Z", "").replace(".", ",")) for f in
+    running = {us_of_iso(f["start"]) for f in
                result.restarts["failed_starts"] if f["phase"] == "running"}
     downs = {p.start: p for p in result.image.periods[0] if p.state == "down"}
     checked = 0
@@ -167,10 +155,10 @@ def test_the_report_lists_what_each_halt_left_among_the_outages(events):
     report = build_report([result], {}, events, sources=[CLUSTER])
     groups = report["dead_leaders"]
     halts = set(_raw("Shutdown broker because all log dirs in"))
-    assert groups and all(_us(g["start"].replace("T", " ").replace("Z", "").replace(".", ",")) in halts for g in groups)
+    assert groups and all(us_of_iso(g["start"]) in halts for g in groups)
     end = result.stream.trace_end
     for g in groups:
-        start = _us(g["start"].replace("T", " ").replace("Z", "").replace(".", ","))
+        start = us_of_iso(g["start"])
         assert 0 < g["partition_seconds"] <= g["count"] * (end - start) / 1e6 + 1e-3
     s = report["summary"]
     assert s["dead_leader_partitions"] == sum(g["count"] for g in groups)

@@ -6,10 +6,7 @@ divergences left are listed below with the reason, read off the logs by hand.
 """
 import pytest
 
-from conftest import REAL_LOGS
-from forensics.sources import broker_hint_from_path
-from parsers.common.context import SourceContext
-from parsers.dispatch import parse_source
+from conftest import REAL_LOGS, real_cluster_events
 from replay_engine.api import replay_cluster
 
 KRAFT = {"Ammar777782439__kafka_2.13-4.0.0", "BetrajJ__kafka-kraft", "GraphLogistics__kafka",
@@ -22,14 +19,7 @@ EXPLAINED: dict[str, dict[tuple[str, int], str]] = {}
 
 
 def load(name):
-    events = []
-    root = REAL_LOGS / name
-    for f in sorted(root.rglob("*")):
-        if f.is_file():
-            rel = str(f.relative_to(REAL_LOGS))
-            evs, _ = parse_source(f.read_bytes(), SourceContext(rel, cluster=name, broker_hint=broker_hint_from_path(rel)))
-            events += [e for e in evs if e.event_type != "zk_txn"]
-    return replay_cluster(events, name)
+    return replay_cluster(real_cluster_events(name), name)
 
 
 @pytest.fixture(scope="module", params=ZK_CLUSTERS)

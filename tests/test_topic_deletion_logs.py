@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import gzip
 import re
-from datetime import datetime, timezone
 
 import pytest
 
-from conftest import REAL_LOGS
-from forensics.sources import broker_hint_from_path
+from conftest import REAL_LOGS, log4j_us, real_cluster_events
 from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
 from replay_engine.api import replay_cluster
@@ -28,20 +26,6 @@ _REQUEST = re.compile(r"(?:Starting topic deletion for topics |List of topics to
                       r"(?P<topics>\S+)")
 
 
-def _us(stamp: str) -> int:
-    return int(datetime.strptime(stamp, "%Y-%m-%d %H:%M:%S,%f").replace(tzinfo=timezone.utc).timestamp() * 1e6)
-
-
-def _events(cluster: str):
-    out = []
-    for f in sorted((REAL_LOGS / cluster).rglob("*")):
-        if f.is_file():
-            rel = str(f.relative_to(REAL_LOGS))
-            evs, _ = parse_source(f.read_bytes(), SourceContext(rel, cluster=cluster, broker_hint=broker_hint_from_path(rel)))
-            out += [e for e in evs if e.event_type != "zk_txn"]
-    return out
-
-
 def _controller_lines(cluster: str) -> list[tuple[int, str]]:
     out = []
     for f in sorted((REAL_LOGS / cluster).rglob("controller.log*")):
@@ -50,7 +34,7 @@ def _controller_lines(cluster: str) -> list[tuple[int, str]]:
         for line in text.decode("utf-8", "replace").splitlines():
             m = _TS.match(line)
             if m:
-                out.append((_us(m.group(1)), line))
+                out.append((log4j_us(m.group(1)), line))
     return sorted(out)
 
 
@@ -68,7 +52,7 @@ def test_outages_that_began_with_a_deletion_are_told_as_deletions(cluster, topic
     elections = [ts for ts, line in lines if "successfully elected as the controller" in line]
     requests = [ts for ts, line in lines if (m := _REQUEST.search(line)) and topic in m["topics"].split(",")
                 and "successfully completed" not in line]
-    res = replay_cluster(_events(cluster), cluster)
+    res = replay_cluster(real_cluster_events(cluster), cluster)
     eps = [lp for lp in res.leaderless if (lp.episode.topic, lp.episode.partition) == (topic, partition)]
     assert eps
     told = 0
@@ -115,7 +99,7 @@ def test_a_deletion_on_hold_is_told_with_its_reason():
     assert held
     ts, line = held[0]
     reason = line.split(" due to ", 1)[1].rsplit(" (kafka.controller", 1)[0]
-    res = replay_cluster(_events(cluster), cluster)
+    res = replay_cluster(real_cluster_events(cluster), cluster)
     (lp,) = [lp for lp in res.leaderless if (lp.episode.topic, lp.episode.partition) == ("WalletKafka", 0)]
     assert lp.cause.kind == DELETED
     assert any(ref.ts == ts for ref in lp.cause.chain)

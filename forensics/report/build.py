@@ -391,7 +391,7 @@ def build_report(
     summary["headline"] = dead.headline(summary["headline"], summary["leaderless_partition_seconds"]
                                         + summary["under_min_isr_partition_seconds"], dead_led)
     told = {(g["cluster"], g["broker"], g["start"]) for g in dead_led}
-    findings.extend(f for f in restart_findings(results) if f.get("key") not in told)
+    findings.extend(restart_findings(results, told))
     inputs = {
         "sources": list(sources),
         "time_zone": tz,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 from typing import Any, Callable
 
+from forensics.report.writes import lead_if_larger
 from parsers.schema import us_of_iso as _us
 
 def dead_leaders(results, topic_ok: Callable[[str], bool]) -> list[dict[str, Any]]:
@@ -34,12 +35,8 @@ def dead_leaders(results, topic_ok: Callable[[str], bool]) -> list[dict[str, Any
 
 def headline(current: str, other_secs: float, groups: list[dict[str, Any]]) -> str:
     """This outage leads the headline when it is larger (in partition-seconds) than the others together."""
-    secs = sum(g["partition_seconds"] for g in groups)
-    if not groups or secs <= other_secs:
-        return current
-    n = sum(g["count"] for g in groups)
-    return (f"{n} partition outage(s) with a leader whose process had died while ZooKeeper still listed it, {secs:,.1f} "
-            f"partition-seconds; the largest: {groups[0]['summary']} Also: {current}")
+    return lead_if_larger(current, other_secs, groups,
+                          "partition outage(s) with a leader whose process had died while ZooKeeper still listed it")
 
 
 _TITLE = "Partitions led by a broker whose process had died (ZooKeeper still listed it)"

@@ -60,30 +60,38 @@ def write_outages(results, topic_ok: Callable[[str], bool]) -> list[dict[str, An
     return out
 
 
-def restart_findings(results) -> list[dict[str, Any]]:
+def restart_findings(results, told: set[tuple] = frozenset()) -> list[dict[str, Any]]:
+    """Failed starts and fatal stops as findings; ``told``: (cluster, broker, start) of those told elsewhere."""
     out = []
     for res in results:
         restarts = getattr(res, "restarts", {})
         for f in restarts.get("failed_starts", []):
             # a registration the same process retried until it succeeded was a delay; a start whose JVM exited failed
+            if (res.cluster, f["broker"], f["start"]) in told:
+                continue
             if f.get("recovered_at") is None or f["phase"] != "registration":
                 out.append({"kind": "failed_start", "cluster": res.cluster, "text": f["sentence"],
-                            "cause": f["cause"], "evidence": [f["proof"]],
-                            "key": (res.cluster, f["broker"], f["start"])})
+                            "cause": f["cause"], "evidence": [f["proof"]]})
         for g in restarts.get("generated_ids", []):
             out.append({"kind": "generated_broker_id", "cluster": res.cluster, "text": g["text"],
                         "evidence": [g["evidence"]]})
     return out
 
 
+def lead_if_larger(current: str, other_secs: float, groups: list[dict[str, Any]], what: str) -> str:
+    """An outage kind (``groups``, largest first) leads the headline when its partition-seconds exceed the others':
+    "<n> <what>, <secs> partition-seconds; the largest: <its sentence> Also: <current>"."""
+    secs = sum(g["partition_seconds"] for g in groups)
+    if not groups or secs <= other_secs:
+        return current
+    n = sum(g["count"] for g in groups)
+    return f"{n} {what}, {secs:,.1f} partition-seconds; the largest: {groups[0]['summary']} Also: {current}"
+
+
 def headline(leaderless_headline: str, leaderless_secs: float, groups: list[dict[str, Any]]) -> str:
     """The under-min-ISR outage leads the headline when it is the larger one (in partition-seconds)."""
-    secs = sum(g["partition_seconds"] for g in groups)
-    if not groups or secs <= leaderless_secs:
-        return leaderless_headline
-    n = sum(g["count"] for g in groups)
-    return (f"{n} partition(s) refused acks=all writes while they had a leader (ISR below min.insync.replicas), "
-            f"{secs:,.1f} partition-seconds; the largest: {groups[0]['summary']} Also: {leaderless_headline}")
+    return lead_if_larger(leaderless_headline, leaderless_secs, groups,
+                          "partition(s) refused acks=all writes while they had a leader (ISR below min.insync.replicas)")
 
 
 def text_lines(report: dict[str, Any], show_ts) -> list[str]:

@@ -170,6 +170,11 @@ def _topic_deleted(entry, m):
                  detail={"phase": "completed"})
 
 
+def _topic_names(text: str) -> list[str]:
+    """'a,b' or 'Set(a, b)' (the controller's mkString or a Scala set) -> the names, sorted, once each."""
+    return sorted({t for t in strip_collection(text).replace(",", " ").split() if t})
+
+
 def _deletion_started(entry, m):
     # resumeDeletions -> onTopicDeletion: the topic's partitions go OfflinePartition, then NonExistentPartition
     # once every replica is deleted (0.9-3.9 TopicDeletionManager)
@@ -182,20 +187,18 @@ def _deletions_queued(via: str):
     0.9+ KafkaController.initializeTopicDeletion) and when a request arrives ("Starting topic deletion for
     topics a,b", 1.1+ KafkaController.processTopicDeletion)."""
     def build(entry, m):
-        topics = [t for t in strip_collection(m["topics"]).replace(",", " ").split() if t]
         cid = ident_id(entry.message)
         return [Event("topic_deletion_requested", controller_id=cid, topic=t, detail={"side": "controller", "via": via})
-                for t in sorted(set(topics))] or None
+                for t in _topic_names(m["topics"])] or None
     return build
 
 
 def _deletion_halted(entry, m):
     # markTopicIneligibleForDeletion: the deletion waits (0.9-2.3 without a reason; 2.4+ "due to replica deletion
     # failure", "offline replicas" or "topic reassignment in progress")
-    topics = sorted({t for t in m["topics"].split(",") if t})
     cid = ident_id(entry.message)
     return [Event("topic_deletion_halted", controller_id=cid, topic=t, detail={"reason": m["reason"]})
-            for t in topics] or None
+            for t in _topic_names(m["topics"])] or None
 
 
 def _mark_offline(entry, m):
