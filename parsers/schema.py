@@ -234,6 +234,7 @@ EVENT_TYPES: dict[str, str] = {
     "zk_session_expired": "ZooKeeper session of this broker expired",
     "zk_session_established": "ZooKeeper session (re)established",
     "zk_disconnected": "ZooKeeper connection lost (not yet expired)",
+    "zk_session_closing": "the broker closed a ZooKeeper client (its session, and the ephemeral znodes it held, end)",
     "broker_config": "broker configuration logged at start-up (KafkaConfig values)",
     "kafka_version": "Kafka version logged at start-up (AppInfoParser)",
     "log_dir_failure": "a log directory went offline",

@@ -64,6 +64,8 @@ class ZkControllerReplay:
         self.broker_versions: dict[int, tuple[int, int, int]] = {}  # each broker's own 'Kafka version:'
         self.controller: int | None = None
         self.controller_epoch: int | None = None
+        # a controller elected whose failover waits for its logged view of live brokers (see _controller_elected)
+        self.failover_waiting: F.ControllerElected | None = None
         # The partitions, who leads which, and their assignments over time: written only by the apply module.
         self.store = PartitionStore(findings=[])
         self.parts = self.store.parts
@@ -139,6 +141,8 @@ class ZkControllerReplay:
             if timers:
                 self._fire_timers(fact.ts)
             self.now = max(self.now, fact.ts)
+            if self.failover_waiting is not None and not isinstance(fact, (F.LiveSet, F.Evidence)):
+                self._failover(self.failover_waiting)
             route(fact)
             if journal is not None:
                 now = self._cluster_state()
@@ -447,6 +451,11 @@ class ZkControllerReplay:
     def _live_set(self, f: F.LiveSet) -> None:
         """The controller's full view of live brokers; it also tells registration for brokers that do not
         speak for themselves in the evidence."""
+        self._live_set_view(f)
+        if self.failover_waiting is not None and f.controller in (None, self.controller):
+            self._failover(f)
+
+    def _live_set_view(self, f: F.LiveSet) -> None:
         for b in sorted(f.brokers - self.live):
             self.live.add(b)
         for b in sorted(self.live - f.brokers):
@@ -487,8 +496,18 @@ class ZkControllerReplay:
         self.next_rebalance = f.ts + 5_000_000
         self._register(c, f)
         self.live.add(c)
-        # onControllerFailover: ReplicaStateMachine.startup before PartitionStateMachine.startup.
         self.shutting.clear()
+        if self.coverage.controller_logged(f.ts, c) and not self.coverage.zk_covers(f.ts):
+            # onControllerFailover (0.8.0 .. 3.9 KafkaController): initializeControllerContext logs "Currently
+            # active brokers in the cluster" before the state machines start and elect. Logs only, that line is
+            # the controller's view; its elections wait for it (or for the next fact, should the line be lost).
+            self.failover_waiting = f
+            return
+        self._failover(f)
+
+    def _failover(self, f: F.Fact) -> None:
+        """onControllerFailover: ReplicaStateMachine.startup before PartitionStateMachine.startup."""
+        self.failover_waiting = None
         if self._rule("zk.failover.offline_replicas"):
             for b in sorted(self.known_brokers - self.live):
                 self._remove_replica_from_isr(b, f)

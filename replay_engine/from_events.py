@@ -22,6 +22,7 @@ from typing import Iterable
 
 from parsers.schema import Event
 from replay_engine import facts as F
+from replay_engine.shutdown_sessions import shutdown_session_ends
 
 ZK_KINDS = ("zk_txnlog",)
 SNAPSHOT_KINDS = ("zk_snapshot", "znode_dump")
@@ -74,6 +75,10 @@ class Coverage:
     state_change: dict[int, list[tuple[int, int]]] = field(default_factory=dict)  # broker -> windows
     controller_log: dict[int, list[tuple[int, int]]] = field(default_factory=dict)  # broker -> windows
     logs_record_isr_removal: bool = True
+
+    def zk_covers(self, ts: int) -> bool:
+        """Does ZooKeeper's own data cover this time (so registrations are known as they happened)?"""
+        return any(a <= ts <= b for a, b in self.zk)
 
     def controller_logged(self, ts: int, controller: int | None) -> bool:
         """Is the controller's own controller.log in the evidence at this time (so its view is known)?"""
@@ -499,8 +504,13 @@ def build_facts(events: Iterable[Event], context: ClusterContext | None = None) 
         f.order = (f.ts, 0, i)
 
     log_facts: list[F.Fact] = []
+    session_ends = shutdown_session_ends(log_events)
     for ev in log_events:
         authoritative = not _in_window(ev.ts, zk_window)
+        b = session_ends.get((ev.source_file, ev.source_pos)) if authoritative else None
+        if b is not None:
+            # a broker's word about itself: the controller's own log, where present, tells when it learnt
+            log_facts.append(F.BrokerDown(ev.ts or 0, ref_of(ev), broker=b, cause="shutdown", view="self"))
         log_facts.extend(_log_facts(ev, authoritative))
     for (kind, b), (a, z) in sorted(ctx.log_windows.items()):
         getattr(coverage, kind).setdefault(b, []).append((a, z))

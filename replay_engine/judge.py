@@ -19,6 +19,7 @@ from replay_engine.states import OFFLINE, ONLINE
 MATCH_WINDOW_US = 10 * 60 * 1_000_000
 
 AGREED, DIVERGED, UNKNOWN = "agreed", "diverged", "unknown"
+_APPLIED_KEPT = 4  # applied decisions kept per partition for a record that may follow
 
 # Why a record was left unjudged. Those starting with EVIDENCE_GAP count as evidence gaps in the agreement.
 EVIDENCE_GAP = "evidence gap"
@@ -120,23 +121,32 @@ class Pending:
 
     def __init__(self) -> None:
         self.by_tp: dict[F.TP, list[Decision]] = {}
-        # the last decision per partition the replay applied without expecting a record (the evidence was not
-        # known to record that controller's decisions then): a record that follows may still be its record
-        self.applied: dict[F.TP, Decision] = {}
+        # the last decisions per partition the replay applied without expecting a record (the evidence was not
+        # known to record that controller's decisions then): a record that follows may still be its record. One
+        # step can apply several (a failover's OfflineReplica write, then its election).
+        self.applied: dict[F.TP, list[Decision]] = {}
 
     def add(self, d: Decision) -> None:
         self.by_tp.setdefault(d.tp, []).append(d)
 
     def note_applied(self, d: Decision) -> None:
-        self.applied[d.tp] = d
+        kept = self.applied.setdefault(d.tp, [])
+        kept.append(d)
+        del kept[:-_APPLIED_KEPT]
 
     def applied_match(self, tp: F.TP, kinds: tuple[str, ...], ts: int) -> Decision | None:
-        """The replay's last unrecorded-expected decision of ``kinds`` within the window before ``ts`` (taken once)."""
-        d = self.applied.get(tp)
-        if d is None or d.kind not in kinds or not 0 <= ts - d.ts <= MATCH_WINDOW_US or d.record is not None:
+        """The replay's oldest unrecorded-expected decision of ``kinds`` among the last few it applied, within the
+        window before ``ts`` (taken once; those before it are passed over for good)."""
+        kept = self.applied.get(tp)
+        if not kept:
             return None
-        del self.applied[tp]
-        return d
+        for i, d in enumerate(kept):
+            if d.kind in kinds and 0 <= ts - d.ts <= MATCH_WINDOW_US and d.record is None:
+                del kept[: i + 1]
+                if not kept:
+                    del self.applied[tp]
+                return d
+        return None
 
     def get(self, tp: F.TP) -> list[Decision] | None:
         return self.by_tp.get(tp)

@@ -85,6 +85,15 @@ def _zk_expired(entry, m):
     return Event("zk_session_expired", session_id=int(m["session"], 16), detail={"session": m["session"], "via": "zk_client"})
 
 
+def _zk_client_closing(entry, m):
+    return Event("zk_session_closing", detail={"client": m["name"] or "", "via": "zookeeper_client"})
+
+
+def _zk_session_closed(entry, m):
+    return Event("zk_session_closing", session_id=int(m["session"], 16), detail={"session": m["session"],
+                                                                               "via": "zk_library"})
+
+
 def _zk_lost(cause_from_line: bool):
     def build(entry, m):
         session = m["session"]
@@ -192,6 +201,13 @@ RULES = [
                     r"socket connection and attempting reconnect|Closing socket connection\. Attempting reconnect except "
                     r"it is a SessionExpiredException\.)$"),
          _zk_lost(False), search=True),
+    # The broker closing a ZooKeeper client (KafkaServer.shutdown closes its own last, after the authorizer's): its
+    # ephemeral /brokers/ids registration goes with the session. Kafka's client (1.1+ ZooKeeperClient.close) logs
+    # before the close; the ZooKeeper library (ZooKeeper.close, 3.4 - 3.8) after the server ended the session.
+    Rule("broker.zk.client_closing", ("kafka.zookeeper.ZooKeeperClient",), ("Closing.",),
+         re.compile(r"^\[ZooKeeperClient(?: (?P<name>[^\]]+))?\] Closing\.$"), _zk_client_closing),
+    Rule("broker.zk.session_closed", ("org.apache.zookeeper.ZooKeeper",), ("Session: 0x",),
+         re.compile(r"^Session: (?P<session>0x[0-9a-f]+) closed$"), _zk_session_closed),
     # --- what the broker logged about itself at start-up -------------------------------------------
     Rule("broker.kafka_version", ("org.apache.kafka.common.utils.AppInfoParser",), ("Kafka version",),
          re.compile(r"^Kafka version ?: ?(?P<v>\S+)$"), _kafka_version),

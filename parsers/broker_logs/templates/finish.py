@@ -17,7 +17,7 @@ from parsers.schema import Event
 # Event types whose subject is always the broker that wrote the line.
 SELF_TYPES = frozenset((
     "broker_startup", "broker_shutdown_started", "broker_shutdown_completed",
-    "zk_session_expired", "zk_session_established", "zk_disconnected", "broker_fatal_error",
+    "zk_session_expired", "zk_session_established", "zk_disconnected", "zk_session_closing", "broker_fatal_error",
 ))
 # Event types whose subject is the writer when the broker side logged them.
 SIDE_TYPES = frozenset((
