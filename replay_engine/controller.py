@@ -117,6 +117,7 @@ class ZkControllerReplay:
                 F.ReassignAway: self._reassign_away,
                 F.BrokerStopped: self._broker_stopped,
                 F.ReplicasOffline: self._replicas_offline,
+                F.ReplicasOnline: self._replicas_online,
             },
             records={
                 F.RecordedState: self._recorded_state if follow else self._seed_from_record,
@@ -383,8 +384,16 @@ class ZkControllerReplay:
             self._period_open(b, f.ts, f.ref, "down")
             self.periods[b][-1].end_cause = cause
 
+    def _replicas_online(self, f: F.ReplicasOnline) -> None:
+        held = self.offline_replicas.get(f.broker)
+        if held:
+            held.difference_update(f.tps)
+            if not held:
+                del self.offline_replicas[f.broker]
+
     def _replicas_offline(self, f: F.ReplicasOffline) -> None:
-        self.offline_replicas.setdefault(f.broker, set()).update(f.tps)
+        tps = f.tps if f.cause != "failover" else tuple(tp for tp in f.tps if not (tp in self.parts and self.parts[tp].deleting))
+        self.offline_replicas.setdefault(f.broker, set()).update(tps)
         self._note_broker(f.broker, f.ref)
         for tp in f.tps:
             self.evidence_by_tp.setdefault(tp, []).append(f.ref)

@@ -103,7 +103,18 @@ class LiveSet(Fact):
 
 @dataclass
 class ReplicasOffline(Fact):
-    """Log-dir failure: the controller marked these replicas of a live broker offline; they cannot lead."""
+    """The controller holds these replicas of the broker offline (a failed log directory, or a failover's
+    OfflineReplica for a replica it did not hold online): they cannot lead until the controller brings them online
+    again or the broker registers anew."""
+
+    broker: int = -1
+    tps: tuple[TP, ...] = ()
+    cause: str = "log_dir"  # or "failover"
+
+
+@dataclass
+class ReplicasOnline(Fact):
+    """The controller's replica state machine moved these replicas of the broker to OnlineReplica."""
 
     broker: int = -1
     tps: tuple[TP, ...] = ()

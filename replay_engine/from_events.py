@@ -318,6 +318,23 @@ def _log_facts(ev: Event, authoritative: bool) -> list[F.Fact]:
         out.append(F.TopicDeletionRequest(ts, r, topic=ev.topic))
     elif t == "topic_deletion_halted" and ev.topic:
         out.append(F.TopicDeletionHalted(ts, r, topic=ev.topic, reason=d.get("reason")))
+    elif t == "replica_state_change" and tp is not None and ev.subject_broker is not None and (
+            ev.to_state in ("OnlineReplica", "NewReplica", "NonExistentReplica")
+            or ev.to_state == "OfflineReplica" and ev.from_state == "ReplicaDeletionIneligible"):
+        # The controller's replica state machine (ReplicaStateMachine.handleStateChange logs every transition to
+        # state-change.log). 2.3.0+ startup (a failover): initializeReplicaState puts a replica the controller does
+        # not hold online (broker dead, log dir offline) in ReplicaDeletionIneligible, then moves it to
+        # OfflineReplica before the partition state machine elects; the other ways into OfflineReplica (a broker
+        # failing, shutting down, a topic deleted) say nothing a BrokerChange line would not. A replica moved to
+        # OnlineReplica (live), NewReplica or NonExistentReplica (a new or deleted partition) is no longer held so.
+        # (TopicDeletionManager moves ineligible replicas of a topic being deleted to OfflineReplica again when
+        # their broker returns: the replay skips partitions it holds in deletion.)
+        b = int(ev.subject_broker)
+        if ev.to_state == "OfflineReplica":
+            out.append(F.ReplicasOffline(ts, r, broker=b, tps=(tp,), cause="failover"))
+        else:
+            out.append(F.ReplicasOnline(ts, r, broker=b, tps=(tp,)))
+        out.extend(ev_only(t, b, tp))
     elif t == "log_dir_failure" and d.get("side") == "controller" and ev.subject_broker is not None \
             and _tp_list(d.get("partitions")):
         out.append(F.ReplicasOffline(ts, r, broker=int(ev.subject_broker), tps=_tp_list(d.get("partitions"))))

@@ -298,7 +298,11 @@ class KraftReplay:
             leader, isr = created_leader(f.replicas, self.acceptable())
             replayed = {"leader": leader, "isr": list(isr)}
             recorded = {"leader": f.leader, "isr": list(f.isr or [])}
-            self._judge(tp, f, recorded, replayed, "new partition (KRaft createTopics)")
+            unseen = self._unseen_brokers(f.replicas)
+            if unseen and created_leader(f.replicas, self.acceptable() | unseen) != (leader, isr):
+                self.comparisons.append(unknown(tp, ts, r, recorded, self._unseen_reason(unseen), replayed))
+            else:
+                self._judge(tp, f, recorded, replayed, "new partition (KRaft createTopics)")
         p = self.store.part(tp)
         self._set_replicas(p, f.replicas or (), ts)
         self.store.set_leader(p, f.leader)
@@ -337,14 +341,23 @@ class KraftReplay:
                     elr = f.elr
                 # ELR is in use when the feature is on, or a registration holds ELR members (only KIP-966 fills them)
                 elr_on = self.elr_enabled or f.elr is not None or bool(prev and prev["elr"])
-                res = self._rule("kraft.election", p.replicas or p.isr, target, p.leader, ok, self._unclean(tp[0]), elr, elr_on,
-                                 self.elr.get(tp, ((), ()))[1])  # lastKnownElr before this change
-                if res.how == "kept" and f.leader != res.leader and "isr" not in changed:
-                    # Only a PREFERRED election (the periodic rebalance) moves leadership off a valid leader.
-                    res = self._rule("kraft.election.preferred", p.replicas or p.isr, target, p.leader, ok, elr, elr_on)
+                def elect(ok: frozenset[int]):
+                    res = self._rule("kraft.election", p.replicas or p.isr, target, p.leader, ok, self._unclean(tp[0]),
+                                     elr, elr_on, self.elr.get(tp, ((), ()))[1])  # lastKnownElr before this change
+                    if res.how == "kept" and f.leader != res.leader and "isr" not in changed:
+                        # Only a PREFERRED election (the periodic rebalance) moves leadership off a valid leader.
+                        res = self._rule("kraft.election.preferred", p.replicas or p.isr, target, p.leader, ok, elr,
+                                         elr_on)
+                    return res
+
+                res = elect(ok)
                 recorded = {"leader": f.leader}
                 replayed = {"leader": res.leader}
-                self._judge(tp, f, recorded, replayed, f"PartitionChangeBuilder ({res.how})")
+                unseen = self._unseen_brokers(p.replicas or p.isr) - leaving
+                if unseen and elect(ok | unseen).leader != res.leader:
+                    self.comparisons.append(unknown(tp, ts, r, recorded, self._unseen_reason(unseen), replayed))
+                else:
+                    self._judge(tp, f, recorded, replayed, f"PartitionChangeBuilder ({res.how})")
                 if f.leader is not None and f.leader >= 0 and f.leader not in p.isr and f.leader not in target:
                     self._unclean_record(p, f)
                 elif res.how == "unclean" and f.leader == res.leader:
@@ -390,6 +403,17 @@ class KraftReplay:
                      status="agreed", record=f.ref)
         self.unclean_elections.append(d)
         self.decisions.append(d)
+
+    def _unseen_brokers(self, brokers) -> frozenset[int]:
+        """Replicas no fact has spoken of yet (registration, fencing, a liveness line): their state when the evidence
+        began is not in it."""
+        return frozenset(b for b in brokers if b >= 0 and b not in self.known_brokers and b not in self.registered
+                         and b not in self.fenced)
+
+    @staticmethod
+    def _unseen_reason(unseen: frozenset[int]) -> str:
+        return (f"evidence gap (no line before the record states the registration of broker(s) "
+                f"{', '.join(map(str, sorted(unseen)))}, and the outcome depends on it: the evidence begins after it)")
 
     def _judge(self, tp: F.TP, f: F.Fact, recorded: dict, replayed: dict, how: str) -> None:
         r = f.ref

@@ -35,7 +35,7 @@ def shard_facts(facts: Iterable[F.Fact], keep: Callable[[TP], bool]) -> list[F.F
             if assignment or not f.assignment:
                 out.append(dataclasses.replace(f, assignment=assignment, adding=_cut(f.adding, f.topic, keep),
                                                removing=_cut(f.removing, f.topic, keep)))
-        elif isinstance(f, F.ReplicasOffline):
+        elif isinstance(f, (F.ReplicasOffline, F.ReplicasOnline)):
             tps = tuple(t for t in f.tps if keep(t))
             if tps or not f.tps:
                 out.append(dataclasses.replace(f, tps=tps))

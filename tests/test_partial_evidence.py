@@ -124,3 +124,35 @@ def test_a_stretch_of_lost_logs_contradicts_no_record():
     res = replay_cluster(kept, cluster)
     assert sum(c.verdict == "agreed" for c in res.comparisons) > 300
     assert [(c.tp, c.record.source_file, c.record.source_pos) for c in res.comparisons if c.verdict == "diverged"] == []
+
+
+def _from_quantile(events: list, q: int) -> list:
+    """The evidence from the q-th percentile of the cluster's time on (the older files rotated away)."""
+    ts = sorted(e.ts for e in events if e.ts is not None)
+    t = ts[q * (len(ts) - 1) // 100]
+    return [e for e in events if e.ts is None or e.ts >= t]
+
+
+@_need("JacksonFarley__Kafka-Data-Centric-Project")
+def test_failover_offline_replicas_tell_the_new_controllers_view():
+    """2.3.0 ReplicaStateMachine.startup: a new controller logs 'Changed state of replica B ... from
+    ReplicaDeletionIneligible to OfflineReplica' for each replica it does not hold online, before its partition state
+    machine elects. Controller 1 took over with brokers 0 and 2 gone (no line of theirs says so; controller.log left
+    out) and failed to elect the partitions only broker 0 held: those records must agree (51 diverged before)."""
+    cluster = "JacksonFarley__Kafka-Data-Centric-Project"
+    res = replay_cluster(_without_controller_log(cluster), cluster)
+    failed = [c for c in res.comparisons if c.recorded.get("failed")]
+    assert sum(c.verdict == "agreed" for c in failed) >= 50
+    assert [c for c in res.comparisons if c.verdict == "diverged"] == []
+
+
+@pytest.mark.parametrize("cluster, q", [("GraphLogistics__kafka", 50), ("Niloufar1171__LDI-POC", 25)])
+def test_kraft_evidence_starting_after_a_registration_is_a_gap_not_a_divergence(cluster, q):
+    """KRaft: with the evidence beginning after a broker registered and was unfenced, a leader change or a creation
+    whose outcome depends on that broker is an evidence gap naming it (18 and 2 diverged before)."""
+    if not (REAL_LOGS / cluster).is_dir():
+        pytest.skip("../shared/real_logs absent")
+    res = replay_cluster(_from_quantile(real_cluster_events(cluster), q), cluster)
+    assert [c for c in res.comparisons if c.verdict == "diverged"] == []
+    gaps = [c for c in res.comparisons if c.verdict == "unknown" and "registration of broker(s)" in (c.reason or "")]
+    assert gaps and all(c.reason.startswith("evidence gap") for c in gaps)
