@@ -60,6 +60,9 @@ class ZkControllerReplay:
         self.deletion_halts: dict[str, list[tuple[F.Ref, str | None]]] = {}  # topic -> (line, reason) of each hold
         self.offline_replicas: dict[int, set[F.TP]] = {}  # broker -> replicas on a failed log dir
         self.known_brokers: set[int] = set()
+        # the cluster's whole membership was stated once (a ZooKeeper snapshot, a controller's list of live
+        # brokers): from then on a broker never seen is one that never registered
+        self.membership_stated = False
         self.broker_epochs: dict[int, Any] = {}
         self.broker_versions: dict[int, tuple[int, int, int]] = {}  # each broker's own 'Kafka version:'
         self.controller: int | None = None
@@ -157,6 +160,11 @@ class ZkControllerReplay:
         self.pending.resolve_unconfirmed()
 
     # ------------------------------------------------------------------ helpers
+
+    def unseen(self, brokers) -> frozenset[int]:
+        if self.membership_stated:
+            return frozenset()
+        return frozenset(b for b in brokers if b is not None and b >= 0 and b not in self.known_brokers)
 
     def online(self, b: int) -> bool:
         return b in self.live and b not in self.shutting
@@ -465,6 +473,7 @@ class ZkControllerReplay:
             self._failover(f)
 
     def _live_set_view(self, f: F.LiveSet) -> None:
+        self.membership_stated = True
         for b in sorted(f.brokers - self.live):
             self.live.add(b)
         for b in sorted(self.live - f.brokers):
@@ -794,6 +803,8 @@ class ZkControllerReplay:
             self.evidence_by_tp.setdefault(f.tp, []).append(f.ref)
         if f.kind == "broker_shutdown_started" and f.broker is not None:
             self.server_stopping.add(f.broker)
+        if f.kind == "zk_snapshot_taken":
+            self.membership_stated = True
         if f.kind == "zk_write_failed":
             self.findings.append({"kind": "zk_write_failed", "ts": f.ts, "evidence": [f.ref.to_json()]})
         if f.kind == "unclean_leader_election" and f.tp is not None and f.broker is not None:

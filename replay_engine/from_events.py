@@ -517,6 +517,12 @@ def build_facts(events: Iterable[Event], context: ClusterContext | None = None) 
         if ev.zxid is not None and ev.zxid in zk_zxids:
             continue
         snap_facts.extend(_snapshot_facts(ev))
+    # A snapshot (or znode dump) lists every registered broker: membership is known from it on.
+    firsts: dict[str, Event] = {}
+    for ev in snap_events:
+        if ev.ts is not None and (ev.source_file not in firsts or ev.ts < firsts[ev.source_file].ts):
+            firsts[ev.source_file] = ev
+    snap_facts[:0] = [F.Evidence(ev.ts, ref_of(ev), kind="zk_snapshot_taken") for _, ev in sorted(firsts.items())]
     for i, f in enumerate(snap_facts):
         f.order = (f.ts, 0, i)
 

@@ -37,6 +37,11 @@ def unseen(p: PState) -> bool:
     return p.isr is None and p.leader_epoch is None
 
 
+def unseen_reason(brokers) -> str:
+    return (f"evidence gap (no line before the record states the registration of broker(s) "
+            f"{', '.join(map(str, sorted(brokers)))}, and the outcome depends on it: the evidence begins after it)")
+
+
 def unknown_why(kind: str, isr, replicas, live, controller) -> str:
     """Why a record could not be re-derived: the first thing the replay did not know."""
     if controller is None:
@@ -107,6 +112,8 @@ class View(Protocol):
     preferred_requested: dict[F.TP, int]
 
     def online_set(self, tp: F.TP | None = None) -> frozenset[int]: ...
+
+    def unseen(self, brokers: Any) -> frozenset[int]: ...  # brokers whose membership no fact has stated
 
     def _unclean_allowed(self, topic: str) -> bool: ...
 
@@ -313,6 +320,8 @@ def judge_write(ctx: View, pending: Pending, p: PState, kind: str, f: F.Recorded
     ``defer_gaps``: a record taken on a state the replay never saw (logs only) is an evidence gap, not judged.
     """
     kinds = ("election", "new_partition") if kind in ("election", "new_partition") else ("isr_removal", "election")
+    named = ([] if recorded.get("leader") is None else [recorded["leader"]]) + list(recorded.get("isr") or [])
+    unseen_named = ctx.unseen(named) if kind in ("election", "new_partition") else frozenset()
     d = None if kind == "epoch_bump" else pending.match(p.tp, kinds, f.ts)
     if d is not None and d.after is not None:
         ok = same(d.after, recorded)
@@ -321,6 +330,9 @@ def judge_write(ctx: View, pending: Pending, p: PState, kind: str, f: F.Recorded
             alt, _ = alternatives(ctx, before_state(p.tp, d.before), f, recorded)
             if alt:
                 ok, how = True, f"inferred: {alt}"
+        if not ok and unseen_named:
+            d.status, d.record = UNKNOWN, f.ref
+            return unknown(p.tp, f.ts, f.ref, recorded, unseen_reason(unseen_named), d.after)
         d.status = verdict(ok)
         d.record = f.ref
         return Comparison(p.tp, f.ts, f.ref, recorded, d.after, verdict(ok), how, [d.trigger])
@@ -337,6 +349,11 @@ def judge_write(ctx: View, pending: Pending, p: PState, kind: str, f: F.Recorded
         if b is not None and b not in ctx.shutting and b in ctx.live:
             return InferShutdown(b)
     replayed, strategy = point_decision(ctx, p, kind, f)
+    if replayed is not None and unseen_named and not same(replayed, recorded):
+        # The record elects or registers a broker no line has shown joining or leaving, and nothing stated the
+        # cluster's membership (no snapshot, no controller's list of live brokers): the evidence began after it
+        # registered. Not a divergence.
+        return unknown(p.tp, f.ts, f.ref, recorded, unseen_reason(unseen_named), replayed)
     if replayed is not None and defer_gaps:
         unseen_isr = f.isr is not None and p.isr is not None and bool(
             set(f.isr) - set(p.isr) - ({f.leader} if kind == "election" and ctx._unclean_allowed(p.tp[0]) else set()))

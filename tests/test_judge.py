@@ -13,8 +13,9 @@ from replay_engine.partition import PState
 class Ctx:
     """The controller's view as the judge reads it."""
 
-    def __init__(self, live, unclean=False):
+    def __init__(self, live, unclean=False, seen=None):
         self.controller = 1
+        self.seen = None if seen is None else set(seen)  # None: the cluster's membership is stated
         self.live = set(live)
         self.shutting = set()
         self.offline_replicas = {}
@@ -23,6 +24,9 @@ class Ctx:
 
     def online_set(self, tp=None):
         return frozenset(self.live - self.shutting)
+
+    def unseen(self, brokers):
+        return frozenset() if self.seen is None else frozenset(b for b in brokers if b >= 0 and b not in self.seen)
 
     def _rule(self, decision, *args):
         from replay_engine import rules
@@ -105,3 +109,17 @@ def test_unknown_reasons_on_a_real_cluster_add_up_to_uncompared():
     assert all(r for r in reasons), reasons
     gaps = sum(n for r, n in reasons.items() if r.startswith(J.EVIDENCE_GAP))
     assert gaps == res.agreement()["evidence_gaps"] > 0
+
+
+def test_a_record_electing_a_broker_never_seen_is_a_gap_until_membership_is_stated():
+    """Broker 2 is live to the real controller (it elected it) but no fact the replay holds speaks of it: the evidence
+    began after it registered (a txn log without its snapshot, logs that start mid-life). With the membership
+    stated (a snapshot, a controller's list of live brokers), never seen means never registered: a divergence."""
+    p = PState(TP, replicas=(1, 2, 3), leader=1, isr=(1, 2, 3), leader_epoch=4)
+    f = record(2, [2, 3], 5)
+    recorded = {"leader": 2, "isr": [2, 3], "leader_epoch": 5}
+    c = J.judge_write(Ctx({3}, seen={1, 3}), J.Pending(), p, "election", f, recorded, may_infer=False, defer_gaps=False)
+    assert c.verdict == J.UNKNOWN and c.reason.startswith(J.EVIDENCE_GAP) and "broker(s) 2" in c.reason
+    assert c.replayed["leader"] == 3
+    c = J.judge_write(Ctx({3}), J.Pending(), p, "election", f, recorded, may_infer=False, defer_gaps=False)
+    assert c.verdict == J.DIVERGED

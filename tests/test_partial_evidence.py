@@ -156,3 +156,45 @@ def test_kraft_evidence_starting_after_a_registration_is_a_gap_not_a_divergence(
     assert [c for c in res.comparisons if c.verdict == "diverged"] == []
     gaps = [c for c in res.comparisons if c.verdict == "unknown" and "registration of broker(s)" in (c.reason or "")]
     assert gaps and all(c.reason.startswith("evidence gap") for c in gaps)
+
+
+@_need("minhdc2__kafka-Golang")
+def test_controlled_shutdown_selector_failure_is_judged_as_one():
+    """0.8.2.2 .. 1.0.0 ControlledShutdownLeaderSelector alone throws 'No other replicas in ISR I for P besides
+    shutting down brokers S': the failed election is a controlled-shutdown move off the leader going down, which
+    fails when no other ISR member is left; without controller.log (where 'Shutting down broker 1' is) the replay
+    judged it as an offline election and diverged 6 times."""
+    cluster = "minhdc2__kafka-Golang"
+    events = _without_controller_log(cluster)
+    stated = [e for e in events if e.event_type == "leader_election_failed" and (e.detail or {}).get("shutting_down_brokers")]
+    assert stated and all(e.detail["strategy"] == "ControlledShutdownLeaderSelector" for e in stated)
+    res = replay_cluster(events, cluster)
+    judged = {(c.record.source_file, c.record.source_pos): c.verdict for c in res.comparisons}
+    assert {judged.get((e.source_file, e.source_pos)) for e in stated} == {"agreed"}
+    assert [c for c in res.comparisons if c.verdict == "diverged"] == []
+
+
+ZK_REAL = REAL_LOGS.parent / "zk_real"
+
+
+def _later_txn_logs() -> list[tuple[str, str]]:
+    out = []
+    for scen in sorted(p for p in ZK_REAL.glob("*") if (p / "ground_truth.json").exists()):
+        logs = sorted(f.name for f in (scen / "version-2").glob("log.*"))
+        out += [(scen.name, name) for name in logs[1:]]
+    return out
+
+
+@pytest.mark.skipif(not ZK_REAL.is_dir(), reason="../shared/zk_real absent")
+def test_a_zookeeper_txn_log_alone_contradicts_no_write():
+    """Each later transaction log of every zk_real scenario, alone (no snapshot, no earlier log): brokers registered
+    before it are in no transaction, so a write electing one is an evidence gap, never a divergence from ZooKeeper's
+    own record (s2's log.45 diverged twice before: its new controller elected broker 2, registered in log.1)."""
+    judged = 0
+    for scen, name in _later_txn_logs():
+        f = ZK_REAL / scen / "version-2" / name
+        events, _ = parse_source(f.read_bytes(), SourceContext(str(f.relative_to(ZK_REAL.parent)), cluster="zk"))
+        res = replay_cluster([e for e in events if e.event_type != "zk_txn"], "zk")
+        assert [(scen, name, c.tp, c.record.zxid) for c in res.comparisons if c.verdict == "diverged"] == []
+        judged += sum(c.verdict == "agreed" for c in res.comparisons)
+    assert judged > 100

@@ -103,7 +103,10 @@ def _exception_detail(entry) -> dict:
         detail.update(reason="no_live_replica", live_brokers=int_list(m.group(1)), assigned=int_list(m.group(2)))
     m = _SHUTTING_DOWN.search(text)
     if m:
+        # thrown only by ControlledShutdownLeaderSelector (0.8.2.2 .. 1.0.0 PartitionLeaderSelector.scala), which
+        # names the controller's shutting-down brokers
         detail.update(reason="other", isr=int_list(m.group(1)), shutting_down_brokers=int_list(m.group(2)))
+        detail.setdefault("strategy", "ControlledShutdownLeaderSelector")
     if "reason" not in detail and exc and "strategy" not in detail:
         detail["reason"] = "other"
     return detail
