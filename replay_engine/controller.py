@@ -805,6 +805,12 @@ class ZkControllerReplay:
             self.server_stopping.add(f.broker)
         if f.kind == "zk_snapshot_taken":
             self.membership_stated = True
+        if f.kind == "controlled_shutdown_taken" and f.broker in self.live and self.controller is not None \
+                and not self.coverage.controller_logged(f.ts, self.controller):
+            # the broker's word that the controller took its request: the controller's own line is not in the
+            # evidence, and its moves were recorded (or not) in the state-change log, judged there
+            self.shutting.add(f.broker)
+            self.leaving.add(f.broker)
         if f.kind == "zk_write_failed":
             self.findings.append({"kind": "zk_write_failed", "ts": f.ts, "evidence": [f.ref.to_json()]})
         if f.kind == "unclean_leader_election" and f.tp is not None and f.broker is not None:

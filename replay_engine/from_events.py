@@ -299,6 +299,12 @@ def _log_facts(ev: Event, authoritative: bool) -> list[F.Fact]:
         # the leader writes its own ISR changes; the controller (2.7+) logs the same change, but it is not the leader
         leader = None if d.get("side") == "controller" else ev.broker_id
         out.append(F.LeaderIsrChange(ts, r, tp=tp, leader=leader, isr=_t(ev.isr), zk_version=ev.zk_version))
+    elif t == "controlled_shutdown_result" and ev.subject_broker is not None and d.get("side") == "broker" \
+            and d.get("outcome") in ("succeeded", "partitions_remaining"):
+        # The controller answered the broker's ControlledShutdownRequest (KafkaServer.controlledShutdown, every
+        # release): it had put the broker among its shutting-down brokers (KafkaController.doControlledShutdown
+        # adds it before moving leadership), whatever the partitions left to move.
+        out.extend(ev_only("controlled_shutdown_taken", int(ev.subject_broker)))
     elif t == "controlled_shutdown_requested" and ev.subject_broker is not None:
         if d.get("side", "controller") == "controller":
             out.append(F.ControlledShutdownRequest(ts, r, broker=int(ev.subject_broker)))

@@ -198,3 +198,15 @@ def test_a_zookeeper_txn_log_alone_contradicts_no_write():
         assert [(scen, name, c.tp, c.record.zxid) for c in res.comparisons if c.verdict == "diverged"] == []
         judged += sum(c.verdict == "agreed" for c in res.comparisons)
     assert judged > 100
+
+
+@_need("YehorYehorychev__Kafka")
+def test_broker_side_controlled_shutdown_answer_puts_it_among_shutting_down_brokers():
+    """KafkaServer.controlledShutdown logs the controller's answer ('Controlled shutdown request returned
+    successfully', 'Remaining partitions to move: ...'); the controller had put the broker among its shutting-down
+    brokers first (KafkaController.doControlledShutdown). Without controller.log, the offline elections that failed
+    while the partitions' only live ISR member was shutting down must agree (7 diverged)."""
+    cluster = "YehorYehorychev__Kafka"
+    res = replay_cluster(_without_controller_log(cluster), cluster)
+    assert [(c.tp, c.record.source_file, c.record.source_pos) for c in res.comparisons if c.verdict == "diverged"] == []
+    assert sum(c.verdict == "agreed" and bool(c.recorded.get("failed")) for c in res.comparisons) > 10
