@@ -104,19 +104,10 @@ def zk_real_scenarios() -> list[str]:
 
 
 def load_real(name: str):
-    """As tests/test_replay_real_logs.py ``load()``: every file of the cluster, parsed, raw txns left out."""
-    from forensics.sources import broker_hint_from_path
-    from parsers.common.context import SourceContext
-    from parsers.dispatch import parse_source
+    """As tests/conftest.py ``real_cluster_events``: every file of the cluster, parsed, raw txns left out."""
+    from forensics.sources import parse_folder_in_process
 
-    root = SHARED / "real_logs"
-    events = []
-    for f in sorted((root / name).rglob("*")):
-        if f.is_file():
-            rel = str(f.relative_to(root))
-            evs, _ = parse_source(f.read_bytes(), SourceContext(rel, cluster=name, broker_hint=broker_hint_from_path(rel)))
-            events += [e for e in evs if e.event_type != "zk_txn"]
-    return events
+    return parse_folder_in_process(SHARED / "real_logs", name)
 
 
 def load_zk_real(name: str):

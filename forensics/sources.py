@@ -294,3 +294,19 @@ def collect_inputs(
 
 def cleanup(workdir: Path) -> None:
     shutil.rmtree(workdir, ignore_errors=True)
+
+
+def parse_folder_in_process(root: Path, folder: str) -> list:
+    """Every file under ``root/folder`` parsed in this process, cited relative to ``root``, with the broker hinted
+    by its path, raw ZooKeeper transactions left out (as the replay reads a cluster): for tests and benchmarks
+    that replay a cluster without Spark."""
+    from parsers.common.context import SourceContext
+    from parsers.dispatch import parse_source
+
+    events = []
+    for f in sorted((root / folder).rglob("*")):
+        if f.is_file():
+            rel = str(f.relative_to(root))
+            evs, _ = parse_source(f.read_bytes(), SourceContext(rel, cluster=folder, broker_hint=broker_hint_from_path(rel)))
+            events += [e for e in evs if e.event_type != "zk_txn"]
+    return events

@@ -30,17 +30,9 @@ def sample_events(name: str) -> list:
 def real_cluster_events(name: str) -> list:
     """Every event of a cluster of ../shared/real_logs, parsed in-process (raw ZooKeeper txns left out), as the
     replay tests and benchmarks/agreement.py read it."""
-    from forensics.sources import broker_hint_from_path
-    from parsers.common.context import SourceContext
-    from parsers.dispatch import parse_source
+    from forensics.sources import parse_folder_in_process
 
-    events = []
-    for f in sorted((REAL_LOGS / name).rglob("*")):
-        if f.is_file():
-            rel = str(f.relative_to(REAL_LOGS))
-            evs, _ = parse_source(f.read_bytes(), SourceContext(rel, cluster=name, broker_hint=broker_hint_from_path(rel)))
-            events += [e for e in evs if e.event_type != "zk_txn"]
-    return events
+    return parse_folder_in_process(REAL_LOGS, name)
 
 
 def log4j_us(stamp: str) -> int:
