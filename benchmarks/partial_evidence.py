@@ -8,8 +8,9 @@ Operators seldom hold every file of a cluster. For every cluster of ``../shared/
 ``../shared/zk_real`` this builds the shapes of evidence they do hold, from the whole: one kind of file left out
 (controller, state-change, server, other), the logs starting at a quarter, half or three quarters of the
 cluster's time (older files rotated away) or ending there, the middle fifth of the time lost (a hole), one
-directory left out. Each is measured as ``benchmarks/agreement.py`` measures the whole (recorded decisions
-against the replay); with less evidence fewer records can be judged, but a judged record must agree:
+directory left out; for ZooKeeper data, each txn log between the first and the last lost, and each later txn log
+alone (no snapshot, no earlier log). Each is measured as ``benchmarks/agreement.py`` measures the whole (recorded
+decisions against the replay); with less evidence fewer records can be judged, but a judged record must agree:
 ``diverged`` and ``outside`` (a logged leaderless moment outside every leaderless interval) should be 0.
 
 A time cut of ZooKeeper data (zk_real) drops transactions out of a stream whose zxids are consecutive, a shape
@@ -53,6 +54,11 @@ def variants(events: list):
             yield f"until q{q}", [e for e in events if e.ts is None or e.ts <= t]
         a, b = ts[40 * (len(ts) - 1) // 100], ts[60 * (len(ts) - 1) // 100]
         yield "hole q40-q60", [e for e in events if e.ts is None or not a < e.ts < b]
+    txn_logs = [f for f in files if os.path.basename(f).startswith("log.")]  # ZooKeeper names its txn logs so
+    for f in txn_logs[1:-1]:
+        yield f"txn log {os.path.basename(f)} lost", [e for e in events if e.source_file != f]
+    for f in txn_logs[1:]:
+        yield f"txn log {os.path.basename(f)} alone", [e for e in events if e.source_file == f]
     dirs = sorted({os.path.dirname(f) for f in files})
     if len(dirs) > 1:
         for d in dirs:

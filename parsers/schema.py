@@ -258,6 +258,7 @@ EVENT_TYPES: dict[str, str] = {
     "metadata_record": "KRaft: any other metadata record, by name",
     # --- ZooKeeper transaction log / snapshots ---
     "zk_txn": "raw ZooKeeper transaction (kept for forensics)",
+    "zk_txnlog_span": "the zxids a ZooKeeper txn log's readable entries cover (first, last, how many)",
     "zk_write_failed": "a ZooKeeper write that failed (error txn or failed multi), e.g. a fenced controller's write",
     "zk_session_created": "ZooKeeper createSession",
     "zk_session_closed": "ZooKeeper closeSession (client close or expiry)",

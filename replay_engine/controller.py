@@ -63,6 +63,9 @@ class ZkControllerReplay:
         # the cluster's whole membership was stated once (a ZooKeeper snapshot, a controller's list of live
         # brokers): from then on a broker never seen is one that never registered
         self.membership_stated = False
+        # brokers some fact has shown registered or gone since the evidence began, or since its last hole
+        self.seen: set[int] = set()
+        self.after_hole = False  # ZooKeeper's data had a hole: records on states not seen since are evidence gaps
         self.broker_epochs: dict[int, Any] = {}
         self.broker_versions: dict[int, tuple[int, int, int]] = {}  # each broker's own 'Kafka version:'
         self.controller: int | None = None
@@ -164,7 +167,7 @@ class ZkControllerReplay:
     def unseen(self, brokers) -> frozenset[int]:
         if self.membership_stated:
             return frozenset()
-        return frozenset(b for b in brokers if b is not None and b >= 0 and b not in self.known_brokers)
+        return frozenset(b for b in brokers if b is not None and b >= 0 and b not in self.seen)
 
     def online(self, b: int) -> bool:
         return b in self.live and b not in self.shutting
@@ -366,6 +369,7 @@ class ZkControllerReplay:
         return view != "self" or not self.coverage.controller_logged(f.ts, self.controller)
 
     def _register(self, b: int, f: F.Fact) -> None:
+        self.seen.add(b)
         if b not in self.registered:
             self.registered.add(b)
             self.known_brokers.add(b)
@@ -380,6 +384,7 @@ class ZkControllerReplay:
     def _deregister(self, b: int, f: F.Fact, cause: str, died: F.Ref | None = None) -> None:
         self.leaving.discard(b)
         self.server_stopping.discard(b)
+        self.seen.add(b)
         if b in self.registered:
             self.registered.discard(b)
             # A process that died earlier (BrokerStopped) was down from then, whenever ZooKeeper let it go.
@@ -805,6 +810,8 @@ class ZkControllerReplay:
             self.server_stopping.add(f.broker)
         if f.kind == "zk_snapshot_taken":
             self.membership_stated = True
+        if f.kind == "zk_hole":
+            self._hole(f)
         if f.kind == "controlled_shutdown_taken" and f.broker in self.live and self.controller is not None \
                 and not self.coverage.controller_logged(f.ts, self.controller):
             # the broker's word that the controller took its request: the controller's own line is not in the
@@ -815,6 +822,18 @@ class ZkControllerReplay:
             self.findings.append({"kind": "zk_write_failed", "ts": f.ts, "evidence": [f.ref.to_json()]})
         if f.kind == "unclean_leader_election" and f.tp is not None and f.broker is not None:
             self._recorded_unclean(f)
+
+    def _hole(self, f: F.Evidence) -> None:
+        """Transactions no file holds came before this one (``zk_holes``): partitions, registrations and epochs may
+        all have changed there. What the replay held of the partitions is forgotten (a record is judged again once
+        the evidence restates the state it was decided on) and no broker counts as seen until a fact shows it."""
+        self.findings.append({"kind": "zk_hole", "ts": f.ts, "text": "ZooKeeper transactions before this one are in "
+                              "no file given (a txn log is missing): what they changed is not in the evidence",
+                              "evidence": [f.ref.to_json()]})
+        self.membership_stated = False
+        self.seen.clear()
+        self.after_hole = True
+        self._forget_partitions()
 
     def _recorded_unclean(self, f: F.Evidence) -> None:
         """The controller's own word that it elected a replica out of sync (OfflinePartitionLeaderSelector 0.8-1.x
@@ -1046,7 +1065,7 @@ class ZkControllerReplay:
     def _compare(self, p: PState, kind: str, f: F.RecordedState, recorded: dict[str, Any]) -> None:
         out = J.judge_write(self, self.pending, p, kind, f, recorded,
                             may_infer=self.controller is not None and not self._inferring,
-                            defer_gaps=self.mode.evidence_gaps)
+                            defer_gaps=self.mode.evidence_gaps or self.after_hole)
         if isinstance(out, J.InferShutdown):
             b = out.broker
             self._inferring = True
@@ -1066,7 +1085,7 @@ class ZkControllerReplay:
         p = self.part(f.tp)
         self._infer_from_record(f)
         self.failed_elections.setdefault(f.tp, []).append(f.ref)
-        self.comparisons.append(J.judge_failed(self, self.pending, p, f, defer_gaps=self.mode.evidence_gaps))
+        self.comparisons.append(J.judge_failed(self, self.pending, p, f, defer_gaps=self.mode.evidence_gaps or self.after_hole))
         if f.isr is not None and p.isr is None:
             self.store.set(p, isr=tuple(f.isr))
         if f.assigned is not None:

@@ -23,6 +23,7 @@ from typing import Iterable
 from parsers.schema import Event
 from replay_engine import facts as F
 from replay_engine.shutdown_sessions import shutdown_session_ends
+from replay_engine.zk_holes import find_holes
 
 ZK_KINDS = ("zk_txnlog",)
 SNAPSHOT_KINDS = ("zk_snapshot", "znode_dump")
@@ -496,12 +497,20 @@ def build_facts(events: Iterable[Event], context: ClusterContext | None = None) 
     zk_window = ctx.zk_window
     if zk_window is not None:
         coverage.zk.append(zk_window)
+    # Transactions no file holds (a txn log lost between two others): told at the first transaction after each.
+    spans = [e for e in zk_events if e.event_type == "zk_txnlog_span"]
+    zk_events = [e for e in zk_events if e.event_type != "zk_txnlog_span"]
+    snap_zxids = sorted({int(e.detail["snapshot_zxid"]) for e in snap_events
+                         if e.detail and e.detail.get("snapshot_zxid") is not None})
+    holes = find_holes(spans, snap_zxids)
     # ZooKeeper: zxid order; copies of one zxid (several servers, overlapping files) count once.
     zk_events.sort(key=lambda e: (e.zxid if e.zxid is not None else -1, e.source_sub or 0, e.source_file or ""))
     seen: set[tuple] = set()
     zk_facts: list[F.Fact] = []
     group: list[Event] = []
     cur = None
+    holes.sort(key=lambda h: h.before)
+    hi = 0
     for ev in zk_events:
         key = (ev.zxid, ev.event_type, ev.source_sub, ev.topic, ev.partition, ev.subject_broker)
         if key in seen:
@@ -510,6 +519,10 @@ def build_facts(events: Iterable[Event], context: ClusterContext | None = None) 
         if ev.zxid != cur and group:
             zk_facts.extend(_zk_facts(group))
             group = []
+        while hi < len(holes) and ev.zxid is not None and ev.zxid >= holes[hi].before:
+            h = holes[hi]
+            hi += 1
+            zk_facts.append(F.Evidence(h.at.ts or ev.ts or 0, ref_of(h.at), kind="zk_hole"))
         cur = ev.zxid
         group.append(ev)
     if group:
@@ -523,10 +536,11 @@ def build_facts(events: Iterable[Event], context: ClusterContext | None = None) 
         if ev.zxid is not None and ev.zxid in zk_zxids:
             continue
         snap_facts.extend(_snapshot_facts(ev))
-    # A snapshot (or znode dump) lists every registered broker: membership is known from it on.
+    # A binary snapshot holds ZooKeeper's whole tree, /brokers/ids included: the membership is known from it on.
     firsts: dict[str, Event] = {}
     for ev in snap_events:
-        if ev.ts is not None and (ev.source_file not in firsts or ev.ts < firsts[ev.source_file].ts):
+        if ev.source_kind == "zk_snapshot" and ev.ts is not None and (
+                ev.source_file not in firsts or ev.ts < firsts[ev.source_file].ts):
             firsts[ev.source_file] = ev
     snap_facts[:0] = [F.Evidence(ev.ts, ref_of(ev), kind="zk_snapshot_taken") for _, ev in sorted(firsts.items())]
     for i, f in enumerate(snap_facts):

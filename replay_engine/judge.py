@@ -349,6 +349,9 @@ def judge_write(ctx: View, pending: Pending, p: PState, kind: str, f: F.Recorded
         if b is not None and b not in ctx.shutting and b in ctx.live:
             return InferShutdown(b)
     replayed, strategy = point_decision(ctx, p, kind, f)
+    if replayed is not None and kind in ("election", "new_partition"):
+        unseen_named = unseen_named | ctx.unseen(
+            ([] if replayed.get("leader") is None else [replayed["leader"]]) + list(replayed.get("isr") or []))
     if replayed is not None and unseen_named and not same(replayed, recorded):
         # The record elects or registers a broker no line has shown joining or leaving, and nothing stated the
         # cluster's membership (no snapshot, no controller's list of live brokers): the evidence began after it
@@ -436,4 +439,7 @@ def judge_failed(ctx: View, pending: Pending, p: PState, f: F.RecordedFailedElec
     else:
         res = ctx._rule("zk.election.offline", cand, isr, live, unclean)
     replayed = {"leader": -1, "failed": True} if res is None else {"leader": res.leader, "isr": list(res.isr)}
+    if res is not None and ctx.unseen([res.leader]):
+        # the replay would elect a broker no fact has shown since the evidence (or its last hole) began
+        return unknown(f.tp, f.ts, f.ref, recorded, unseen_reason(ctx.unseen([res.leader])), replayed)
     return Comparison(f.tp, f.ts, f.ref, recorded, replayed, verdict(res is None), f"point: {f.strategy or E.OFFLINE}")

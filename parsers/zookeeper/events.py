@@ -442,8 +442,29 @@ def parse_txnlog_file(data: bytes, ctx: SourceContext, summary: FileSummary) -> 
         else:
             summary.count("parsed")
     summary.notes.append(f"txn log: {len(log.txns)} entries, valid data ends at byte {log.end_offset} ({log.end_reason})")
+    span = _span_event(log, ctx)
+    if span is not None:
+        events.append(span)
     _finish(events, summary)
     return events
+
+
+def _span_event(log, ctx: SourceContext) -> Event | None:
+    """The zxids the file's readable entries cover (ZooKeeper numbers a server's transactions one by one within an
+    epoch, and names a txn log after its first): the replay finds the transactions no file holds from the spans."""
+    good = log.good
+    if not good:
+        return None
+    first, last = good[0], good[-1]
+    st = Stamp(ctx, "zk_txnlog", first.offset, first.zxid, first.time, None, f"txn log span {hex_id(first.zxid)}-"
+               f"{hex_id(last.zxid)} ({len(good)} entries)")
+    ev = st.event("zk_txnlog_span", _SPAN_SUB, {"first_zxid": first.zxid, "last_zxid": last.zxid,
+                                                 "entries": len(good), "last_ts_ms": last.time})
+    ev.zxid = None  # a statement about the file, not a transaction's event
+    return ev
+
+
+_SPAN_SUB = 1 << 20  # after every sub-event of the first entry
 
 
 def _finish(events: list[Event], summary: FileSummary) -> None:
@@ -522,6 +543,8 @@ _KIND_RANK = {"zk_txnlog": 0, "zk_snapshot": 1}
 
 def _key(ev: Event) -> tuple:
     d = ev.detail or {}
+    if ev.event_type == "zk_txnlog_span":  # one per file: every server's copy counts
+        return (None, ev.event_type, ev.source_file, ev.source_pos)
     return (ev.zxid, ev.event_type, d.get("path"), ev.subject_broker, ev.topic, ev.partition)
 
 
