@@ -405,7 +405,9 @@ class ZkControllerReplay:
                 del self.offline_replicas[f.broker]
 
     def _replicas_offline(self, f: F.ReplicasOffline) -> None:
-        tps = f.tps if f.cause != "failover" else tuple(tp for tp in f.tps if not (tp in self.parts and self.parts[tp].deleting))
+        tps = f.tps
+        if f.cause == "failover":
+            tps = tuple(tp for tp in tps if not (tp in self.parts and self.parts[tp].deleting))
         self.offline_replicas.setdefault(f.broker, set()).update(tps)
         self._note_broker(f.broker, f.ref)
         for tp in f.tps:
@@ -823,6 +825,10 @@ class ZkControllerReplay:
         if f.kind == "unclean_leader_election" and f.tp is not None and f.broker is not None:
             self._recorded_unclean(f)
 
+    def _defers_gaps(self) -> bool:
+        """A record on a state the replay never saw is an evidence gap: logs only, or after a ZooKeeper hole."""
+        return self.mode.evidence_gaps or self.after_hole
+
     def _hole(self, f: F.Evidence) -> None:
         """Transactions no file holds came before this one (``zk_holes``): partitions, registrations and epochs may
         all have changed there. What the replay held of the partitions is forgotten (a record is judged again once
@@ -1065,7 +1071,7 @@ class ZkControllerReplay:
     def _compare(self, p: PState, kind: str, f: F.RecordedState, recorded: dict[str, Any]) -> None:
         out = J.judge_write(self, self.pending, p, kind, f, recorded,
                             may_infer=self.controller is not None and not self._inferring,
-                            defer_gaps=self.mode.evidence_gaps or self.after_hole)
+                            defer_gaps=self._defers_gaps())
         if isinstance(out, J.InferShutdown):
             b = out.broker
             self._inferring = True
@@ -1085,7 +1091,7 @@ class ZkControllerReplay:
         p = self.part(f.tp)
         self._infer_from_record(f)
         self.failed_elections.setdefault(f.tp, []).append(f.ref)
-        self.comparisons.append(J.judge_failed(self, self.pending, p, f, defer_gaps=self.mode.evidence_gaps or self.after_hole))
+        self.comparisons.append(J.judge_failed(self, self.pending, p, f, defer_gaps=self._defers_gaps()))
         if f.isr is not None and p.isr is None:
             self.store.set(p, isr=tuple(f.isr))
         if f.assigned is not None:

@@ -439,7 +439,8 @@ def judge_failed(ctx: View, pending: Pending, p: PState, f: F.RecordedFailedElec
     else:
         res = ctx._rule("zk.election.offline", cand, isr, live, unclean)
     replayed = {"leader": -1, "failed": True} if res is None else {"leader": res.leader, "isr": list(res.isr)}
-    if res is not None and ctx.unseen([res.leader]):
+    unseen_leader = ctx.unseen([res.leader]) if res is not None else frozenset()
+    if unseen_leader:
         # the replay would elect a broker no fact has shown since the evidence (or its last hole) began
-        return unknown(f.tp, f.ts, f.ref, recorded, unseen_reason(ctx.unseen([res.leader])), replayed)
+        return unknown(f.tp, f.ts, f.ref, recorded, unseen_reason(unseen_leader), replayed)
     return Comparison(f.tp, f.ts, f.ref, recorded, replayed, verdict(res is None), f"point: {f.strategy or E.OFFLINE}")

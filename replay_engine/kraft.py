@@ -22,7 +22,7 @@ from replay_engine import rules as R
 from replay_engine.apply import OBSERVED, RECORDED, Change, PartitionStore
 from replay_engine.config import ConfigImage, ConfigState, as_bool, parse_version
 from replay_engine.facts import iso_utc  # the time format of refs and reports
-from replay_engine.judge import EVIDENCE_GAP, Comparison, judge_kraft, unknown
+from replay_engine.judge import EVIDENCE_GAP, Comparison, judge_kraft, unknown, unseen_reason
 from replay_engine.kraft_evidence import (departure_findings, hole_between, hole_since_quorum_epoch,
                                           stated_within_replayed,
                                           unjudged_epoch_reason, unseen_partition_changes)
@@ -300,7 +300,7 @@ class KraftReplay:
             recorded = {"leader": f.leader, "isr": list(f.isr or [])}
             unseen = self._unseen_brokers(f.replicas)
             if unseen and created_leader(f.replicas, self.acceptable() | unseen) != (leader, isr):
-                self.comparisons.append(unknown(tp, ts, r, recorded, self._unseen_reason(unseen), replayed))
+                self.comparisons.append(unknown(tp, ts, r, recorded, unseen_reason(unseen), replayed))
             else:
                 self._judge(tp, f, recorded, replayed, "new partition (KRaft createTopics)")
         p = self.store.part(tp)
@@ -355,7 +355,7 @@ class KraftReplay:
                 replayed = {"leader": res.leader}
                 unseen = self._unseen_brokers(p.replicas or p.isr) - leaving
                 if unseen and elect(ok | unseen).leader != res.leader:
-                    self.comparisons.append(unknown(tp, ts, r, recorded, self._unseen_reason(unseen), replayed))
+                    self.comparisons.append(unknown(tp, ts, r, recorded, unseen_reason(unseen), replayed))
                 else:
                     self._judge(tp, f, recorded, replayed, f"PartitionChangeBuilder ({res.how})")
                 if f.leader is not None and f.leader >= 0 and f.leader not in p.isr and f.leader not in target:
@@ -409,11 +409,6 @@ class KraftReplay:
         began is not in it."""
         return frozenset(b for b in brokers if b >= 0 and b not in self.known_brokers and b not in self.registered
                          and b not in self.fenced)
-
-    @staticmethod
-    def _unseen_reason(unseen: frozenset[int]) -> str:
-        return (f"evidence gap (no line before the record states the registration of broker(s) "
-                f"{', '.join(map(str, sorted(unseen)))}, and the outcome depends on it: the evidence begins after it)")
 
     def _judge(self, tp: F.TP, f: F.Fact, recorded: dict, replayed: dict, how: str) -> None:
         r = f.ref
