@@ -66,6 +66,7 @@ class ZkControllerReplay:
         # brokers some fact has shown registered or gone since the evidence began, or since its last hole
         self.seen: set[int] = set()
         self.after_hole = False  # ZooKeeper's data had a hole: records on states not seen since are evidence gaps
+        self.hidden: set[F.TP] = set()  # partitions that existed before a hole, their state since unknown
         self.broker_epochs: dict[int, Any] = {}
         self.broker_versions: dict[int, tuple[int, int, int]] = {}  # each broker's own 'Kafka version:'
         self.controller: int | None = None
@@ -124,6 +125,7 @@ class ZkControllerReplay:
                 F.BrokerStopped: self._broker_stopped,
                 F.ReplicasOffline: self._replicas_offline,
                 F.ReplicasOnline: self._replicas_online,
+                F.ZkHole: self._hole,
             },
             records={
                 F.RecordedState: self._recorded_state if follow else self._seed_from_record,
@@ -549,15 +551,19 @@ class ZkControllerReplay:
                 self.store.initialize(p, ONLINE)
         self._trigger_online_state_change(f)
 
-    def _forget_partitions(self, keep: AbstractSet[F.TP] = frozenset()) -> None:
+    def _forget_partitions(self, keep: AbstractSet[F.TP] = frozenset(),
+                           assigned: AbstractSet[str] = frozenset()) -> None:
         """A new history starts (cluster data reset): what was known about partitions no longer holds, except for
-        ``keep``, partitions the new history's own lines already spoke of."""
+        ``keep``, partitions the new history's own lines already spoke of, and the replicas of ``assigned``
+        topics (their assignment known unchanged)."""
         for p in self.parts.values():
             if p.tp in keep:
                 continue
             # the znode version the controller last wrote belongs to the old data too: the new history's
             # writes start again from version 0 (KafkaZkClient.createTopicPartitionStatesRaw)
-            self.store.set(p, replicas=None, isr=None, leader_epoch=None, zk_version=None, recorded_zk_version=None)
+            self.store.set(p, isr=None, leader_epoch=None, zk_version=None, recorded_zk_version=None)
+            if p.tp[0] not in assigned:
+                self.store.set(p, replicas=None)
             self.store.forget(p)
             self.store.set_leader(p, None)
         self.pending.clear()
@@ -656,7 +662,10 @@ class ZkControllerReplay:
             tp = (f.topic, part)
             ar = self.mode.assignment(tp, ar)
             p = self.part(tp)
-            fresh = p.state in (UNKNOWN, NON_EXISTENT) and p.leader is None
+            # a partition whose state a hole hid still exists: an assignment rewritten (partitions added, a
+            # reassignment) creates only those with no assignment in the controller's context
+            # (KafkaController.processPartitionModifications, partitionsToBeAdded, 2.8.0)
+            fresh = (p.state == NON_EXISTENT or p.state == UNKNOWN and tp not in self.hidden) and p.leader is None
             old = p.replicas
             self.store.set_replicas(p, ar, f.ts)
             if fresh:
@@ -693,6 +702,7 @@ class ZkControllerReplay:
             self._show(tp, View(None, None, None, None, NON_EXISTENT, None), f.ts, f.ref, "recorded")
             self.pending.drop(tp)
             self.store.drop(tp)
+            self.hidden.discard(tp)
 
     def _topic_config(self, f: F.TopicConfig) -> None:
         before = self._unclean_allowed(f.topic)
@@ -812,8 +822,6 @@ class ZkControllerReplay:
             self.server_stopping.add(f.broker)
         if f.kind == "zk_snapshot_taken":
             self.membership_stated = True
-        if f.kind == "zk_hole":
-            self._hole(f)
         if f.kind == "controlled_shutdown_taken" and f.broker in self.live and self.controller is not None \
                 and not self.coverage.controller_logged(f.ts, self.controller):
             # the broker's word that the controller took its request: the controller's own line is not in the
@@ -829,17 +837,31 @@ class ZkControllerReplay:
         """A record on a state the replay never saw is an evidence gap: logs only, or after a ZooKeeper hole."""
         return self.mode.evidence_gaps or self.after_hole
 
-    def _hole(self, f: F.Evidence) -> None:
-        """Transactions no file holds came before this one (``zk_holes``): partitions, registrations and epochs may
-        all have changed there. What the replay held of the partitions is forgotten (a record is judged again once
-        the evidence restates the state it was decided on) and no broker counts as seen until a fact shows it."""
-        self.findings.append({"kind": "zk_hole", "ts": f.ts, "text": "ZooKeeper transactions before this one are in "
-                              "no file given (a txn log is missing): what they changed is not in the evidence",
-                              "evidence": [f.ref.to_json()]})
-        self.membership_stated = False
-        self.seen.clear()
+    def _hole(self, f: F.ZkHole) -> None:
+        """Transactions no file holds (``zk_holes``): partitions, registrations and epochs may all have changed
+        there. What the replay held of the partitions is forgotten (a record is judged again once the evidence
+        restates the state it was decided on). Without a snapshot at its end no broker counts as seen until a fact
+        shows it; with one, the partitions it shows unchanged are kept, and a broker it does not list, or lists as
+        registered inside the hole, went down in it (its registration, if any, follows from the snapshot)."""
+        span = f"{hex(f.after + 1)}-{hex(f.before - 1)}"
+        if f.snapshot is None:
+            text = (f"ZooKeeper transactions {span} are in no file given (a txn log is missing): what they changed "
+                    "is not in the evidence")
+        else:
+            text = (f"ZooKeeper transactions {span} are in no file given (a txn log is missing); the snapshot at "
+                    f"{hex(f.snapshot)} states what they left, not how: {len(f.keep)} partitions unchanged, brokers "
+                    f"registered {sorted(f.members)}")
+        self.findings.append({"kind": "zk_hole", "ts": f.ts, "text": text, "evidence": [f.ref.to_json()]})
         self.after_hole = True
-        self._forget_partitions()
+        self.hidden.update(tp for tp in self.parts if tp not in f.keep)
+        self._forget_partitions(keep=f.keep, assigned=f.assigned)
+        if f.snapshot is None:
+            self.membership_stated = False
+            self.seen.clear()
+            return
+        self.membership_stated = True
+        for b in sorted((self.registered | self.live) - (f.members - f.anew)):
+            self._broker_down(F.BrokerDown(f.ts, f.ref, broker=b, cause="zk_hole"))
 
     def _recorded_unclean(self, f: F.Evidence) -> None:
         """The controller's own word that it elected a replica out of sync (OfflinePartitionLeaderSelector 0.8-1.x

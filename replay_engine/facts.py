@@ -102,6 +102,22 @@ class LiveSet(Fact):
 
 
 @dataclass
+class ZkHole(Fact):
+    """Transactions no file holds (``zk_holes``): zxids ``after`` < z < ``before``. With ``snapshot``, a snapshot
+    states the tree they left: ``keep``, the partitions whose state it shows unchanged since before the hole,
+    ``assigned``, the topics whose assignment it shows unchanged, ``members``, the brokers registered at its zxid,
+    and ``anew``, those of them that registered inside the hole."""
+
+    after: int = 0
+    before: int = 0
+    snapshot: int | None = None
+    keep: frozenset[TP] = frozenset()
+    assigned: frozenset[str] = frozenset()
+    members: frozenset[int] = frozenset()
+    anew: frozenset[int] = frozenset()
+
+
+@dataclass
 class ReplicasOffline(Fact):
     """The controller holds these replicas of the broker offline (a failed log directory, or a failover's
     OfflineReplica for a replica it did not hold online): they cannot lead until the controller brings them online

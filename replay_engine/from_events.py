@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import heapq
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable
 
 from parsers.schema import Event
 from replay_engine import facts as F
 from replay_engine.shutdown_sessions import shutdown_session_ends
-from replay_engine.zk_holes import find_holes
+from replay_engine.zk_holes import end_state, find_holes
 
 ZK_KINDS = ("zk_txnlog",)
 SNAPSHOT_KINDS = ("zk_snapshot", "znode_dump")
@@ -457,6 +457,27 @@ def _snapshot_facts(ev: Event) -> list[F.Fact]:
     return [F.Evidence(ts, r, kind=t, broker=ev.subject_broker, tp=tp)]
 
 
+def _covered_hole_facts(holes: list, zk_events: list[Event], snap_trees: list[Event],
+                        snap_facts: list[F.Fact]) -> list[F.Fact]:
+    """A fact where each covered hole begins (just after the last transaction held before it); the snapshot's
+    nodes changed inside the hole, stamped with their own times, are moved to no earlier than that."""
+    out: list[F.Fact] = []
+    for h in holes:
+        last = max((e for e in zk_events if e.zxid is not None and e.zxid <= h.after), key=lambda e: e.zxid,
+                   default=None)
+        ts = (last.ts or 0) + 1 if last is not None else (h.at.ts or 0)
+        end = end_state(h, snap_trees, zk_events)
+        # cited as the next log (where the numbering shows the hole), dated where the hole begins
+        out.append(F.ZkHole(ts, replace(ref_of(h.at), ts=ts), after=h.after, before=h.before, snapshot=h.snapshot, keep=end.keep,
+                            assigned=end.assigned,
+                            members=end.members, anew=end.anew))
+        for f in snap_facts:
+            z = f.ref.zxid
+            if z is not None and h.after < z < h.before and f.ts < ts:
+                f.ts = ts
+    return out
+
+
 def _log_key(f: F.Fact) -> tuple:
     r = f.ref
     return (f.ts, r.broker if r.broker is not None else -1, r.source_file or "", r.source_pos or 0)
@@ -471,6 +492,8 @@ def build_facts(events: Iterable[Event], context: ClusterContext | None = None) 
     # Facts that span ZooKeeper files (which session registered which broker, duplicates across
     # ensemble copies and snapshots) are settled first, over all of the cluster's ZooKeeper events.
     zk_all = [e for e in events if e.source_kind in ("zk_txnlog", "zk_snapshot")]
+    # a snapshot's whole tree, before its nodes are merged with the txns that wrote them (covered holes read it)
+    snap_trees = [e for e in zk_all if e.source_kind == "zk_snapshot"]
     if zk_all:
         events = link_sessions(zk_all) + [e for e in events if e.source_kind not in ("zk_txnlog", "zk_snapshot")]
     zk_events: list[Event] = []
@@ -510,6 +533,9 @@ def build_facts(events: Iterable[Event], context: ClusterContext | None = None) 
     group: list[Event] = []
     cur = None
     holes.sort(key=lambda h: h.before)
+    # A hole a snapshot covers is told where it begins, the snapshot's nodes changed inside it following.
+    covered = [h for h in holes if h.snapshot is not None]
+    holes = [h for h in holes if h.snapshot is None]
     hi = 0
     for ev in zk_events:
         key = (ev.zxid, ev.event_type, ev.source_sub, ev.topic, ev.partition, ev.subject_broker)
@@ -522,7 +548,7 @@ def build_facts(events: Iterable[Event], context: ClusterContext | None = None) 
         while hi < len(holes) and ev.zxid is not None and ev.zxid >= holes[hi].before:
             h = holes[hi]
             hi += 1
-            zk_facts.append(F.Evidence(h.at.ts or ev.ts or 0, ref_of(h.at), kind="zk_hole"))
+            zk_facts.append(F.ZkHole(h.at.ts or ev.ts or 0, ref_of(h.at), after=h.after, before=h.before))
         cur = ev.zxid
         group.append(ev)
     if group:
@@ -543,6 +569,7 @@ def build_facts(events: Iterable[Event], context: ClusterContext | None = None) 
                 ev.source_file not in firsts or ev.ts < firsts[ev.source_file].ts):
             firsts[ev.source_file] = ev
     snap_facts[:0] = [F.Evidence(ev.ts, ref_of(ev), kind="zk_snapshot_taken") for _, ev in sorted(firsts.items())]
+    snap_facts[:0] = _covered_hole_facts(covered, zk_events, snap_trees, snap_facts)
     for i, f in enumerate(snap_facts):
         f.order = (f.ts, 0, i)
 

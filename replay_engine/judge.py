@@ -312,6 +312,15 @@ class InferShutdown:
     broker: int
 
 
+def _order_decided(d: Decision, recorded: dict[str, Any]) -> bool:
+    """The replayed and recorded leaders are both ISR members the assignment's order chooses between
+    (PartitionLeaderElectionAlgorithms: the first live replica of AR in the ISR), and the replay did not know AR."""
+    isr = d.before.get("isr") or ()
+    mine, theirs = (d.after or {}).get("leader"), recorded.get("leader")
+    return d.before.get("replicas") is None and mine in isr and theirs in isr and mine != theirs \
+        and sorted((d.after or {}).get("isr") or ()) == sorted(recorded.get("isr") or ())
+
+
 def judge_write(ctx: View, pending: Pending, p: PState, kind: str, f: F.RecordedState, recorded: dict[str, Any],
                 may_infer: bool, defer_gaps: bool) -> Comparison | InferShutdown:
     """A recorded write against the replayed decision it answers, else against one re-derived at the record.
@@ -333,6 +342,9 @@ def judge_write(ctx: View, pending: Pending, p: PState, kind: str, f: F.Recorded
         if not ok and unseen_named:
             d.status, d.record = UNKNOWN, f.ref
             return unknown(p.tp, f.ts, f.ref, recorded, unseen_reason(unseen_named), d.after)
+        if not ok and _order_decided(d, recorded):
+            d.status, d.record = UNKNOWN, f.ref
+            return unknown(p.tp, f.ts, f.ref, recorded, "election: assigned replicas unknown", d.after)
         d.status = verdict(ok)
         d.record = f.ref
         return Comparison(p.tp, f.ts, f.ref, recorded, d.after, verdict(ok), how, [d.trigger])

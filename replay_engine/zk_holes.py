@@ -6,6 +6,11 @@ zxid it had applied. So the spans of the txn logs (``zk_txnlog_span``: first and
 entries, several servers' copies merged) and the snapshots' zxids tell which transactions are in no file: a txn log
 lost between two others, or a server's log that starts later than the snapshot before it. What ZooKeeper wrote
 there is unknown to the replay: a hole is told at the first transaction after it.
+
+A snapshot whose zxid is the last of a hole (FileTxnSnapLog takes one as the log rolls, so a lost txn log is often
+followed by one) covers it: the tree it serialised is the state the lost transactions left, though not the path
+they took (which broker went and came back, which elections were made). That hole is still a hole, one whose end
+state is known (``Hole.snapshot``).
 """
 from __future__ import annotations
 
@@ -22,6 +27,7 @@ class Hole:
     after: int  # last zxid held before the hole
     before: int  # first zxid held after it
     at: Event  # the span whose first transaction follows the hole
+    snapshot: int | None = None  # the zxid of a snapshot stating the state at the hole's end, if one does
 
 
 def _follows(prev_end: int, start: int) -> bool:
@@ -32,19 +38,67 @@ def _follows(prev_end: int, start: int) -> bool:
 
 
 def find_holes(spans: Iterable[Event], snapshot_zxids: Iterable[int]) -> list[Hole]:
-    items: list[tuple[int, int, Event | None]] = []
+    items: list[tuple[int, int, Event]] = []
     for ev in spans:
         d = ev.detail or {}
         if d.get("first_zxid") is not None and d.get("last_zxid") is not None:
             items.append((int(d["first_zxid"]), int(d["last_zxid"]), ev))
     if not items:
         return []
-    items += [(z, z, None) for z in snapshot_zxids]  # a snapshot states everything up to its zxid
-    items.sort(key=lambda x: (x[0], x[1], x[2] is not None))
+    snaps = sorted(set(snapshot_zxids))
+    items.sort(key=lambda x: (x[0], x[1]))
     holes: list[Hole] = []
     end = None
     for start, stop, ev in items:
-        if end is not None and ev is not None and not _follows(end, start):
-            holes.append(Hole(end, start, ev))
+        if end is not None and not _follows(end, start):
+            inside = [z for z in snaps if end < z < start]
+            top = inside[-1] if inside else None
+            if top is not None and _follows(top, start):
+                holes.append(Hole(end, start, ev, snapshot=top))
+            else:  # a snapshot part-way states the state there; what follows it up to the next log is lost
+                holes.append(Hole(top if top is not None else end, start, ev))
         end = stop if end is None else max(end, stop)
     return holes
+
+
+@dataclass(frozen=True)
+class EndState:
+    """What a covering snapshot says of a hole's end: see ``facts.ZkHole``."""
+
+    keep: frozenset
+    assigned: frozenset
+    members: frozenset
+    anew: frozenset
+
+
+def end_state(h: Hole, snap_events: Iterable[Event], zk_events: Iterable[Event]) -> EndState:
+    """Read a covered hole's end from its snapshot's nodes (each event's zxid is its node's mzxid, or czxid for a
+    registration).
+
+    The snapshot is fuzzy (DataTree.serialize runs while transactions go on: a node may show a change past the
+    snapshot's zxid, one whose txn the next log holds): a partition state modified after the hole began, before or
+    after the snapshot's zxid, is not kept; a broker whose registration the snapshot lacks but whose next held
+    transaction after the snapshot's zxid removes it was registered at that zxid."""
+    keep, assigned, members, anew = set(), set(), set(), set()
+    for ev in snap_events:
+        if (ev.detail or {}).get("snapshot_zxid") != h.snapshot or ev.zxid is None:
+            continue
+        t = ev.event_type
+        if t in ("partition_state_written", "partition_state_observed") and ev.topic is not None \
+                and ev.partition is not None and ev.zxid <= h.after:
+            keep.add((ev.topic, int(ev.partition)))
+        elif t in ("topic_assignment_written", "topic_assignment_observed") and ev.topic is not None \
+                and ev.zxid <= h.after:
+            assigned.add(ev.topic)
+        elif t in ("broker_registered", "broker_observed") and ev.subject_broker is not None \
+                and (made := int((ev.detail or {}).get("czxid") or ev.zxid)) <= h.snapshot:
+            members.add(int(ev.subject_broker))
+            if made > h.after:
+                anew.add(int(ev.subject_broker))
+    nxt: dict[int, str] = {}
+    for ev in sorted((e for e in zk_events if e.zxid is not None and e.zxid > h.snapshot
+                      and e.event_type in ("broker_registered", "broker_deregistered")
+                      and e.subject_broker is not None), key=lambda e: e.zxid):
+        nxt.setdefault(int(ev.subject_broker), ev.event_type)
+    members |= {b for b, t in nxt.items() if t == "broker_deregistered"}
+    return EndState(frozenset(keep), frozenset(assigned), frozenset(members), frozenset(anew))

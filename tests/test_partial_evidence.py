@@ -222,12 +222,15 @@ def _zk_scenario_events(scen: str, skip: str | None = None) -> list:
 
 
 @pytest.mark.parametrize("scen, lost, first_after", [("s1_single_replica_kill", "log.38", "log.6b"),
-                                                      ("s5_churn", "log.723", "log.7b6")])
+                                                      ("s5_churn", "log.723", "log.7b6"),
+                                                      ("s5_churn", "log.152", "log.203")])
 def test_a_lost_txn_log_is_a_hole_the_replay_does_not_guess_across(scen, lost, first_after):
     """ZooKeeper numbers transactions one by one within an epoch and names a txn log after its first zxid
     (FileTxnLog.append: "log." + hex(zxid)); with a middle txn log lost, the transactions it held are in no file
     and nothing the replay held before them can be trusted after: a finding cites the first transaction after the
-    hole, what the replay knew of the partitions is forgotten, and no ZooKeeper write after it is contradicted."""
+    hole, what the replay knew of the partitions is forgotten, and no ZooKeeper write after it is contradicted.
+    (s5's log.152: a topic's assignment rewritten after the hole creates none of its existing partitions,
+    KafkaController.processPartitionModifications; an election whose AR order the hole hid is a gap.)"""
     if not (ZK_REAL / scen).is_dir():
         pytest.skip("../shared/zk_real absent")
     res = replay_cluster(_zk_scenario_events(scen, skip=lost), "zk")
@@ -236,3 +239,49 @@ def test_a_lost_txn_log_is_a_hole_the_replay_does_not_guess_across(scen, lost, f
     assert [(c.tp, c.record.zxid) for c in res.comparisons if c.verdict == "diverged"] == []
     full = replay_cluster(_zk_scenario_events(scen), "zk")
     assert not [f for f in full.to_json()["findings"] if f["kind"] == "zk_hole"]
+
+
+def _txn_broker_changes(events: list, lo: int, hi: int) -> dict[int, list[str]]:
+    """ZooKeeper's own writes: each broker's registrations and removals with zxid in [lo, hi]."""
+    out: dict[int, list[str]] = {}
+    for e in sorted((e for e in events if e.source_kind == "zk_txnlog" and e.zxid is not None and lo <= e.zxid <= hi
+                     and e.event_type in ("broker_registered", "broker_deregistered")), key=lambda e: e.zxid):
+        out.setdefault(int(e.subject_broker), []).append(e.event_type)
+    return out
+
+
+@pytest.mark.parametrize("scen, lost", [("s5_churn", "log.45b"), ("s5_churn", "log.7b6")])
+def test_a_lost_txn_log_a_snapshot_covers_keeps_what_the_snapshot_states(scen, lost):
+    """A snapshot is named after the last zxid it applied (FileTxnSnapLog.save: "snapshot." + hex(zxid)); one at the
+    last zxid of a lost txn log states the tree those transactions left (fuzzily: DataTree.serialize runs while
+    transactions go on). The replay takes that end state: every broker ZooKeeper's own (lost) writes show leaving
+    inside the hole is down there, those the snapshot registers are up after it, partitions it shows unchanged stay
+    judged, and no record after the hole is contradicted."""
+    if not (ZK_REAL / scen).is_dir():
+        pytest.skip("../shared/zk_real absent")
+    whole = _zk_scenario_events(scen)
+    lost_events = [e for e in whole if e.source_file.endswith("/" + lost)]
+    span = next(e for e in lost_events if e.event_type == "zk_txnlog_span").detail
+    res = replay_cluster(_zk_scenario_events(scen, skip=lost), "zk")
+    holes = [f for f in res.to_json()["findings"] if f["kind"] == "zk_hole"]
+    assert len(holes) == 1 and f"snapshot at {hex(span['last_zxid'])}" in holes[0]["text"]
+    assert [(c.tp, c.record.zxid) for c in res.comparisons if c.verdict == "diverged"] == []
+    brokers = {b["broker"]: b["periods"] for b in res.to_json()["brokers"]}
+    lo, hi = span["first_zxid"], span["last_zxid"]
+    t_lo = max(e.ts for e in whole if e.zxid is not None and e.zxid < lo and e.source_kind == "zk_txnlog")
+    t_hi = max(e.ts for e in lost_events if e.zxid is not None)
+    changed = _txn_broker_changes(whole, lo, hi)
+    assert any("broker_deregistered" in v for v in changed.values())  # the scenario does lose a broker's exit
+    for b, kinds in changed.items():
+        if "broker_deregistered" not in kinds:
+            continue
+        downs = [p for p in brokers[b] if p["state"] == "down" and iso_utc(t_lo) <= p["start"] <= iso_utc(t_hi)]
+        assert downs, f"broker {b} left inside the hole (ZooKeeper's own txn), the replay has it up throughout"
+        if kinds[-1] == "broker_registered":  # back before the hole ended: the snapshot lists it
+            assert any(p["state"] == "up" and downs[0]["start"] < p["start"] <= iso_utc(t_hi) for p in brokers[b])
+    # without the snapshots the same hole is only a hole: fewer records after it can be judged
+    bare = replay_cluster([e for e in _zk_scenario_events(scen, skip=lost) if e.source_kind != "zk_snapshot"], "zk")
+    after = [c for c in res.comparisons if c.record.zxid is not None and c.record.zxid > hi and c.verdict == "agreed"]
+    bare_after = [c for c in bare.comparisons if c.record.zxid is not None and c.record.zxid > hi
+                  and c.verdict == "agreed"]
+    assert len(after) > len(bare_after)
