@@ -182,6 +182,11 @@ class ZkControllerReplay:
         return frozenset(b for b in self.live if b not in self.shutting and tp not in offline.get(b, ()))
 
 
+    def liveness_known(self, ts: int) -> bool:
+        """Is the controller's view of live brokers in the evidence at ``ts``: ZooKeeper's registrations, or the acting
+        controller's own log (its broker-change lines)?"""
+        return self.coverage.zk_covers(ts) or self.coverage.controller_logged(ts, self.controller)
+
     def _config_changed(self, ts: int) -> None:
         self.config_history.append((ts, self.config.image()))
 

@@ -119,6 +119,8 @@ class View(Protocol):
 
     def _rule(self, decision: str, *args: Any) -> Any: ...  # Kafka's rule for the acting controller's version
 
+    def liveness_known(self, ts: int) -> bool: ...  # ZooKeeper's data or the acting controller's log covers ts
+
 
 # ------------------------------------------------------------------------------------ replayed decisions waiting
 
@@ -312,6 +314,46 @@ class InferShutdown:
     broker: int
 
 
+def liveness_reason(ctx: View, p: PState, f: F.Fact, recorded: dict[str, Any],
+                    replayed: dict[str, Any] | None) -> str | None:
+    """Why a record that differs from the replay is not judged: at its time neither ZooKeeper's data nor the acting
+    controller's own log is in the evidence, so which brokers the controller held live is the replay's inference
+    (a broker killed leaves no line of its own), and the same rule gives the record with another view of them.
+    ``p`` is the partition as the decision found it. None: liveness is known, or does not explain the record."""
+    if ctx.liveness_known(f.ts) or replayed is None:
+        return None
+    mine, theirs = replayed.get("leader"), recorded.get("leader")
+    if recorded.get("failed"):
+        flipped = {mine} if mine is not None and mine >= 0 else set()  # every live candidate down to the controller
+    else:
+        flipped = _liveness_explains(ctx, p, recorded, mine, theirs)
+    if not flipped:
+        return None
+    return (f"{EVIDENCE_GAP} (whether broker(s) {', '.join(map(str, sorted(flipped)))} were live to the controller is "
+            "not in the evidence: no ZooKeeper data and no log of the acting controller at this time, and the record "
+            "follows from the same rule with them the other way)")
+
+
+def _liveness_explains(ctx: View, p: PState, recorded: dict[str, Any], mine: Any, theirs: Any) -> set[int]:
+    """The brokers whose liveness, taken the other way, makes the offline or preferred election give the record."""
+    cand, isr = p.candidates, p.isr
+    if theirs is None or theirs < 0 or not cand or isr is None:
+        return set()
+    rec_isr = list(recorded.get("isr") or [])
+    live = ctx.online_set(p.tp)
+    up = ({theirs} | set(rec_isr)) - live
+    tries = [(up, live | up)]
+    if mine is not None and mine >= 0 and mine != theirs:
+        tries.append((up | {mine}, (live | up) - {mine}))
+    for flipped, view in tries:
+        res = ctx._rule("zk.election.offline", cand, isr, frozenset(view), ctx._unclean_allowed(p.tp[0]))
+        if res is not None and res.leader == theirs and (not rec_isr or sorted(res.isr) == sorted(rec_isr)):
+            return flipped
+    if cand[0] == theirs and theirs in (rec_isr or isr) and up:
+        return up  # a preferred election (auto-rebalance or an admin request) to a broker the controller held live
+    return set()
+
+
 def _order_decided(d: Decision, recorded: dict[str, Any]) -> bool:
     """The replayed and recorded leaders are both ISR members the assignment's order chooses between
     (PartitionLeaderElectionAlgorithms: the first live replica of AR in the ISR), and the replay did not know AR."""
@@ -345,6 +387,10 @@ def judge_write(ctx: View, pending: Pending, p: PState, kind: str, f: F.Recorded
         if not ok and _order_decided(d, recorded):
             d.status, d.record = UNKNOWN, f.ref
             return unknown(p.tp, f.ts, f.ref, recorded, "election: assigned replicas unknown", d.after)
+        why = liveness_reason(ctx, before_state(p.tp, d.before), f, recorded, d.after) if not ok else None
+        if why:
+            d.status, d.record = UNKNOWN, f.ref
+            return unknown(p.tp, f.ts, f.ref, recorded, why, d.after)
         d.status = verdict(ok)
         d.record = f.ref
         return Comparison(p.tp, f.ts, f.ref, recorded, d.after, verdict(ok), how, [d.trigger])
@@ -392,6 +438,9 @@ def judge_write(ctx: View, pending: Pending, p: PState, kind: str, f: F.Recorded
         alt, _ = alternatives(ctx, p, f, recorded)
         if alt:
             ok, how = True, f"inferred: {alt}"
+    why = liveness_reason(ctx, p, f, recorded, replayed) if not ok and kind == "election" else None
+    if why:
+        return unknown(p.tp, f.ts, f.ref, recorded, why, replayed)
     return Comparison(p.tp, f.ts, f.ref, recorded, replayed, verdict(ok), how)
 
 
@@ -415,6 +464,10 @@ def judge_failed(ctx: View, pending: Pending, p: PState, f: F.RecordedFailedElec
         return Comparison(f.tp, f.ts, f.ref, recorded, {"leader": -1, "failed": True}, AGREED, "trigger", [d.trigger])
     d2 = pending.match(f.tp, ("election", "new_partition"), f.ts)
     if d2 is not None:
+        why = liveness_reason(ctx, p, f, recorded, d2.after)
+        if why:
+            d2.status, d2.record = UNKNOWN, f.ref
+            return unknown(f.tp, f.ts, f.ref, recorded, why, d2.after)
         d2.status, d2.record = DIVERGED, f.ref
         return Comparison(f.tp, f.ts, f.ref, recorded, d2.after, DIVERGED, "trigger", [d2.trigger])
     # Point-wise: would an offline election find a leader with what the controller knew?
@@ -455,4 +508,7 @@ def judge_failed(ctx: View, pending: Pending, p: PState, f: F.RecordedFailedElec
     if unseen_leader:
         # the replay would elect a broker no fact has shown since the evidence (or its last hole) began
         return unknown(f.tp, f.ts, f.ref, recorded, unseen_reason(unseen_leader), replayed)
+    why = liveness_reason(ctx, p, f, recorded, replayed) if res is not None else None
+    if why:
+        return unknown(f.tp, f.ts, f.ref, recorded, why, replayed)
     return Comparison(f.tp, f.ts, f.ref, recorded, replayed, verdict(res is None), f"point: {f.strategy or E.OFFLINE}")

@@ -285,3 +285,23 @@ def test_a_lost_txn_log_a_snapshot_covers_keeps_what_the_snapshot_states(scen, l
     bare_after = [c for c in bare.comparisons if c.record.zxid is not None and c.record.zxid > hi
                   and c.verdict == "agreed"]
     assert len(after) > len(bare_after)
+
+
+@_need("AndreasTraut__kafka_2.13-2.8.0", "Eniyanilavan__Kafka")
+@pytest.mark.parametrize("cluster", ["AndreasTraut__kafka_2.13-2.8.0", "Eniyanilavan__Kafka"])
+def test_without_the_controllers_log_its_view_of_live_brokers_is_not_guessed(cluster):
+    """Which brokers a ZooKeeper-mode controller holds live comes from ZooKeeper (its BrokerChange handler logs
+    "Newly added brokers ..., deleted brokers ..." in controller.log, 1.1+); a broker killed leaves no line of its
+    own. With neither ZooKeeper's data nor the controller's log, a record that follows from the election rule with
+    some brokers' liveness taken the other way (a failed offline election: every live ISR member down to the
+    controller) is an evidence gap naming them, not a divergence; given the controller's log, the same records
+    are judged, and agree."""
+    res = replay_cluster(_without_controller_log(cluster), cluster)
+    assert [(c.tp, c.record.source_file, c.record.source_pos) for c in res.comparisons if c.verdict == "diverged"] == []
+    gaps = {(c.record.source_file, c.record.source_pos) for c in res.comparisons
+            if c.verdict == "unknown" and "were live to the controller" in (c.reason or "")}
+    assert gaps
+    whole = replay_cluster(real_cluster_events(cluster), cluster)
+    assert not [c for c in whole.comparisons if "were live to the controller" in (c.reason or "")]
+    judged = {(c.record.source_file, c.record.source_pos): c.verdict for c in whole.comparisons}
+    assert {judged.get(g) for g in gaps} == {"agreed"}
