@@ -184,8 +184,15 @@ class ZkControllerReplay:
 
     def liveness_known(self, ts: int) -> bool:
         """Is the controller's view of live brokers in the evidence at ``ts``: ZooKeeper's registrations, or the acting
-        controller's own log (its broker-change lines)?"""
-        return self.coverage.zk_covers(ts) or self.coverage.controller_logged(ts, self.controller)
+        controller's own log (its broker-change lines) since its tenure began? A controller starts its view afresh
+        at failover (2.8.0 onControllerResignation -> ControllerContext.resetContext clears shuttingDownBrokerIds;
+        initializeControllerContext reads the live brokers); a tenure the replay
+        only inferred from a record began before the evidence, with a view (shutting-down brokers) it never stated."""
+        if self.coverage.zk_covers(ts):
+            return True
+        t = self.tenures[-1] if self.tenures and self.tenures[-1].end is None else None
+        inherited = t is None or t.start_ref is None or t.start_ref.event == "inferred_controller"
+        return not inherited and self.coverage.controller_logged(ts, self.controller)
 
     def _config_changed(self, ts: int) -> None:
         self.config_history.append((ts, self.config.image()))
