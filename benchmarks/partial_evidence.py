@@ -6,12 +6,13 @@ Run from the repo root:
 
 Operators seldom hold every file of a cluster. For every cluster of ``../shared/real_logs`` and scenario of
 ``../shared/zk_real`` this builds the shapes of evidence they do hold, from the whole: one kind of file left out
-(controller, state-change, server, other), the logs starting at a quarter, half or three quarters of the
-cluster's time (older files rotated away) or ending there, the middle fifth of the time lost (a hole), one
-directory left out; for ZooKeeper data, each txn log between the first and the last lost, and each later txn log
-alone (no snapshot, no earlier log). Each is measured as ``benchmarks/agreement.py`` measures the whole (recorded
-decisions against the replay); with less evidence fewer records can be judged, but a judged record must agree:
-``diverged`` and ``outside`` (a logged leaderless moment outside every leaderless interval) should be 0.
+(controller, state-change, server, other), or only one kind kept (where a cluster has three or more), the logs
+starting at a quarter, half or three quarters of the cluster's time (older files rotated away) or ending there, the
+middle fifth of the time lost (a hole), one directory left out; for ZooKeeper data, each txn log between the first
+and the last lost, and each later txn log alone (no snapshot, no earlier log). Each is measured as
+``benchmarks/agreement.py`` measures the whole (recorded decisions against the replay); with less evidence fewer
+records can be judged, but a judged record must agree: ``diverged`` and ``outside`` (a logged leaderless moment
+outside every leaderless interval) should be 0.
 
 A time cut of ZooKeeper data (zk_real) drops transactions out of a stream whose zxids are consecutive, a shape
 a real capture holds only when files are lost; those rows are listed apart.
@@ -46,6 +47,9 @@ def variants(events: list):
     if len(kinds) > 1:
         for k in kinds:
             yield f"no {k} files", [e for e in events if file_kind(e.source_file) != k]
+        for k in kinds:
+            if len(kinds) > 2:
+                yield f"only {k} files", [e for e in events if file_kind(e.source_file) == k]
     ts = sorted(e.ts for e in events if e.ts is not None)
     if ts:
         for q in (25, 50, 75):

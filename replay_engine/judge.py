@@ -121,6 +121,8 @@ class View(Protocol):
 
     def liveness_known(self, ts: int) -> bool: ...  # ZooKeeper's data or the acting controller's log covers ts
 
+    def unclean_assumed(self, topic: str) -> bool: ...  # its unclean setting is a default of a version not known
+
 
 # ------------------------------------------------------------------------------------ replayed decisions waiting
 
@@ -334,6 +336,28 @@ def liveness_reason(ctx: View, p: PState, f: F.Fact, recorded: dict[str, Any],
             "follows from the same rule with them the other way)")
 
 
+def unclean_reason(ctx: View, p: PState, recorded: dict[str, Any], replayed: dict[str, Any] | None) -> str | None:
+    """Why a record that differs from the replay is not judged: the Kafka version is not in the evidence and no
+    config sets the topic's unclean.leader.election.enable, whose default changed in 0.11.0 (KIP-106: true before,
+    false since); the offline election with the other default gives the record."""
+    if replayed is None or not ctx.unclean_assumed(p.tp[0]) or not p.candidates or p.isr is None:
+        return None
+    other = not ctx._unclean_allowed(p.tp[0])
+    res = ctx._rule("zk.election.offline", p.candidates, p.isr, ctx.online_set(p.tp), other)
+    theirs = -1 if recorded.get("failed") else recorded.get("leader")
+    if (res.leader if res is not None else -1) != theirs:
+        return None
+    return (f"{EVIDENCE_GAP} (the Kafka version is not in the evidence and no config sets "
+            f"unclean.leader.election.enable for {p.tp[0]}: its default changed in 0.11.0, KIP-106, and the record "
+            f"follows from the {'true' if other else 'false'} default)")
+
+
+def assumed_reason(ctx: View, p: PState, f: F.Fact, recorded: dict[str, Any],
+                   replayed: dict[str, Any] | None) -> str | None:
+    """A record that differs from the replay only through what the replay had to assume (liveness, a default)."""
+    return liveness_reason(ctx, p, f, recorded, replayed) or unclean_reason(ctx, p, recorded, replayed)
+
+
 def _liveness_explains(ctx: View, p: PState, recorded: dict[str, Any], mine: Any, theirs: Any) -> set[int]:
     """The brokers whose liveness, taken the other way, makes the offline or preferred election give the record."""
     cand, isr = p.candidates, p.isr
@@ -387,7 +411,7 @@ def judge_write(ctx: View, pending: Pending, p: PState, kind: str, f: F.Recorded
         if not ok and _order_decided(d, recorded):
             d.status, d.record = UNKNOWN, f.ref
             return unknown(p.tp, f.ts, f.ref, recorded, "election: assigned replicas unknown", d.after)
-        why = liveness_reason(ctx, before_state(p.tp, d.before), f, recorded, d.after) if not ok else None
+        why = assumed_reason(ctx, before_state(p.tp, d.before), f, recorded, d.after) if not ok else None
         if why:
             d.status, d.record = UNKNOWN, f.ref
             return unknown(p.tp, f.ts, f.ref, recorded, why, d.after)
@@ -438,7 +462,7 @@ def judge_write(ctx: View, pending: Pending, p: PState, kind: str, f: F.Recorded
         alt, _ = alternatives(ctx, p, f, recorded)
         if alt:
             ok, how = True, f"inferred: {alt}"
-    why = liveness_reason(ctx, p, f, recorded, replayed) if not ok and kind == "election" else None
+    why = assumed_reason(ctx, p, f, recorded, replayed) if not ok and kind == "election" else None
     if why:
         return unknown(p.tp, f.ts, f.ref, recorded, why, replayed)
     return Comparison(p.tp, f.ts, f.ref, recorded, replayed, verdict(ok), how)
@@ -464,7 +488,7 @@ def judge_failed(ctx: View, pending: Pending, p: PState, f: F.RecordedFailedElec
         return Comparison(f.tp, f.ts, f.ref, recorded, {"leader": -1, "failed": True}, AGREED, "trigger", [d.trigger])
     d2 = pending.match(f.tp, ("election", "new_partition"), f.ts)
     if d2 is not None:
-        why = liveness_reason(ctx, p, f, recorded, d2.after)
+        why = assumed_reason(ctx, p, f, recorded, d2.after)
         if why:
             d2.status, d2.record = UNKNOWN, f.ref
             return unknown(f.tp, f.ts, f.ref, recorded, why, d2.after)
@@ -508,7 +532,7 @@ def judge_failed(ctx: View, pending: Pending, p: PState, f: F.RecordedFailedElec
     if unseen_leader:
         # the replay would elect a broker no fact has shown since the evidence (or its last hole) began
         return unknown(f.tp, f.ts, f.ref, recorded, unseen_reason(unseen_leader), replayed)
-    why = liveness_reason(ctx, p, f, recorded, replayed) if res is not None else None
+    why = assumed_reason(ctx, p, f, recorded, replayed) if res is not None else None
     if why:
         return unknown(f.tp, f.ts, f.ref, recorded, why, replayed)
     return Comparison(f.tp, f.ts, f.ref, recorded, replayed, verdict(res is None), f"point: {f.strategy or E.OFFLINE}")

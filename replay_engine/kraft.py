@@ -86,6 +86,7 @@ class KraftReplay:
         self.epoch_known_at: dict[F.TP, int] = {}  # when a line or a replayed step last set the current leader epoch
         self.holes: list[tuple[int, int, int, int]] = []  # stretches the evidence lost (quorum_epoch_holes)
         self.began: int | None = None  # the time of the evidence's first line
+        self.controller_view: tuple[int, int] | None = None  # see KraftStream.controller_view
         # partition -> ((offset, quorum epoch) of a snapshot, the leader epoch it holds, the controller that loaded it,
         # when): the registration the replay holds came from a controller loading that snapshot (and the replay's
         # own steps since), no line having stated the partition after it
@@ -165,6 +166,7 @@ class KraftReplay:
         cluster's events say besides (stretches the evidence lost, records a renounce rolled back)."""
         self.holes = list(stream.holes)
         self.began = stream.began
+        self.controller_view = stream.controller_view
         route = self.router.route
         for fact in stream.facts:
             route(fact)
@@ -647,6 +649,16 @@ class KraftReplay:
         a broker the replay elected and the controller passed over was not. Where the replay held the other view of
         that broker from a line older than a stretch the evidence lost (:func:`quorum_epoch_holes`), its
         registration changed in that stretch: the record shows a state the replay never saw."""
+        view = self.controller_view
+        if view is None or not view[0] <= ts <= view[1]:
+            # no quorum controller's line and no metadata log: fencing (a broker killed misses its heartbeats,
+            # BrokerHeartbeatManager) is known only from brokers' own lines, and a killed broker writes none
+            flipped = [b for b, held in ((recorded, False), (replayed, True))
+                       if b is not None and b >= 0 and (b in acceptable) == held]
+            if flipped:
+                return (f"{EVIDENCE_GAP} (whether broker(s) {', '.join(map(str, sorted(flipped)))} were acceptable "
+                        "to the controller (unfenced, not shutting down) is not in the evidence: no quorum "
+                        "controller's log and no metadata log at this time)")
         for b, held in ((recorded, "fenced or shutting down"), (replayed, "acceptable")):
             if b is None or b < 0 or (b in acceptable) != (held == "acceptable"):
                 continue

@@ -59,6 +59,9 @@ class KraftStream:
     holes: list[tuple[int, int, int, int]] = field(default_factory=list)  # stretches the evidence lost
     findings: list[dict[str, Any]] = field(default_factory=list)  # records a renounce rolled back, and why
     began: int | None = None  # the time of the evidence's first line
+    # first and last time a quorum controller's own line or a metadata log record is in the evidence: where the
+    # controller's view of fenced and shutting-down brokers is known
+    controller_view: tuple[int, int] | None = None
 
 
 def kraft_facts(events: list[Event], version: tuple[int, ...] | None = None) -> KraftStream:
@@ -118,8 +121,11 @@ def kraft_facts(events: list[Event], version: tuple[int, ...] | None = None) -> 
                 tp = _tp(ev, names) if ev.partition is not None else None
                 if ev.subject_broker is not None or tp is not None:
                     out.append(F.Evidence(ev.ts or 0, ref_of(ev), kind=ev.event_type, broker=ev.subject_broker, tp=tp))
+    view = [e.ts for e in events if e.ts is not None and (
+        e.source_kind == "kraft_metadata" or (e.logger or "").startswith("org.apache.kafka.controller"))]
     return KraftStream(out, quorum_epoch_holes(events), renounce_findings(events, undone),
-                       min((e.ts for e in events if e.ts is not None), default=None))
+                       min((e.ts for e in events if e.ts is not None), default=None),
+                       (min(view), max(view)) if view else None)
 
 
 def _tp(ev: Event, names: dict[str, str]) -> F.TP | None:

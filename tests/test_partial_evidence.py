@@ -287,6 +287,9 @@ def test_a_lost_txn_log_a_snapshot_covers_keeps_what_the_snapshot_states(scen, l
     assert len(after) > len(bare_after)
 
 
+_LIVENESS_GAP = re.compile(r"were (live|acceptable) to the controller")
+
+
 def _from_median(name: str) -> list:
     """The logs from the median of their times on: the older files rotated away."""
     events = real_cluster_events(name)
@@ -295,10 +298,11 @@ def _from_median(name: str) -> list:
     return [e for e in events if e.ts is None or e.ts >= cut]
 
 
-@_need("AndreasTraut__kafka_2.13-2.8.0", "Eniyanilavan__Kafka")
+@_need("AndreasTraut__kafka_2.13-2.8.0", "Eniyanilavan__Kafka", "BetrajJ__kafka-kraft")
 @pytest.mark.parametrize("cluster, shape", [("AndreasTraut__kafka_2.13-2.8.0", _without_controller_log),
                                             ("Eniyanilavan__Kafka", _without_controller_log),
-                                            ("AndreasTraut__kafka_2.13-2.8.0", _from_median)])
+                                            ("AndreasTraut__kafka_2.13-2.8.0", _from_median),
+                                            ("BetrajJ__kafka-kraft", _without_controller_log)])
 def test_without_the_controllers_log_its_view_of_live_brokers_is_not_guessed(cluster, shape):
     """Which brokers a ZooKeeper-mode controller holds live comes from ZooKeeper (its broker-change handler logs
     "Newly added brokers ..., deleted brokers ..." in controller.log, 0.8.2.2 BrokerChangeListener, 2.8.0
@@ -307,13 +311,34 @@ def test_without_the_controllers_log_its_view_of_live_brokers_is_not_guessed(clu
     controller's log since its tenure began (controller.log not collected; logs starting mid-tenure), a record that
     follows from the election rule with some brokers' liveness taken the other way (a failed offline election: every
     live ISR member down to the controller) is an evidence gap naming them, not a divergence; given the whole
-    evidence, the same records are judged, and agree."""
+    evidence, the same records are judged, and agree. KRaft alike: fencing is the quorum controller's (a killed
+    broker misses its heartbeats, BrokerHeartbeatManager), known from its log or the metadata log, and an elected
+    leader was acceptable (3.9 PartitionChangeBuilder.isAcceptableLeader)."""
     res = replay_cluster(shape(cluster), cluster)
     assert [(c.tp, c.record.source_file, c.record.source_pos) for c in res.comparisons if c.verdict == "diverged"] == []
     gaps = {(c.record.source_file, c.record.source_pos) for c in res.comparisons
-            if c.verdict == "unknown" and "were live to the controller" in (c.reason or "")}
+            if c.verdict == "unknown" and _LIVENESS_GAP.search(c.reason or "")}
     assert gaps
     whole = replay_cluster(real_cluster_events(cluster), cluster)
-    assert not [c for c in whole.comparisons if "were live to the controller" in (c.reason or "")]
+    assert not [c for c in whole.comparisons if _LIVENESS_GAP.search(c.reason or "")]
     judged = {(c.record.source_file, c.record.source_pos): c.verdict for c in whole.comparisons}
     assert {judged.get(g) for g in gaps} == {"agreed"}
+
+
+@_need("andreinedelciu__kafka-brokers-public")
+def test_without_the_kafka_version_the_unclean_default_is_not_guessed():
+    """unclean.leader.election.enable defaults to true before 0.11.0 and to false since (KIP-106; rule
+    zk.unclean.default). With only state-change.log (no 'Kafka version' line, no broker config dump) the replay runs
+    on 3.x defaults; a record that follows from the other default (here a 0.10.2 controller electing a live replica
+    out of the ISR) is an evidence gap naming the setting, and with the whole evidence (version logged) it is judged
+    and agrees."""
+    cluster = "andreinedelciu__kafka-brokers-public"
+    events = [e for e in real_cluster_events(cluster) if "state-change" in e.source_file.rsplit("/", 1)[-1]]
+    res = replay_cluster(events, cluster)
+    assert [(c.tp, c.record.source_pos) for c in res.comparisons if c.verdict == "diverged"] == []
+    gaps = {(c.record.source_file, c.record.source_pos) for c in res.comparisons
+            if "unclean.leader.election.enable" in (c.reason or "")}
+    assert gaps
+    whole = {(c.record.source_file, c.record.source_pos): c.verdict
+             for c in replay_cluster(real_cluster_events(cluster), cluster).comparisons}
+    assert {whole.get(g) for g in gaps} == {"agreed"}
