@@ -13,8 +13,10 @@ from replay_engine.partition import PState
 class Ctx:
     """The controller's view as the judge reads it."""
 
-    def __init__(self, live, unclean=False, seen=None):
+    def __init__(self, live, unclean=False, seen=None, liveness_known=True, unclean_assumed=False):
         self.controller = 1
+        self._liveness_known = liveness_known  # False: neither ZooKeeper's data nor the controller's log covers it
+        self._unclean_assumed = unclean_assumed  # True: version unknown, the default assumed
         self.seen = None if seen is None else set(seen)  # None: the cluster's membership is stated
         self.live = set(live)
         self.shutting = set()
@@ -36,6 +38,12 @@ class Ctx:
     def _unclean_allowed(self, topic):
         return self.unclean
 
+    def liveness_known(self, ts):
+        return self._liveness_known
+
+    def unclean_assumed(self, topic):
+        return self._unclean_assumed
+
 
 TP = ("t", 0)
 REF = F.Ref(10, "partition_leader_isr_written", "zk/log.1", 7, "state znode write")
@@ -46,9 +54,10 @@ def record(leader, isr, le):
                            from_state="OfflinePartition")
 
 
-def judged(p, f, live=(2, 3), defer_gaps=False):
+def judged(p, f, live=(2, 3), defer_gaps=False, **ctx):
     recorded = {"leader": f.leader, "isr": list(f.isr), "leader_epoch": f.leader_epoch}
-    return J.judge_write(Ctx(live), J.Pending(), p, "election", f, recorded, may_infer=False, defer_gaps=defer_gaps)
+    return J.judge_write(Ctx(live, **ctx), J.Pending(), p, "election", f, recorded, may_infer=False,
+                         defer_gaps=defer_gaps)
 
 
 def test_agreed_when_the_record_is_the_offline_election():
@@ -63,6 +72,27 @@ def test_diverged_when_the_record_elects_another_replica():
     c = judged(p, record(2, [2, 3], 5))
     assert (c.verdict, c.agreed) == (J.DIVERGED, False)
     assert c.how.startswith("point: ") and c.replayed["leader"] == 3
+
+
+def test_a_record_the_other_liveness_explains_is_a_gap_only_where_liveness_is_not_in_the_evidence():
+    """offlinePartitionLeaderElection (1.1+): the first AR replica live and in the ISR. AR (1, 3, 2), ISR (1, 2, 3),
+    1 gone: with 3 live it elects 3; a record electing 2 follows from 3 being down to the controller."""
+    p = PState(TP, replicas=(1, 3, 2), leader=1, isr=(1, 2, 3), leader_epoch=4)
+    c = judged(p, record(2, [2], 5), liveness_known=False)
+    assert c.verdict == J.UNKNOWN and c.reason.startswith(J.EVIDENCE_GAP) and "broker(s) 3 were live" in c.reason
+    assert judged(p, record(2, [2], 5)).verdict == J.DIVERGED  # liveness known: the controller departed from it
+    # electing 2 with 3 in the ISR follows from no liveness: still a divergence
+    assert judged(p, record(2, [2, 3], 5), liveness_known=False).verdict == J.DIVERGED
+
+
+def test_a_record_the_other_unclean_default_explains_is_a_gap_only_while_the_version_is_unknown():
+    """unclean.leader.election.enable: true before 0.11.0, false since (KIP-106). ISR (1,), 1 gone, 2 and 3 live:
+    clean, no leader; unclean, the first live AR replica (3)."""
+    p = PState(TP, replicas=(1, 3, 2), leader=1, isr=(1,), leader_epoch=4)
+    c = judged(p, record(3, [3], 5), unclean_assumed=True)
+    assert c.verdict == J.UNKNOWN and "unclean.leader.election.enable" in c.reason
+    assert judged(p, record(3, [3], 5)).verdict == J.DIVERGED
+    assert judged(p, record(2, [2], 5), unclean_assumed=True).verdict == J.DIVERGED  # not what unclean elects
 
 
 def test_unknown_when_the_assignment_order_is_not_in_the_evidence():
