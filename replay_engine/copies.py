@@ -26,13 +26,6 @@ def drop_copies(events: Iterable[Event]) -> tuple[list[Event], str | None]:
     logs = [e for e in events if e.source_kind in _LOG_KINDS and e.ts is not None and e.raw]
     if len({e.source_file for e in logs}) < 2:
         return events, None
-    seen: dict[tuple, str | None] = {}
-    for ev in logs:  # the common case, no copy at all: one pass, no sorting, no hashing of long lines
-        k = (ev.broker_id, ev.ts, ev.event_type, ev.topic, ev.partition, ev.subject_broker, ev.source_sub)
-        if seen.setdefault(k, ev.source_file) != ev.source_file:
-            break
-    else:
-        return events, None
     first: dict[tuple, str | None] = {}
     dropped: dict[tuple[str | None, str | None], int] = {}
     copies: set[int] = set()
