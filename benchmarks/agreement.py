@@ -195,9 +195,7 @@ def no_leader_moments(events) -> list:
 
 def measure(name: str, mode_label: str, events) -> Row:
     from replay_engine.api import replay_cluster
-    from replay_engine.copies import drop_copies
 
-    events, _ = drop_copies(events)  # a line given twice (two files) is one decision recorded, as the replay reads it
     res = replay_cluster(events, name)
     row = Row(name, res.mode if mode_label == "real" else "zk_real", res.to_json().get("kafka_version"))
     ag = res.agreement()

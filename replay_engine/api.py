@@ -7,7 +7,6 @@ from parsers.common.gc_pause import cycle_gc_paused
 from parsers.schema import Event
 from replay_engine.config import ConfigState, parse_version
 from replay_engine.controller import ZkControllerReplay
-from replay_engine.copies import drop_copies
 from replay_engine.from_events import ClusterContext, FactStream, build_facts
 from replay_engine.result import Leaderless, ReplayResult, assemble
 from replay_engine.shard_cut import shard_facts
@@ -90,17 +89,12 @@ def replay_cluster(events: Iterable[Event], cluster: str | None = None,
 def _replay_cluster(events, cluster, overrides, topic_overrides, keep_tp, context) -> ReplayResult:
     from replay_engine.kraft_facts import is_kraft
 
-    events, copies = drop_copies(events)
+    events = list(events)
     if is_kraft(events):
         if keep_tp is not None:
             raise ValueError("KRaft clusters are replayed whole, not by partition shard")
-        res = replay_kraft(events, cluster)
-        if copies:
-            res.notes.append(copies)
-        return res
+        return replay_kraft(events, cluster)
     ctrl, stream = zk_replay_of(events, context, overrides, topic_overrides)
-    if copies:
-        stream.notes.append(copies)
     if keep_tp is not None:
         stream.facts = shard_facts(stream.facts, keep_tp)
         ctrl.journal = []

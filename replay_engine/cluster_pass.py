@@ -108,9 +108,7 @@ def _cluster_pass(events: list[Event], context: ClusterContext) -> ClusterPass:
     from replay_engine.api import zk_replay_of
     from replay_engine.shard_cut import shard_facts
 
-    from replay_engine.copies import drop_copies
-
-    ctrl, stream = zk_replay_of(drop_copies(events)[0], context)
+    ctrl, stream = zk_replay_of(events, context)
     facts = shard_facts(stream.facts, lambda _tp: False)
     kept: set[HintKey] = set()
     infer = ctrl._infer_from_record
