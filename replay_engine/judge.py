@@ -326,7 +326,8 @@ def liveness_reason(ctx: View, p: PState, f: F.Fact, recorded: dict[str, Any],
         return None
     mine, theirs = replayed.get("leader"), recorded.get("leader")
     if recorded.get("failed"):
-        flipped = {mine} if mine is not None and mine >= 0 else set()  # every live candidate down to the controller
+        # the election failed: every ISR member the replay held live was down to the controller
+        flipped = (set(p.isr or ()) & ctx.online_set(p.tp)) | ({mine} if mine is not None and mine >= 0 else set())
     else:
         flipped = _liveness_explains(ctx, p, recorded, mine, theirs)
     if not flipped:
