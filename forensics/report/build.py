@@ -340,11 +340,16 @@ def build_report(
     agreement["evidence_gaps"] = sum(c["agreement"].get("evidence_gaps", 0) for c in clusters)
     agreement["uncompared"] = sum(c["agreement"].get("uncompared", 0) for c in clusters) - agreement["evidence_gaps"]
     why: Counter = Counter()
+    gaps: Counter = Counter()
     for c in clusters:
         for reason, n in c["agreement"].get("uncompared_reasons", {}).items():
             if not reason.startswith(EVIDENCE_GAP):
                 why[reason or "no reason given"] += n
+            else:
+                gaps[reason] += n
     agreement["uncompared_reasons"] = dict(sorted(why.items(), key=lambda kv: (-kv[1], kv[0])))
+    # what the evidence lacked, so that an operator knows which files or hours would let the replay judge more
+    agreement["gap_reasons"] = dict(sorted(gaps.items(), key=lambda kv: (-kv[1], kv[0])))
     findings = []
     for c in clusters:
         skew_evidence = {x["text"]: x["evidence"] for x in c.get("clock_skew", [])}

@@ -12,6 +12,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from forensics.report import dead_leaders, writes
+from replay_engine.judge import EVIDENCE_GAP
 
 
 def show_ts(iso: str | None, tz: str = "UTC", date: bool = True) -> str:
@@ -264,9 +265,13 @@ def replay_check_lines(s: dict[str, Any]) -> list[str]:
            f"{ag.get('diverged', ag['compared'] - ag['agreed']):,} diverge"
            + (f" ({ag['ratio']:.1%} agree)" if ag["ratio"] is not None else "")
            + f"; {ag.get('uncompared', 0):,} left uncompared; {ag.get('evidence_gaps', 0):,} in evidence gaps "
-             "(decided where the evidence lost lines or hours)."]
+             "(decided on what the evidence does not hold: lost lines or hours, a file not collected)."]
     for reason, n in list(ag.get("uncompared_reasons", {}).items())[:3]:
         out.append(f"  uncompared, {n:,}: {reason}")
+    for reason, n in list(ag.get("gap_reasons", {}).items())[:3]:
+        inner = reason[len(EVIDENCE_GAP):].strip()
+        why = inner[1:-1] if inner.startswith("(") and inner.endswith(")") else reason
+        out.append(f"  in evidence gaps, {n:,}: {why}")
     return out
 
 
