@@ -67,6 +67,7 @@ class ZkControllerReplay:
         self.seen: set[int] = set()
         self.after_hole = False  # ZooKeeper's data had a hole: records on states not seen since are evidence gaps
         self.hidden: set[F.TP] = set()  # partitions that existed before a hole, their state since unknown
+        self.covered_before: int | None = None  # the first zxid after the last hole a snapshot covered
         self.broker_epochs: dict[int, Any] = {}
         self.broker_versions: dict[int, tuple[int, int, int]] = {}  # each broker's own 'Kafka version:'
         self.controller: int | None = None
@@ -862,14 +863,20 @@ class ZkControllerReplay:
         shows it; with one, the partitions it shows unchanged are kept, and a broker it does not list, or lists as
         registered inside the hole, went down in it (its registration, if any, follows from the snapshot)."""
         span = f"{hex(f.after + 1)}-{hex(f.before - 1)}"
-        if f.snapshot is None:
-            text = (f"ZooKeeper transactions {span} are in no file given (a txn log is missing): what they changed "
-                    "is not in the evidence")
+        last = self.findings[-1] if self.findings and self.findings[-1]["kind"] == "zk_hole" else None
+        if f.snapshot is None and last is not None and self.covered_before == f.after + 1:
+            # the rest of a hole a snapshot covers part of (one lost txn log): one finding for it
+            last["text"] += f"; transactions {span}, after the snapshot, are in no file at all"
+        elif f.snapshot is None:
+            self.findings.append({"kind": "zk_hole", "ts": f.ts, "evidence": [f.ref.to_json()],
+                                  "text": f"ZooKeeper transactions {span} are in no file given (a txn log is missing): "
+                                          "what they changed is not in the evidence"})
         else:
-            text = (f"ZooKeeper transactions {span} are in no file given (a txn log is missing); the snapshot at "
-                    f"{hex(f.snapshot)} states what they left, not how: {len(f.keep)} partitions unchanged, brokers "
-                    f"registered {sorted(f.members)}")
-        self.findings.append({"kind": "zk_hole", "ts": f.ts, "text": text, "evidence": [f.ref.to_json()]})
+            self.covered_before = f.before
+            self.findings.append({"kind": "zk_hole", "ts": f.ts, "evidence": [f.ref.to_json()],
+                                  "text": f"ZooKeeper transactions {span} are in no file given (a txn log is missing); "
+                                          f"the snapshot at {hex(f.snapshot)} states what they left, not how: "
+                                          f"{len(f.keep)} partitions unchanged, brokers registered {sorted(f.members)}"})
         self.after_hole = True
         self.hidden.update(tp for tp in self.parts if tp not in f.keep)
         self._forget_partitions(keep=f.keep, assigned=f.assigned)

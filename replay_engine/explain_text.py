@@ -43,6 +43,7 @@ HOW_DOWN = {
     "halted": "halted (its process ended while ZooKeeper still listed it)",
     "controlled_shutdown": "began a controlled shutdown",
     "unregistered": "was unregistered",
+    "zk_hole": "went down in ZooKeeper transactions no file holds (a lost txn log)",
 }
 
 
@@ -50,6 +51,8 @@ def down_phrase(c: Claim) -> str:
     """'was stopped at T' / 'lost its ZooKeeper session at T'."""
     if c.what != BROKER_DOWN:
         return f"was not running at {fmt_ts(c.ts)}"
+    if c.how == "zk_hole":  # when, the lost transactions knew; the replay knows only where they began
+        return f"{HOW_DOWN['zk_hole']}, after {fmt_ts(c.ts)}"
     return f"{HOW_DOWN.get(c.how or '', 'went down')} at {fmt_ts(c.ts)}"
 
 

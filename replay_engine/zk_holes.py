@@ -55,8 +55,13 @@ def find_holes(spans: Iterable[Event], snapshot_zxids: Iterable[int]) -> list[Ho
             top = inside[-1] if inside else None
             if top is not None and _follows(top, start):
                 holes.append(Hole(end, start, ev, snapshot=top))
-            else:  # a snapshot part-way states the state there; what follows it up to the next log is lost
-                holes.append(Hole(top if top is not None else end, start, ev))
+            elif top is not None:
+                # a snapshot part-way states the state there, and what follows it up to the next log is lost: a
+                # covered hole, then one no file states
+                holes.append(Hole(end, top + 1, ev, snapshot=top))
+                holes.append(Hole(top, start, ev))
+            else:
+                holes.append(Hole(end, start, ev))
         end = stop if end is None else max(end, stop)
     return holes
 

@@ -342,3 +342,25 @@ def test_without_the_kafka_version_the_unclean_default_is_not_guessed():
     whole = {(c.record.source_file, c.record.source_pos): c.verdict
              for c in replay_cluster(real_cluster_events(cluster), cluster).comparisons}
     assert {whole.get(g) for g in gaps} == {"agreed"}
+
+
+@pytest.mark.skipif(not (ZK_REAL / "s1_single_replica_kill").is_dir(), reason="../shared/zk_real absent")
+def test_a_broker_killed_inside_a_lost_txn_log_is_still_the_cause_the_snapshot_after_it_shows():
+    """The scenario's ground truth: one broker is killed and its single-replica partitions go offline. With the txn
+    log holding its session's end lost, the snapshot after that log no longer registers the broker (FileTxnSnapLog,
+    fuzzily: the removal may even follow the snapshot's zxid): the offline partitions are still explained by that
+    broker going down -- inside the lost transactions, which the explanation says instead of a time it cannot know."""
+    import json
+
+    scen = "s1_single_replica_kill"
+    truth = json.loads((ZK_REAL / scen / "ground_truth.json").read_text())["summary"]
+    whole = _zk_scenario_events(scen)
+    exit_ = next(e for e in whole if e.event_type == "broker_deregistered" and e.subject_broker == truth["killed"])
+    lost = exit_.source_file.rsplit("/", 1)[-1]
+    res = replay_cluster(_zk_scenario_events(scen, skip=lost), "zk")
+    by_tp = {f"{x.episode.topic}-{x.episode.partition}": x for x in res.leaderless}
+    for tp in truth["offline_partitions_expected"]:
+        cause = by_tp[tp].cause
+        assert cause.kind == "all_replicas_offline" and cause.details["cause_brokers"] == [truth["killed"]]
+        assert "no file holds" in cause.summary
+    assert [(c.tp, c.record.zxid) for c in res.comparisons if c.verdict == "diverged"] == []

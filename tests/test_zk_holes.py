@@ -28,7 +28,7 @@ def test_a_snapshot_at_a_holes_end_covers_it_and_one_before_leaves_the_rest_lost
     holes = find_holes([span(1, 0x37), span(0x6b, 0xb5)], [0x6a])
     assert [(h.after, h.before, h.snapshot) for h in holes] == [(0x37, 0x6b, 0x6a)]
     holes = find_holes([span(1, 0x37), span(0x6b, 0xb5)], [0x50, 0x69])  # 0x6a is in no file
-    assert [(h.after, h.before, h.snapshot) for h in holes] == [(0x69, 0x6b, None)]
+    assert [(h.after, h.before, h.snapshot) for h in holes] == [(0x37, 0x6a, 0x69), (0x69, 0x6b, None)]
     # the usual roll: a snapshot inside the span of the log after it is no hole at all
     assert find_holes([span(1, 0x37), span(0x38, 0xb5)], [0x36, 0x40]) == []
 
