@@ -876,7 +876,8 @@ class ZkControllerReplay:
             self.findings.append({"kind": "zk_hole", "ts": f.ts, "evidence": [f.ref.to_json()],
                                   "text": f"ZooKeeper transactions {span} are in no file given (a txn log is missing); "
                                           f"the snapshot at {hex(f.snapshot)} states what they left, not how: "
-                                          f"{len(f.keep)} partitions unchanged, brokers registered {sorted(f.members)}"})
+                                          f"{len(f.keep)} partitions unchanged, brokers registered "
+                                          f"{sorted(f.members)}"})
         self.after_hole = True
         self.hidden.update(tp for tp in self.parts if tp not in f.keep)
         self._forget_partitions(keep=f.keep, assigned=f.assigned)

@@ -468,9 +468,8 @@ def _covered_hole_facts(holes: list, zk_events: list[Event], snap_trees: list[Ev
         ts = (last.ts or 0) + 1 if last is not None else (h.at.ts or 0)
         end = end_state(h, snap_trees, zk_events)
         # cited as the next log (where the numbering shows the hole), dated where the hole begins
-        out.append(F.ZkHole(ts, replace(ref_of(h.at), ts=ts), after=h.after, before=h.before, snapshot=h.snapshot, keep=end.keep,
-                            assigned=end.assigned,
-                            members=end.members, anew=end.anew))
+        out.append(F.ZkHole(ts, replace(ref_of(h.at), ts=ts), after=h.after, before=h.before, snapshot=h.snapshot,
+                            keep=end.keep, assigned=end.assigned, members=end.members, anew=end.anew))
         for f in snap_facts:
             z = f.ref.zxid
             if z is not None and h.after < z < h.before and f.ts < ts:
