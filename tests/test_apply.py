@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REAL_LOGS, ZK_REAL
-from forensics.sources import broker_hint_from_path
+from conftest import ZK_REAL, real_cluster_events
 from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
 from replay_engine import apply as A
@@ -140,13 +139,7 @@ KAFKA_VALID_PREVIOUS = {
 
 
 def _real(name):
-    events = []
-    for f in sorted((REAL_LOGS / name).rglob("*")):
-        if f.is_file():
-            rel = str(f.relative_to(REAL_LOGS))
-            evs, _ = parse_source(f.read_bytes(), SourceContext(rel, cluster=name, broker_hint=broker_hint_from_path(rel)))
-            events += [e for e in evs if e.event_type != "zk_txn"]
-    return replay_cluster(events, name)
+    return replay_cluster(real_cluster_events(name), name)
 
 
 def _zk(scen):

@@ -14,8 +14,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from conftest import REAL_LOGS, REPO, ZK_REAL
-from forensics.sources import broker_hint_from_path
+from conftest import REAL_LOGS, REPO, ZK_REAL, real_cluster_events
 from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
 from replay_engine.api import ReplayResult, replay_cluster
@@ -33,13 +32,7 @@ def _zk_replay(scen):
 
 
 def _log_replay(name):
-    events = []
-    for f in sorted((REAL_LOGS / name).rglob("*")):
-        if f.is_file():
-            rel = str(f.relative_to(REAL_LOGS))
-            evs, _ = parse_source(f.read_bytes(), SourceContext(rel, cluster=name, broker_hint=broker_hint_from_path(rel)))
-            events += [e for e in evs if e.event_type != "zk_txn"]
-    return replay_cluster(events, name)
+    return replay_cluster(real_cluster_events(name), name)
 
 
 SCENARIOS = sorted(p.name for p in ZK_REAL.iterdir() if (p / "ground_truth.json").exists())
