@@ -68,6 +68,7 @@ class Resolved:
     value: str
     source: str  # 'what-if', 'topic config', 'cluster default', 'broker config', 'Kafka <v> default'
     evidence: Any = None  # the event that set it, when there is one
+    default: bool = False  # no config in the evidence sets it: the release's default
 
 
 def as_bool(text: str) -> bool:
@@ -99,7 +100,7 @@ class _Resolution:
         if static is not None:
             return static
         vtxt = ".".join(map(str, self.version)) if self.version else "3.x (version unknown)"
-        return Resolved(kafka_defaults(self.version)[key], f"Kafka {vtxt} default")
+        return Resolved(kafka_defaults(self.version)[key], f"Kafka {vtxt} default", default=True)
 
     def _static(self, key: str, controller: int | None) -> Resolved | None:
         if controller is not None and key in self.broker_static.get(controller, {}):

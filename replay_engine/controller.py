@@ -244,8 +244,7 @@ class ZkControllerReplay:
     def unclean_assumed(self, topic: str) -> bool:
         """No Kafka version in the evidence and no config for the topic's unclean.leader.election.enable: the replay
         runs on 3.x's default, one of two a release may have had."""
-        return self.config.version is None and self.config.unclean_enabled(topic, self.controller).source.startswith(
-            "Kafka ")
+        return self.config.version is None and self.config.unclean_enabled(topic, self.controller).default
 
     def _unclean_allowed(self, topic: str) -> bool:
         return as_bool(self.config.unclean_enabled(topic, self.controller).value)
