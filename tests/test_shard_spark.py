@@ -25,13 +25,27 @@ def ordered(events):
     return drop_log_copies(events)[0]  # as every executor task does
 
 
-@pytest.mark.parametrize("phase1_in_shards", [True, False], ids=["phase1-in-every-shard", "phase1-task"])
-def test_executors_split_logs_only_clusters_as_the_whole_replay(spark, monkeypatch, phase1_in_shards):
+@pytest.mark.parametrize("phase1_in_shards,batch", [(True, None), (False, None), (False, 37)],
+                         ids=["phase1-in-every-shard", "phase1-task", "phase1-task-streamed-in-small-batches"])
+def test_executors_split_logs_only_clusters_as_the_whole_replay(spark, monkeypatch, phase1_in_shards, batch):
     # Phase 1 runs in every shard while their input stays small, else once as a task of its own whose kept
-    # records the router sends to every shard: both must give the whole replay.
+    # records the router sends to every shard: both must give the whole replay. Phase 1's task reads its
+    # cluster's rows streamed in batches (forensics.audit.streamed_groups); with batches of 37 rows every
+    # cluster spans many of them.
     import forensics.audit.distributed as dist_mod
 
     monkeypatch.setattr(dist_mod, "phase1_fits", lambda *_: phase1_in_shards)  # decided on the driver
+    if batch is not None:
+        before = spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch")
+        spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", str(batch))
+    try:
+        _split_equals_whole(spark, phase1_in_shards)
+    finally:
+        if batch is not None:
+            spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", before)
+
+
+def _split_equals_whole(spark, phase1_in_shards):
     events = [e for c in CLUSTERS for e in load(REAL_LOGS / c)]
     df = spark.createDataFrame(pa.Table.from_batches([events_to_arrow(events)]))
     dist = replay_on_executors(spark, df, 3)
@@ -117,3 +131,29 @@ def test_a_cluster_with_more_events_than_its_shards_hold_gets_more_shards(spark,
         assert len(dist.task_cpu[c]["shards"]) == expected
     finally:
         dist.release()
+
+
+def test_a_cluster_replayed_whole_is_streamed_and_equals_the_one_process_replay(spark):
+    """A KRaft cluster is replayed whole (one ordered metadata stream): its rows reach the task streamed in
+    batches (forensics.audit.streamed_groups), here of 37 rows, beside a split logs-only cluster."""
+    kraft, logs = "BetrajJ__kafka-kraft", "AndreasTraut__kafka_2.13-2.8.0"
+    events = load(REAL_LOGS / kraft) + load(REAL_LOGS / logs)
+    df = spark.createDataFrame(pa.Table.from_batches([events_to_arrow(events)]))
+    before = spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch")
+    spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "37")
+    try:
+        dist = replay_on_executors(spark, df, 2)
+        try:
+            assert set(dist.replayed_whole) == {kraft} and dist.merged[logs].shards == 2
+            rows = dist.timeline.collect()
+            for c in (kraft, logs):
+                whole = replay_cluster(ordered(e for e in events if e.cluster == c), c)
+                assert sum(e.cluster == c for e in events) > 37
+                assert [lp.to_json() for lp in dist.merged[c].leaderless] == [lp.to_json() for lp in whole.leaderless]
+                assert sorted((r["topic"], r["partition"], str(r["leader"])) for r in rows if r["cluster"] == c) == sorted(
+                    (iv.topic, iv.partition, str(iv.view.leader)) for iv in whole.intervals)
+                assert {k: dist.merged[c].agreement[k] for k in whole.agreement()} == whole.agreement()
+        finally:
+            dist.release()
+    finally:
+        spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", before)

@@ -27,6 +27,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from forensics.audit.streamed_groups import apply_in_groups
 from forensics.audit.task_io import task_events, timeline_columns
 from forensics.progress import Progress
 from parsers.common.gc_pause import cycle_gc_paused
@@ -181,6 +182,10 @@ def phase1_fits(events: int, records: int, shards: int) -> bool:
     return -(-events // shards) + records - records // shards <= MAX_SHARD_EVENTS
 
 
+_PHASE1_OUT = pa.schema([pa.field("cluster", pa.string()), pa.field("payload", pa.binary()),
+                         pa.field("cpu_s", pa.float64())])
+
+
 def _phase1_fn(plans_bc):
     def fn(table: pa.Table) -> pa.Table:
         from replay_engine.cluster_pass import cluster_pass
@@ -191,7 +196,7 @@ def _phase1_fn(plans_bc):
         with cycle_gc_paused():  # as in the shards: many live objects, no garbage
             out = cluster_pass(task_events(table), plans[cluster].context)
         return pa.table({"cluster": [cluster], "payload": [pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)],
-                         "cpu_s": [time.process_time() - cpu]})
+                         "cpu_s": [time.process_time() - cpu]}, schema=_PHASE1_OUT)
 
     return fn
 
@@ -212,7 +217,8 @@ def cluster_passes(spark, events, plans: dict[str, ClusterPlan],
     # Phase 1 needs no line's text: only what tells a copy of a log entry from another entry (the same
     # text), so a 64-bit hash of it rides instead of the text (a third of the bytes).
     sel = sel.withColumn("raw", F.when(F.col("raw").isNotNull(), F.xxhash64("raw").cast("string")))
-    out = sel.groupBy("cluster").applyInArrow(_phase1_fn(plans_bc), "cluster string, payload binary, cpu_s double")
+    # streamed: a cluster's records over months are more rows than one JVM batch holds (streamed_groups)
+    out = apply_in_groups(sel, ("cluster",), _phase1_fn(plans_bc), _PHASE1_OUT, len(todo))
     with _described(spark, "replay: phase 1"):
         rows = out.collect()
     if cpu is not None:
@@ -333,9 +339,20 @@ def _run(spark, events, plans: dict[str, ClusterPlan], progress: Progress, label
     from pyspark import StorageLevel
     from pyspark.sql.pandas.types import from_arrow_schema
 
+    from pyspark.sql import functions as F
+
     plans_bc = spark.sparkContext.broadcast(plans)
     routed = route(events.select(*FIELD_NAMES), plans, passes)
-    out = routed.groupBy("cluster", "_bucket").applyInArrow(make_shard_fn(plans_bc), from_arrow_schema(OUT_ARROW))
+    whole = sorted(c for c, p in plans.items() if p.whole)
+    split = sorted(c for c, p in plans.items() if not p.whole)
+    parts = []
+    if split or not whole:  # shards stay within MAX_SHARD_EVENTS: one Arrow batch each is fine
+        rows = routed.where(F.col("cluster").isin(*split)) if whole else routed
+        parts.append(rows.groupBy("cluster", "_bucket").applyInArrow(make_shard_fn(plans_bc), from_arrow_schema(OUT_ARROW)))
+    if whole:  # a cluster replayed whole has no cap: its rows are streamed (forensics.audit.streamed_groups)
+        parts.append(apply_in_groups(routed.where(F.col("cluster").isin(*whole)), ("cluster", "_bucket"),
+                                     make_shard_fn(plans_bc), OUT_ARROW, len(whole)))
+    out = parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])
     out = out.persist(StorageLevel.MEMORY_AND_DISK)
     with progress.watch_spark(spark, label), _described(spark, f"{label}: shards"):
         shard_rows = out.where(out.row_kind == "shard").select("cluster", "_bucket", "payload").collect()

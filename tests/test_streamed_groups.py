@@ -1,0 +1,44 @@
+"""forensics.audit.streamed_groups: a group's rows gathered from the sorted batches mapInArrow streams,
+whether a group spans batches or several groups share one (what groupBy/applyInArrow would hand over)."""
+import pyarrow as pa
+import pytest
+
+from forensics.audit.streamed_groups import apply_in_groups, group_tables
+
+
+def _batches(rows, size):
+    t = pa.table({"c": [r[0] for r in rows], "b": [r[1] for r in rows], "v": [r[2] for r in rows]})
+    return t.to_batches(max_chunksize=size)
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 100])
+def test_groups_are_gathered_across_and_within_batches(size):
+    rows = [("a", 0, 1), ("a", 0, 2), ("a", 1, 3), ("b", 0, 4), ("b", 0, 5), ("b", 0, 6), ("c", None, 7)]
+    got = [(k, t.column("v").to_pylist()) for k, t in group_tables(iter(_batches(rows, size)), ("c", "b"))]
+    assert got == [(("a", 0), [1, 2]), (("a", 1), [3]), (("b", 0), [4, 5, 6]), (("c", None), [7])]
+
+
+def test_no_batches_no_groups():
+    assert list(group_tables(iter([]), ("c",))) == []
+
+
+@pytest.mark.spark
+def test_same_groups_as_apply_in_arrow(spark):
+    """Against Spark's own groupBy().applyInArrow on the same rows, batches of 3 rows (every group spans several)."""
+    from pyspark.sql import functions as F
+
+    df = spark.range(200).select((F.col("id") % 7).cast("string").alias("k"), F.col("id").alias("v"))
+    schema = pa.schema([pa.field("k", pa.string()), pa.field("n", pa.int64()), pa.field("s", pa.int64())])
+
+    def fn(t):
+        return pa.table({"k": [t.column("k")[0].as_py()], "n": [t.num_rows],
+                         "s": [sum(t.column("v").to_pylist())]}, schema=schema)
+
+    before = spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch")
+    spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "3")
+    try:
+        got = sorted(tuple(r) for r in apply_in_groups(df, ("k",), fn, schema, 2).collect())
+    finally:
+        spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", before)
+    want = sorted(tuple(r) for r in df.groupBy("k").applyInArrow(fn, "k string, n long, s long").collect())
+    assert got == want and len(got) == 7
