@@ -42,3 +42,28 @@ def test_same_groups_as_apply_in_arrow(spark):
         spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", before)
     want = sorted(tuple(r) for r in df.groupBy("k").applyInArrow(fn, "k string, n long, s long").collect())
     assert got == want and len(got) == 7
+
+
+@pytest.mark.spark
+def test_audit_store_writes_each_day_whole_when_its_rows_span_batches(spark, tmp_path):
+    """``Store.write_spark`` streams a (cluster, date) group's rows in batches (here of 5 rows); each file
+    must still hold exactly its group's rows, sorted, as pyarrow sorts them."""
+    import pyarrow.parquet as pq
+
+    from forensics.audit.store import Store
+
+    rows = [(c, d, (i * 7919) % 101, f"line {i}") for i, (c, d) in enumerate(
+        [("a", "2024-01-01")] * 23 + [("a", "2024-01-02")] * 4 + [("b", "2024-01-01")] * 17)]
+    df = spark.createDataFrame(rows, "cluster string, date string, pos long, text string")
+    before = spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch")
+    spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "5")
+    try:
+        written = Store(tmp_path).write_spark(df, "t", ["pos", "text"])
+    finally:
+        spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", before)
+    assert written == {("a", "2024-01-01"), ("a", "2024-01-02"), ("b", "2024-01-01")}
+    for c, d in written:
+        got = pq.read_table(Store(tmp_path).partition_dir("t", c, d) / "part-00000.parquet").to_pylist()
+        want = sorted(({"pos": p, "text": t} for cc, dd, p, t in rows if (cc, dd) == (c, d)),
+                      key=lambda r: (r["pos"], r["text"]))
+        assert got == want

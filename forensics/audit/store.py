@@ -16,7 +16,10 @@ from typing import Iterable
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from forensics.audit.streamed_groups import apply_in_groups
+
 PART_FILE = "part-00000.parquet"
+_WRITTEN = pa.schema([pa.field("cluster", pa.string()), pa.field("date", pa.string()), pa.field("path", pa.string())])
 UNKNOWN_DATE = "unknown"  # events without a time (a znode dump's state) keep a partition of their own
 # The characters Hive/Spark escape in partition directory names (ExternalCatalogUtils.escapePathName).
 _ESCAPE = set(chr(c) for c in range(0x01, 0x20)) | set('"#%\'*/:=?\\\x7f{[]^')
@@ -65,7 +68,7 @@ def _group_writer(stage: str, data_schema: pa.Schema, sort_keys: list[str]):
         path = Path(stage) / f"cluster={escape(c)}" / f"date={escape(d)}" / PART_FILE
         path.parent.mkdir(parents=True, exist_ok=True)
         pq.write_table(table, path, compression="zstd")
-        return pa.table({"cluster": [c], "date": [d], "path": [str(path)]})
+        return pa.table({"cluster": [c], "date": [d], "path": [str(path)]}, schema=_WRITTEN)
 
     return write
 
@@ -131,10 +134,10 @@ class Store:
         shutil.rmtree(stage, ignore_errors=True)
         stage.mkdir(parents=True, exist_ok=True)
         data_schema = to_arrow_schema(df.drop("cluster", "date").schema)
-        done = (df.groupBy("cluster", "date")
-                .applyInArrow(_group_writer(str(stage), data_schema, list(sort_keys)),
-                              "cluster string, date string, path string")
-                .collect())
+        # streamed: a busy cluster's day is more rows than one off-heap Arrow batch holds (streamed_groups)
+        partitions = int(df.sparkSession.conf.get("spark.sql.shuffle.partitions"))
+        done = apply_in_groups(df, ("cluster", "date"), _group_writer(str(stage), data_schema, list(sort_keys)),
+                               _WRITTEN, partitions).collect()
         written: set[tuple[str, str]] = set()
         for r in sorted(done, key=lambda r: (r["cluster"], r["date"])):
             self._install(name, r["cluster"], r["date"], Path(r["path"]))
