@@ -556,6 +556,9 @@ class ZkControllerReplay:
         if self._rule("zk.failover.offline_replicas"):
             for b in sorted(self.known_brokers - self.live):
                 self._remove_replica_from_isr(b, f)
+        # A tenure inferred from a record began before the evidence, its view of live brokers never stated: a leader
+        # no line shows joining or leaving is not known dead to it (logs that start mid-tenure name few brokers live).
+        inferred = f.ref is not None and f.ref.event == "inferred_controller"
         for tp in sorted(self.parts):
             p = self.parts[tp]
             if p.deleting or p.state == NON_EXISTENT:
@@ -563,7 +566,8 @@ class ZkControllerReplay:
             if p.state == NEW:
                 continue
             # PartitionStateMachine.initializePartitionState: set from what is known, not a checked transition
-            if p.leader is not None and (p.leader < 0 or p.leader not in self.live):
+            if p.leader is not None and (p.leader < 0 or p.leader not in self.live and (
+                    not inferred or p.leader in self.known_brokers)):
                 self.store.initialize(p, OFFLINE)
             elif p.leader is not None:
                 self.store.initialize(p, ONLINE)
