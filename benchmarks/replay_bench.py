@@ -43,13 +43,17 @@ from _common import (REPO, Standalone, load_avg, make_corpus, med, now_utc, on_c
 SECTION = "## replay (engine events/s on one core; partition shards on 2 executors)"
 
 
-def events_parquet(corpus: Path, out: Path, master: str) -> dict:
-    """Ingest once; the replay's input events as Parquet (reused when present)."""
+def events_parquet(corpus: Path, out: Path, master: str, layout: str = "ingest") -> dict:
+    """Ingest once; the replay's input events as Parquet (reused when present). ``layout``: "ingest", the
+    ingest's own output partitions as Spark writes them; "audit", the audit's events table (one sorted
+    file per cluster and day, ``forensics.audit.store``), which is what ``audit`` replays."""
     stamp = out / "_bench.json"
     if stamp.exists():
         return json.loads(stamp.read_text())
     from pyspark.sql import functions as F
 
+    from forensics.audit.run import EVENT_SORT
+    from forensics.audit.store import UNKNOWN_DATE, Store
     from forensics.ingest import release, run_ingest
     from forensics.sources import collect_inputs
     from forensics.spark import get_spark
@@ -59,7 +63,13 @@ def events_parquet(corpus: Path, out: Path, master: str) -> dict:
     try:
         t = time.perf_counter()
         res = run_ingest(spark, collect_inputs([str(corpus)], tmp), cluster="bench")
-        res.events.where(F.col("event_type") != "zk_txn").write.mode("overwrite").parquet(str(out / "events"))
+        events = res.events.where(F.col("event_type") != "zk_txn")
+        if layout == "audit":
+            events = events.withColumn("date", F.coalesce(F.date_format("ts", "yyyy-MM-dd"), F.lit(UNKNOWN_DATE)))
+            Store(out / "audit").write_spark(events, "events", EVENT_SORT)
+            (out / "events").symlink_to(Store(out / "audit").table("events"), target_is_directory=True)
+        else:
+            events.write.mode("overwrite").parquet(str(out / "events"))
         info = {"events": spark.read.parquet(str(out / "events")).count(), "ingest_s": time.perf_counter() - t}
         release(res)
     finally:
@@ -79,6 +89,9 @@ def one_core(parquet: str, runs: int) -> dict:
 
     t = time.perf_counter()
     table = pq.read_table(parquet)
+    if "date" in table.column_names:  # the audit's layout: cluster and date are directory names
+        table = table.drop_columns(["date"])
+        table = table.set_column(table.schema.get_field_index("cluster"), "cluster", table.column("cluster").cast("string"))
     table = table.set_column(table.schema.get_field_index("ts"), "ts", table.column("ts").cast("int64"))
     events = [event_from_row(r) for r in table.to_pylist()]
     del table
@@ -266,6 +279,9 @@ def main() -> None:
     ap.add_argument("--pin", action="store_true",
                     help="give each executor its own CPU, as on a cluster: local[N] runs on N CPUs; standalone worker i "
                          "and its executor on CPU i, the driver and master on CPU 0 (so the second worker adds one CPU)")
+    ap.add_argument("--layout", choices=("ingest", "audit"), default="ingest",
+                    help="the events as the ingest's output partitions (default), or as the audit's events table "
+                         "(one sorted file per cluster and day), which is what `audit` replays")
     ap.add_argument("--record", action="store_true")
     args = ap.parse_args()
 
@@ -273,8 +289,9 @@ def main() -> None:
     corpus = work / f"corpus-{args.size_gb:g}gb-{args.days:g}d"
     try:
         info = make_corpus(corpus, args.size_gb, args.days)
-        ev = events_parquet(corpus, work / f"events-{args.size_gb:g}gb-{args.days:g}d", "local[2]")
-        parquet = str(work / f"events-{args.size_gb:g}gb-{args.days:g}d" / "events")
+        evname = f"events-{args.size_gb:g}gb-{args.days:g}d" + ("-audit" if args.layout == "audit" else "")
+        ev = events_parquet(corpus, work / evname, "local[2]", args.layout)
+        parquet = str(work / evname / "events")
         print(f"corpus: {info['output']}\nevents for the replay: {ev['events']:,}", flush=True)
         loads = [load_avg()]
         one = _child("_one_core", parquet, args.runs)
@@ -323,10 +340,13 @@ def main() -> None:
         if args.record:
             cmd = (f"`.venv/bin/python benchmarks/replay_bench.py --size-gb {args.size_gb:g} --days {args.days:g} "
                    f"--runs {args.runs}{' --no-standalone' if args.no_standalone else ''}"
+                   f"{' --layout audit' if args.layout == 'audit' else ''}"
                    f"{' --pin' if args.pin else ''} --record`")
             body = "".join(f"  - {x}\n" for x in [line1, *lines])
+            layout = ("the audit's events table (a sorted file per day)" if args.layout == "audit"
+                      else "the ingest's output partitions")
             record(SECTION, f"- {now_utc()}, {os.cpu_count()} cores, load average {runs_text(loads)} (start, after each "
-                            f"step). Corpus `{info['command']}`.\n{body}  Command: {cmd}\n")
+                            f"step). Corpus `{info['command']}`; events read from {layout}.\n{body}  Command: {cmd}\n")
     finally:
         if not args.work:
             shutil.rmtree(work, ignore_errors=True)
