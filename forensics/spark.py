@@ -42,6 +42,35 @@ def resolve_master(master: str | None) -> str | None:
     return "local[*]"
 
 
+def _memory_set_elsewhere() -> bool:
+    if "driver-memory" in os.environ.get("PYSPARK_SUBMIT_ARGS", "") or "spark.driver.memory" in os.environ.get(
+            "PYSPARK_SUBMIT_ARGS", "") or os.environ.get("SPARK_DRIVER_MEMORY"):
+        return True
+    conf_dir = os.environ.get("SPARK_CONF_DIR")
+    try:
+        text = (Path(conf_dir) / "spark-defaults.conf").read_text() if conf_dir else ""
+    except OSError:
+        text = ""
+    return any(line.split()[:1] == ["spark.driver.memory"] for line in text.splitlines())
+
+
+def local_driver_memory(master: str | None) -> str | None:
+    """The JVM heap of a local master, which is driver and executors at once. Spark's default (1g) did not hold
+    90 days of a 100,000-partition cluster (the shards' cached output and the shuffle's sort buffers: OutOfMemoryError
+    at 1 GB); a quarter of the machine's memory, 1 to 8 GB, leaves the rest to the Python workers. Only where nothing
+    else set it ($KAFKA_FORENSICS_DRIVER_MEMORY, spark-submit's --driver-memory, spark-defaults.conf), and never
+    for a cluster master or under spark-submit (its JVM is already running)."""
+    if os.environ.get("KAFKA_FORENSICS_DRIVER_MEMORY"):
+        return os.environ["KAFKA_FORENSICS_DRIVER_MEMORY"]
+    if not (master or "").startswith("local") or os.environ.get("PYSPARK_GATEWAY_PORT") or _memory_set_elsewhere():
+        return None
+    try:
+        total_mb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // (1 << 20)
+    except (ValueError, OSError, AttributeError):
+        return None
+    return f"{max(1024, min(8192, total_mb // 4))}m"
+
+
 def get_spark(master: str | None = None, app_name: str = "kafka-forensics"):
     """Reuse the active session if there is one (tests share a single session)."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -56,6 +85,9 @@ def get_spark(master: str | None = None, app_name: str = "kafka-forensics"):
     m = resolve_master(master)
     if m:
         builder = builder.master(m)
+    memory = local_driver_memory(m)
+    if memory:
+        builder = builder.config("spark.driver.memory", memory)
     java_opts = f"-Dlog4j2.configurationFile=file:{log4j} -Dlog4j.configurationFile=file:{log4j}"
     # the driver maps the class archive that `warm-up` built, if any (forensics.jvm_archive)
     driver_opts = " ".join(x for x in (java_opts, driver_options()) if x)
