@@ -16,13 +16,14 @@ from pathlib import Path
 from forensics.jvm_archive import driver_options
 
 
-def _defaults_conf_has_master() -> bool:
+def _defaults_conf_sets(key: str) -> bool:
+    """Does ``$SPARK_CONF_DIR/spark-defaults.conf`` set ``key``?"""
     conf_dir = os.environ.get("SPARK_CONF_DIR")
     if not conf_dir:
         return False
     f = Path(conf_dir) / "spark-defaults.conf"
     try:
-        return any(line.split()[:1] == ["spark.master"] for line in f.read_text().splitlines())
+        return any(line.split()[:1] == [key] for line in f.read_text().splitlines())
     except OSError:
         return False
 
@@ -37,29 +38,23 @@ def resolve_master(master: str | None) -> str | None:
         return None
     if os.environ.get("SPARK_MASTER"):
         return os.environ["SPARK_MASTER"]
-    if _defaults_conf_has_master():
+    if _defaults_conf_sets("spark.master"):
         return None  # let Spark read it
     return "local[*]"
 
 
 def _memory_set_elsewhere() -> bool:
-    if "driver-memory" in os.environ.get("PYSPARK_SUBMIT_ARGS", "") or "spark.driver.memory" in os.environ.get(
-            "PYSPARK_SUBMIT_ARGS", "") or os.environ.get("SPARK_DRIVER_MEMORY"):
-        return True
-    conf_dir = os.environ.get("SPARK_CONF_DIR")
-    try:
-        text = (Path(conf_dir) / "spark-defaults.conf").read_text() if conf_dir else ""
-    except OSError:
-        text = ""
-    return any(line.split()[:1] == ["spark.driver.memory"] for line in text.splitlines())
+    submit = os.environ.get("PYSPARK_SUBMIT_ARGS", "")
+    return ("--driver-memory" in submit or "spark.driver.memory" in submit or bool(os.environ.get("SPARK_DRIVER_MEMORY"))
+            or _defaults_conf_sets("spark.driver.memory"))
 
 
 def local_driver_memory(master: str | None) -> str | None:
     """The JVM heap of a local master, which is driver and executors at once. Spark's default (1g) did not hold
     90 days of a 100,000-partition cluster (the shards' cached output and the shuffle's sort buffers: OutOfMemoryError
-    at 1 GB); a quarter of the machine's memory, 1 to 8 GB, leaves the rest to the Python workers. Only where nothing
-    else set it ($KAFKA_FORENSICS_DRIVER_MEMORY, spark-submit's --driver-memory, spark-defaults.conf), and never
-    for a cluster master or under spark-submit (its JVM is already running)."""
+    at 1 GB); a quarter of the machine's memory, 1 to 8 GB, leaves the rest to the Python workers. $KAFKA_FORENSICS_DRIVER_MEMORY
+    is taken as given; otherwise only for a local master not under spark-submit (its JVM is already running) whose
+    memory nothing else set (spark-submit's --driver-memory, $SPARK_DRIVER_MEMORY, spark-defaults.conf)."""
     if os.environ.get("KAFKA_FORENSICS_DRIVER_MEMORY"):
         return os.environ["KAFKA_FORENSICS_DRIVER_MEMORY"]
     if not (master or "").startswith("local") or os.environ.get("PYSPARK_GATEWAY_PORT") or _memory_set_elsewhere():

@@ -18,6 +18,14 @@ def test_groups_are_gathered_across_and_within_batches(size):
     assert got == [(("a", 0), [1, 2]), (("a", 1), [3]), (("b", 0), [4, 5, 6]), (("c", None), [7])]
 
 
+@pytest.mark.parametrize("size", [1, 2, 4])
+def test_a_null_key_is_a_group_of_its_own(size):
+    # only the null differs between neighbours: (x, null) then (x, 1); Spark sorts nulls first
+    rows = [("x", None, 1), ("x", None, 2), ("x", 1, 3), ("y", None, 4)]
+    got = [(k, t.column("v").to_pylist()) for k, t in group_tables(iter(_batches(rows, size)), ("c", "b"))]
+    assert got == [(("x", None), [1, 2]), (("x", 1), [3]), (("y", None), [4])]
+
+
 def test_no_batches_no_groups():
     assert list(group_tables(iter([]), ("c",))) == []
 

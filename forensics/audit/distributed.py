@@ -337,9 +337,8 @@ def make_shard_fn(plans_bc):
 def _run(spark, events, plans: dict[str, ClusterPlan], progress: Progress, label: str,
          passes: dict[str, ClusterPass] | None = None):
     from pyspark import StorageLevel
-    from pyspark.sql.pandas.types import from_arrow_schema
-
     from pyspark.sql import functions as F
+    from pyspark.sql.pandas.types import from_arrow_schema
 
     plans_bc = spark.sparkContext.broadcast(plans)
     routed = route(events.select(*FIELD_NAMES), plans, passes)

@@ -12,21 +12,28 @@ from __future__ import annotations
 from typing import Callable, Iterator
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 # Output batches of Spark's own default size: the JVM reads each returned batch off-heap whole.
 OUT_BATCH_ROWS = 10_000
 
 
 def _key_runs(batch: pa.RecordBatch, keys: tuple[str, ...]) -> list[tuple[tuple, int, int]]:
-    """(key, start, stop) of each run of equal keys in a batch sorted by them."""
-    cols = [batch.column(k).to_pylist() for k in keys]
-    rows = list(zip(*cols))
-    runs, start = [], 0
-    for i in range(1, len(rows) + 1):
-        if i == len(rows) or rows[i] != rows[start]:
-            runs.append((rows[start], start, i))
-            start = i
-    return runs
+    """(key, start, stop) of each run of equal keys in a batch sorted by them. The boundaries are found on the
+    Arrow columns (a null equals a null), so only one key per run becomes a Python value."""
+    n = batch.num_rows
+    if n == 0:
+        return []
+    changed = pa.array([False] * (n - 1), pa.bool_())
+    for k in keys:
+        col = batch.column(k)
+        a, b = col.slice(1), col.slice(0, n - 1)
+        differ = pc.fill_null(pc.not_equal(a, b), False)
+        null_flip = pc.xor(pc.is_null(a), pc.is_null(b))
+        changed = pc.or_(changed, pc.or_(differ, null_flip))
+    starts = [0] + [i + 1 for i in pc.indices_nonzero(changed).to_pylist()]
+    stops = starts[1:] + [n]
+    return [(tuple(batch.column(k)[a].as_py() for k in keys), a, z) for a, z in zip(starts, stops)]
 
 
 def group_tables(batches: Iterator[pa.RecordBatch], keys: tuple[str, ...]) -> Iterator[tuple[tuple, pa.Table]]:
