@@ -67,6 +67,7 @@ def _split_equals_whole(spark, phase1_in_shards):
             assert {k: m.agreement[k] for k in ag} == ag
         cpu = dist.task_cpu
         assert all(len(cpu[c]["shards"]) == 3 for c in CLUSTERS)
+        _one_task_per_shard(dist.outputs[0], len(CLUSTERS) * 3)
         if phase1_in_shards:  # every shard ran phase 1 itself, before its own partitions
             assert all(s > 0 for c in CLUSTERS for s in cpu[c]["phase1"])
             assert all(cpu[c]["phase1_task"] == 0 for c in CLUSTERS)
@@ -74,6 +75,16 @@ def _split_equals_whole(spark, phase1_in_shards):
             assert all(cpu[c]["phase1_task"] > 0 and not any(cpu[c]["phase1"]) for c in CLUSTERS)
     finally:
         dist.release()
+
+
+def _one_task_per_shard(out, shards):
+    """Each (cluster, shard) ran as a task of its own: the replay's output has one partition per shard,
+    each holding one shard's rows (shards hashed into the session's shuffle partitions could share one)."""
+    from pyspark.sql import functions as F
+
+    assert out.rdd.getNumPartitions() == shards
+    where = out.select("cluster", "_bucket", F.spark_partition_id().alias("p")).distinct().collect()
+    assert len(where) == shards and len({r["p"] for r in where}) == shards
 
 
 def test_phase1_runs_in_the_shards_only_while_their_input_stays_within_the_cap():
@@ -129,6 +140,7 @@ def test_a_cluster_with_more_events_than_its_shards_hold_gets_more_shards(spark,
         assert sorted((r["topic"], r["partition"]) for r in dist.timeline.collect()) == sorted(
             (iv.topic, iv.partition) for iv in whole.intervals)
         assert len(dist.task_cpu[c]["shards"]) == expected
+        _one_task_per_shard(dist.outputs[0], expected)
     finally:
         dist.release()
 

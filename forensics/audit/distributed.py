@@ -27,6 +27,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from forensics.audit.placement import one_task_per_group, task_key
 from forensics.audit.streamed_groups import apply_in_groups
 from forensics.audit.task_io import task_events, timeline_columns
 from forensics.progress import Progress
@@ -217,8 +218,11 @@ def cluster_passes(spark, events, plans: dict[str, ClusterPlan],
     # Phase 1 needs no line's text: only what tells a copy of a log entry from another entry (the same
     # text), so a 64-bit hash of it rides instead of the text (a third of the bytes).
     sel = sel.withColumn("raw", F.when(F.col("raw").isNotNull(), F.xxhash64("raw").cast("string")))
-    # streamed: a cluster's records over months are more rows than one JVM batch holds (streamed_groups)
-    out = apply_in_groups(sel, ("cluster",), _phase1_fn(plans_bc), _PHASE1_OUT, len(todo))
+    # streamed: a cluster's records over months are more rows than one JVM batch holds (streamed_groups);
+    # one task per cluster (placement)
+    key, n = task_key(("cluster",), [(c,) for c in todo])
+    out = apply_in_groups(sel.withColumn("_task", key), ("_task", "cluster"), _phase1_fn(plans_bc), _PHASE1_OUT, n,
+                          partition_by=("_task",))
     with _described(spark, "replay: phase 1"):
         rows = out.collect()
     if cpu is not None:
@@ -345,12 +349,23 @@ def _run(spark, events, plans: dict[str, ClusterPlan], progress: Progress, label
     whole = sorted(c for c, p in plans.items() if p.whole)
     split = sorted(c for c, p in plans.items() if not p.whole)
     parts = []
+
+    def groups(clusters):
+        return [(c, b) for c in clusters for b in range(plans[c].buckets)]
+
+    # one task per (cluster, shard) (forensics.audit.placement), not shards hashed into the session's shuffle
+    # partitions: with hashing two shards could share a task and, past that count, cores would stay idle
     if split or not whole:  # shards stay within MAX_SHARD_EVENTS: one Arrow batch each is fine
         rows = routed.where(F.col("cluster").isin(*split)) if whole else routed
-        parts.append(rows.groupBy("cluster", "_bucket").applyInArrow(make_shard_fn(plans_bc), from_arrow_schema(OUT_ARROW)))
+        rows = one_task_per_group(rows, ("cluster", "_bucket"), groups(split))
+        # grouped by the shard too: a row the placement did not foresee shares a task, never a group
+        parts.append(rows.groupBy("_task", "cluster", "_bucket").applyInArrow(make_shard_fn(plans_bc),
+                                                                              from_arrow_schema(OUT_ARROW)))
     if whole:  # a cluster replayed whole has no cap: its rows are streamed (forensics.audit.streamed_groups)
-        parts.append(apply_in_groups(routed.where(F.col("cluster").isin(*whole)), ("cluster", "_bucket"),
-                                     make_shard_fn(plans_bc), OUT_ARROW, len(whole)))
+        key, n = task_key(("cluster", "_bucket"), groups(whole))
+        rows = routed.where(F.col("cluster").isin(*whole)).withColumn("_task", key)
+        parts.append(apply_in_groups(rows, ("_task", "cluster", "_bucket"), make_shard_fn(plans_bc), OUT_ARROW, n,
+                                     partition_by=("_task",)))
     out = parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])
     out = out.persist(StorageLevel.MEMORY_AND_DISK)
     with progress.watch_spark(spark, label), _described(spark, f"{label}: shards"):

@@ -52,10 +52,11 @@ def group_tables(batches: Iterator[pa.RecordBatch], keys: tuple[str, ...]) -> It
 
 
 def apply_in_groups(df, keys: tuple[str, ...], fn: Callable[[pa.Table], pa.Table], schema: pa.Schema,
-                    partitions: int):
+                    partitions: int, partition_by: tuple[str, ...] | None = None):
     """``df.groupBy(*keys).applyInArrow(fn, schema)`` without a group's rows ever being one JVM batch.
     ``fn`` gets a non-empty group's rows (in no set order, as with applyInArrow) and returns a table of
-    ``schema``. ``partitions``: tasks of the shuffle (groups share a task when their keys' hashes meet)."""
+    ``schema``. ``partitions``: tasks of the shuffle, by the hash of ``partition_by`` (some of ``keys``;
+    all of them by default): groups share a task when their hashes meet."""
     from pyspark.sql.pandas.types import from_arrow_schema
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -63,5 +64,5 @@ def apply_in_groups(df, keys: tuple[str, ...], fn: Callable[[pa.Table], pa.Table
             out = fn(table)
             yield from out.to_batches(max_chunksize=OUT_BATCH_ROWS)
 
-    grouped = df.repartition(max(1, partitions), *keys).sortWithinPartitions(*keys)
+    grouped = df.repartition(max(1, partitions), *(partition_by or keys)).sortWithinPartitions(*keys)
     return grouped.mapInArrow(run, from_arrow_schema(schema))

@@ -1,0 +1,73 @@
+"""One Spark task per group: keys that Spark's hash partitioning places one to a partition.
+
+``df.repartition(n, col)`` puts a row in partition ``pmod(murmur3(col, seed 42), n)``
+(Spark's ``HashPartitioning.partitionIdExpression``). Hashing the group keys themselves lets two
+of n groups meet in one partition and leaves others empty: the 90-day audit ran its 34 shards as
+the 8 tasks of ``spark.sql.shuffle.partitions``, one of them last and alone on a core, and on a
+cluster with more cores than that the extra cores had nothing to do. Here group i of n gets an
+integer key whose hash falls in partition i, so n groups make n tasks of one group each.
+"""
+from __future__ import annotations
+
+SEED = 42  # org.apache.spark.sql.catalyst.expressions.Murmur3Hash's default, which HashPartitioning uses
+_M32 = 0xFFFFFFFF
+
+
+def _rotl(x: int, r: int) -> int:
+    return ((x << r) | (x >> (32 - r))) & _M32
+
+
+def hash_int(value: int, seed: int = SEED) -> int:
+    """Spark's hash of an IntegerType value (org.apache.spark.unsafe.hash.Murmur3_x86_32.hashInt), signed."""
+    k1 = (value & _M32) * 0xCC9E2D51 & _M32
+    k1 = _rotl(k1, 15) * 0x1B873593 & _M32
+    h1 = (seed & _M32) ^ k1
+    h1 = (_rotl(h1, 13) * 5 + 0xE6546B64) & _M32
+    h1 ^= 4  # fmix with the input's length in bytes
+    h1 ^= h1 >> 16
+    h1 = h1 * 0x85EBCA6B & _M32
+    h1 ^= h1 >> 13
+    h1 = h1 * 0xC2B2AE35 & _M32
+    h1 ^= h1 >> 16
+    return h1 - (1 << 32) if h1 & 0x80000000 else h1
+
+
+def partition_keys(n: int) -> list[int]:
+    """For each partition i of n, the smallest non-negative integer that ``repartition(n, key)`` sends there."""
+    keys: list[int | None] = [None] * n
+    left, v = n, 0
+    while left:
+        i = hash_int(v) % n  # Python's % of a positive n is Spark's pmod
+        if keys[i] is None:
+            keys[i] = v
+            left -= 1
+        v += 1
+    return keys  # type: ignore[return-value]
+
+
+def _group_text(cols):
+    from pyspark.sql import functions as F
+
+    return F.concat_ws("\x01", *[F.coalesce(F.col(c).cast("string"), F.lit("\x02")) for c in cols])
+
+
+def _text(values) -> str:
+    return "\x01".join("\x02" if v is None else str(v) for v in values)
+
+
+def task_key(cols: tuple[str, ...], groups: list[tuple]):
+    """An integer column and a partition count n = len(groups): ``repartition(n, key)`` puts the rows of
+    ``groups[i]`` (values of ``cols``) alone in partition i. Rows of a group not listed get a null key and
+    share a partition: only the balance depends on the list, never which rows meet."""
+    from pyspark.sql import functions as F
+
+    n = max(1, len(groups))
+    pairs = [x for g, k in zip(groups, partition_keys(n)) for x in (F.lit(_text(g)), F.lit(k))]
+    key = F.try_element_at(F.create_map(*pairs), _group_text(cols)) if pairs else F.lit(None)
+    return key.cast("int"), n
+
+
+def one_task_per_group(df, cols: tuple[str, ...], groups: list[tuple], name: str = "_task"):
+    """``df`` with the column ``name`` of ``task_key``, repartitioned by it: one partition per group."""
+    key, n = task_key(cols, groups)
+    return df.withColumn(name, key).repartition(n, name)
