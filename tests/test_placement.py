@@ -2,7 +2,7 @@
 ``repartition(n, col)`` puts each row in (``spark_partition_id``) must be what the module predicts."""
 import pytest
 
-from forensics.audit.placement import hash_int, partition_keys
+from forensics.audit.placement import hash_int, pack, partition_keys
 
 
 def test_keys_fill_every_partition_once():
@@ -38,3 +38,15 @@ def test_each_group_alone_in_its_partition(spark, n):
     where = {(r["cluster"], r["b"]): r["p"] for r in got}
     assert [where[g] for g in groups] == list(range(n))
     assert ("other", 0) in where  # a group not listed still goes somewhere, never lost
+
+
+def test_heavy_groups_alone_light_ones_packed_until_a_task_holds_enough():
+    task_of, n = pack([50, 5, 7, 60, 3, 9, 2], least=10)
+    assert n == 4
+    assert len({task_of[0], task_of[3]}) == 2  # the heavy ones alone
+    assert all(task_of[i] not in (task_of[0], task_of[3]) for i in (1, 2, 4, 5, 6))
+    # light ones heaviest first: 9 + 7 reaches 10, then 5 + 3 + 2 (the last task may stay light)
+    assert task_of[5] == task_of[2] and task_of[1] == task_of[4] == task_of[6] and task_of[5] != task_of[1]
+    assert pack([10, 10, 10], least=10) == ([0, 1, 2], 3)
+    assert pack([1] * 5, least=0) == ([0, 1, 2, 3, 4], 5)  # nothing to pack: a task each
+    assert pack([], least=10) == ([], 0)

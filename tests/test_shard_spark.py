@@ -67,7 +67,8 @@ def _split_equals_whole(spark, phase1_in_shards):
             assert {k: m.agreement[k] for k in ag} == ag
         cpu = dist.task_cpu
         assert all(len(cpu[c]["shards"]) == 3 for c in CLUSTERS)
-        _one_task_per_shard(dist.outputs[0], len(CLUSTERS) * 3)
+        # these clusters are small (hundreds of events): their 12 shards share one task
+        _tasks_of_shards(dist.outputs[0], len(CLUSTERS) * 3, 1)
         if phase1_in_shards:  # every shard ran phase 1 itself, before its own partitions
             assert all(s > 0 for c in CLUSTERS for s in cpu[c]["phase1"])
             assert all(cpu[c]["phase1_task"] == 0 for c in CLUSTERS)
@@ -77,14 +78,15 @@ def _split_equals_whole(spark, phase1_in_shards):
         dist.release()
 
 
-def _one_task_per_shard(out, shards):
-    """Each (cluster, shard) ran as a task of its own: the replay's output has one partition per shard,
-    each holding one shard's rows (shards hashed into the session's shuffle partitions could share one)."""
+def _tasks_of_shards(out, shards, tasks):
+    """The replay's output has a partition per task, each shard's rows in one of them; with ``tasks == shards``
+    every shard had a task of its own (shards hashed into the session's shuffle partitions could share one)."""
     from pyspark.sql import functions as F
 
-    assert out.rdd.getNumPartitions() == shards
+    assert out.rdd.getNumPartitions() == tasks
     where = out.select("cluster", "_bucket", F.spark_partition_id().alias("p")).distinct().collect()
-    assert len(where) == shards and len({r["p"] for r in where}) == shards
+    assert len(where) == shards and len({(r["cluster"], r["_bucket"]) for r in where}) == shards
+    assert len({r["p"] for r in where}) == tasks
 
 
 def test_phase1_runs_in_the_shards_only_while_their_input_stays_within_the_cap():
@@ -129,6 +131,7 @@ def test_a_cluster_with_more_events_than_its_shards_hold_gets_more_shards(spark,
     events = load(REAL_LOGS / c)
     cap = len(events) // 5
     monkeypatch.setattr(dist_mod, "MAX_SHARD_EVENTS", cap)  # the plan is made on the driver
+    monkeypatch.setattr(dist_mod, "MIN_TASK_EVENTS", 1)  # every shard heavy enough for a task of its own
     expected = 2 * -(-len(events) // (2 * cap))  # a whole number of waves over the 2 shards asked
     df = spark.createDataFrame(pa.Table.from_batches([events_to_arrow(events)]))
     dist = replay_on_executors(spark, df, 2)
@@ -140,7 +143,7 @@ def test_a_cluster_with_more_events_than_its_shards_hold_gets_more_shards(spark,
         assert sorted((r["topic"], r["partition"]) for r in dist.timeline.collect()) == sorted(
             (iv.topic, iv.partition) for iv in whole.intervals)
         assert len(dist.task_cpu[c]["shards"]) == expected
-        _one_task_per_shard(dist.outputs[0], expected)
+        _tasks_of_shards(dist.outputs[0], expected, expected)
     finally:
         dist.release()
 

@@ -53,6 +53,7 @@ class ClusterPlan:
     # Every shard's input stays within MAX_SHARD_EVENTS with all controller records added (``phase1_fits``,
     # decided on the driver): from logs alone, phase 1 then runs in every shard, else once, as a task of its own.
     records_fit: bool = False
+    events: int = 0  # the cluster's events (a task's share of the work: forensics.audit.placement.pack)
 
     @property
     def phase1(self) -> bool:
@@ -159,7 +160,7 @@ def cluster_plans(spark, events, shards: int) -> dict[str, ClusterPlan]:
         n = sum(counts.get(cluster, {}).values())
         records = sum(counts.get(cluster, {}).get(t, 0) for t in RECORD_EVENT_TYPES)
         k = 1 if kraft else shard_count(n, shards)
-        plans[cluster] = ClusterPlan(k, ctx, kraft, kraft, records_fit=phase1_fits(n, records, k))
+        plans[cluster] = ClusterPlan(k, ctx, kraft, kraft, records_fit=phase1_fits(n, records, k), events=n)
     return plans
 
 
@@ -267,6 +268,10 @@ def route(events, plans: dict[str, ClusterPlan], passes: dict[str, ClusterPass] 
     return events.withColumn("_bucket", F.explode(buckets))
 
 
+# A shard lighter than this shares its task with other light ones (forensics.audit.placement.pack): the shards
+# of many small clusters, each its own task, would cost more in task launches than in replay.
+MIN_TASK_EVENTS = 20_000
+
 # Each record batch a task returns is read by the JVM into off-heap Arrow buffers whole: a shard's timeline as
 # one batch is ~60 MB at 7 days of 100,000 partitions in 2 shards and grows with the days. Batches of Spark's
 # own default size (spark.sql.execution.arrow.maxRecordsPerBatch) keep each allocation a few MB.
@@ -353,16 +358,21 @@ def _run(spark, events, plans: dict[str, ClusterPlan], progress: Progress, label
     def groups(clusters):
         return [(c, b) for c in clusters for b in range(plans[c].buckets)]
 
-    # one task per (cluster, shard) (forensics.audit.placement), not shards hashed into the session's shuffle
-    # partitions: with hashing two shards could share a task and, past that count, cores would stay idle
+    def weights(clusters):
+        return [-(-plans[c].events // plans[c].buckets) for c, _ in groups(clusters)]
+
+    # a task per (cluster, shard), light shards packed together (forensics.audit.placement), not shards hashed
+    # into the session's shuffle partitions: with hashing two shards could share a task and, past that count,
+    # cores would stay idle
     if split or not whole:  # shards stay within MAX_SHARD_EVENTS: one Arrow batch each is fine
         rows = routed.where(F.col("cluster").isin(*split)) if whole else routed
-        rows = one_task_per_group(rows, ("cluster", "_bucket"), groups(split))
+        rows = one_task_per_group(rows, ("cluster", "_bucket"), groups(split), weights=weights(split),
+                                  least=MIN_TASK_EVENTS)
         # grouped by the shard too: a row the placement did not foresee shares a task, never a group
         parts.append(rows.groupBy("_task", "cluster", "_bucket").applyInArrow(make_shard_fn(plans_bc),
                                                                               from_arrow_schema(OUT_ARROW)))
     if whole:  # a cluster replayed whole has no cap: its rows are streamed (forensics.audit.streamed_groups)
-        key, n = task_key(("cluster", "_bucket"), groups(whole))
+        key, n = task_key(("cluster", "_bucket"), groups(whole), weights(whole), MIN_TASK_EVENTS)
         rows = routed.where(F.col("cluster").isin(*whole)).withColumn("_task", key)
         parts.append(apply_in_groups(rows, ("_task", "cluster", "_bucket"), make_shard_fn(plans_bc), OUT_ARROW, n,
                                      partition_by=("_task",)))
@@ -408,7 +418,7 @@ def replay_on_executors(spark, events, shards: int, progress: Progress | None = 
     timeline = out.where((F.col("row_kind") == "timeline") & ~F.col("cluster").isin(*redo))
     if redo:
         progress.say(f"replay: {len(redo)} cluster(s) replayed whole: {', '.join(redo)}")
-        again = {c: ClusterPlan(1, plans[c].context, plans[c].kraft, True) for c in redo}
+        again = {c: ClusterPlan(1, plans[c].context, plans[c].kraft, True, events=plans[c].events) for c in redo}
         out2, by2 = _run(spark, events.where(F.col("cluster").isin(*redo)), again, progress, "replay (whole)")
         outputs.append(out2)
         for c in redo:

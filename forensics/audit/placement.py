@@ -5,7 +5,8 @@
 of n groups meet in one partition and leaves others empty: the 90-day audit ran its 34 shards as
 the 8 tasks of ``spark.sql.shuffle.partitions``, one of them last and alone on a core, and on a
 cluster with more cores than that the extra cores had nothing to do. Here group i of n gets an
-integer key whose hash falls in partition i, so n groups make n tasks of one group each.
+integer key whose hash falls in partition i, so n groups make n tasks of one group each (light
+groups, such as the shards of many small clusters, are packed together first: ``pack``).
 """
 from __future__ import annotations
 
@@ -55,19 +56,40 @@ def _text(values) -> str:
     return "\x01".join("\x02" if v is None else str(v) for v in values)
 
 
-def task_key(cols: tuple[str, ...], groups: list[tuple]):
-    """An integer column and a partition count n = len(groups): ``repartition(n, key)`` puts the rows of
-    ``groups[i]`` (values of ``cols``) alone in partition i. Rows of a group not listed get a null key and
-    share a partition: only the balance depends on the list, never which rows meet."""
+def pack(weights: list[int], least: int) -> tuple[list[int], int]:
+    """The task of each group and the task count: a group weighing ``least`` or more gets a task of its own;
+    smaller ones share tasks, heaviest first, each task filled until it holds ``least``. (Thousands of tiny
+    clusters' shards as a task each would cost more in task launches than their replays.)"""
+    task_of = [0] * len(weights)
+    n, fill, held = 0, -1, least
+    for i in sorted(range(len(weights)), key=lambda i: (-weights[i], i)):
+        if weights[i] >= least:
+            task_of[i], n = n, n + 1
+            continue
+        if held >= least:
+            fill, held, n = n, 0, n + 1
+        task_of[i] = fill
+        held += weights[i]
+    return task_of, n
+
+
+def task_key(cols: tuple[str, ...], groups: list[tuple], weights: list[int] | None = None, least: int = 0):
+    """An integer column and a task count n: ``repartition(n, key)`` puts the rows of each of ``groups``
+    (values of ``cols``) in its task's partition, alone or packed with light ones (``pack``; without
+    ``weights`` each alone). Rows of a group not listed get a null key and share a partition: only the
+    balance depends on the list, never which rows meet."""
     from pyspark.sql import functions as F
 
-    n = max(1, len(groups))
-    pairs = [x for g, k in zip(groups, partition_keys(n)) for x in (F.lit(_text(g)), F.lit(k))]
+    task_of, n = pack(weights if weights is not None else [least] * len(groups), least)
+    n = max(1, n)
+    keys = partition_keys(n)
+    pairs = [x for g, t in zip(groups, task_of) for x in (F.lit(_text(g)), F.lit(keys[t]))]
     key = F.try_element_at(F.create_map(*pairs), _group_text(cols)) if pairs else F.lit(None)
     return key.cast("int"), n
 
 
-def one_task_per_group(df, cols: tuple[str, ...], groups: list[tuple], name: str = "_task"):
-    """``df`` with the column ``name`` of ``task_key``, repartitioned by it: one partition per group."""
-    key, n = task_key(cols, groups)
+def one_task_per_group(df, cols: tuple[str, ...], groups: list[tuple], name: str = "_task",
+                       weights: list[int] | None = None, least: int = 0):
+    """``df`` with the column ``name`` of ``task_key``, repartitioned by it: a partition per task."""
+    key, n = task_key(cols, groups, weights, least)
     return df.withColumn(name, key).repartition(n, name)
