@@ -23,6 +23,23 @@ def test_hash_is_sparks(spark):
 
 
 @pytest.mark.spark
+@pytest.mark.parametrize("clusters,shards", [(1, 34), (3, 2), (5, 3)])
+def test_each_shard_alone_in_its_partition(spark, clusters, shards):
+    # the replay's form: clusters with shards 0 .. k-1 (a per-cluster array of keys), plus phase 1's (cluster alone)
+    from pyspark.sql import functions as F
+
+    from forensics.audit.placement import one_task_per_group
+
+    groups = [(f"c{c}", b) for c in range(clusters) for b in range(shards)]
+    df = spark.createDataFrame([(c, b, j) for c, b in groups for j in range(3)], "cluster string, b int, j int")
+    for cols, want in ((("cluster", "b"), groups), (("cluster",), sorted({(c,) for c, _ in groups}))):
+        placed = one_task_per_group(df, cols, want)
+        assert placed.rdd.getNumPartitions() == len(want)
+        got = placed.select(*cols, F.spark_partition_id().alias("p")).distinct().collect()
+        assert sorted((tuple(r[c] for c in cols), r["p"]) for r in got) == sorted(zip(want, range(len(want))))
+
+
+@pytest.mark.spark
 @pytest.mark.parametrize("n", [2, 5, 34])
 def test_each_group_alone_in_its_partition(spark, n):
     from pyspark.sql import functions as F

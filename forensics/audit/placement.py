@@ -83,9 +83,24 @@ def task_key(cols: tuple[str, ...], groups: list[tuple], weights: list[int] | No
     task_of, n = pack(weights if weights is not None else [least] * len(groups), least)
     n = max(1, n)
     keys = partition_keys(n)
+    if not groups:
+        return F.lit(None).cast("int"), n
+    # Spark looks a map's key up by a scan of its keys, row by row: so one entry per first value (a cluster),
+    # holding the keys of its shards 0, 1, ... in order, rather than an entry per group keyed by joined text
+    firsts: dict = {}
+    for g, t in zip(groups, task_of):
+        firsts.setdefault(g[0], {})[tuple(g[1:])] = keys[t]
+    if None not in firsts:  # a null is no map key: then the joined-text form below, which marks it
+        if len(cols) == 1:
+            pairs = [x for v, ks in firsts.items() for x in (F.lit(v), F.lit(ks[()]))]
+            return F.try_element_at(F.create_map(*pairs), F.col(cols[0])).cast("int"), n
+        if len(cols) == 2 and all(sorted(ks) == [(i,) for i in range(len(ks))] for ks in firsts.values()):
+            pairs = [x for v, ks in firsts.items()
+                     for x in (F.lit(v), F.array(*[F.lit(ks[(i,)]) for i in range(len(ks))]))]
+            row = F.try_element_at(F.create_map(*pairs), F.col(cols[0]))
+            return F.try_element_at(row, F.col(cols[1]).cast("int") + 1).cast("int"), n
     pairs = [x for g, t in zip(groups, task_of) for x in (F.lit(_text(g)), F.lit(keys[t]))]
-    key = F.try_element_at(F.create_map(*pairs), _group_text(cols)) if pairs else F.lit(None)
-    return key.cast("int"), n
+    return F.try_element_at(F.create_map(*pairs), _group_text(cols)).cast("int"), n
 
 
 def one_task_per_group(df, cols: tuple[str, ...], groups: list[tuple], name: str = "_task",
