@@ -7,7 +7,8 @@
 2. Events are routed by built-in expressions (CRC-32 of ``topic-partition``, the same rule as
    ``replay_engine.shard.routes``): a partition's to its own shard, cluster-wide events to every
    shard and, from logs alone, controller records as phase 1 needs them (below).
-3. ``applyInArrow`` replays each (cluster, shard) group. From logs alone, while a shard's input
+3. ``applyInArrow`` replays each (cluster, shard) group, a task per shard (light shards packed together:
+   ``forensics.audit.placement``). From logs alone, while a shard's input
    stays within MAX_SHARD_EVENTS with every controller record added, each task first runs phase 1
    (``replay_engine.cluster_pass``) over the cluster-wide events and records it holds, the same in
    every shard, and keeps of the other partitions' records only those phase 1 kept: no job of its
