@@ -66,6 +66,10 @@ def local_driver_memory(master: str | None) -> str | None:
     return f"{max(1024, min(8192, total_mb // 4))}m"
 
 
+# Rows per Arrow batch between the JVM and Python workers (see get_spark: no byte limit, so a row limit).
+ARROW_BATCH_ROWS = 1_000
+
+
 def get_spark(master: str | None = None, app_name: str = "kafka-forensics"):
     """Reuse the active session if there is one (tests share a single session)."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -95,6 +99,14 @@ def get_spark(master: str | None = None, app_name: str = "kafka-forensics"):
         .config("spark.driver.extraJavaOptions", driver_opts)
         .config("spark.executor.extraJavaOptions", java_opts)
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        # Spark 4.0 caps the Arrow batches it feeds to Python at 256 MB (SPARK-51316) by asking its ArrowWriter
+        # for the batch's size after every row; with list columns (isr, replicas) that call walks the batch so
+        # far, so a batch costs its rows squared: 1.4 M events through mapInArrow took 20 JVM CPU s against 2.5
+        # without it (benchmarks/RESULTS.md, Arrow batches). Int.MaxValue is Spark's own "no byte limit"
+        # (BatchedPythonArrowInput.writeSizedBatch skips the size then), and batches are bounded by rows instead:
+        # 1,000 events, each holding at most RAW_LIMIT of text and the details of one entry.
+        .config("spark.sql.execution.arrow.maxBytesPerBatch", str(2**31 - 1))
+        .config("spark.sql.execution.arrow.maxRecordsPerBatch", str(ARROW_BATCH_ROWS))
         .config("spark.sql.adaptive.enabled", "true")
         .config("spark.sql.shuffle.partitions", os.environ.get("KAFKA_FORENSICS_SHUFFLE_PARTITIONS", "8"))
         .config("spark.sql.files.openCostInBytes", str(512 * 1024))

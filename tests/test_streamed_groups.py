@@ -75,3 +75,28 @@ def test_audit_store_writes_each_day_whole_when_its_rows_span_batches(spark, tmp
         want = sorted(({"pos": p, "text": t} for cc, dd, p, t in rows if (cc, dd) == (c, d)),
                       key=lambda r: (r["pos"], r["text"]))
         assert got == want
+
+
+@pytest.mark.spark
+def test_rows_reach_python_in_batches_bounded_by_rows_not_bytes(spark):
+    """The sessions switch off Spark 4's byte cap on Arrow batches to Python (its per-row size check cost a
+    batch's rows squared with list columns, as the events' isr and replicas: forensics/spark.py), so the row
+    cap is what bounds a batch. Int.MaxValue is the value Spark's BatchedPythonArrowInput.writeSizedBatch
+    reads as "no byte limit"; every row still arrives, in batches of at most ARROW_BATCH_ROWS."""
+    from pyspark.sql import functions as F
+
+    from forensics.spark import ARROW_BATCH_ROWS
+
+    assert spark.conf.get("spark.sql.execution.arrow.maxBytesPerBatch").rstrip("b") == str(2**31 - 1)
+    assert int(spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch")) == ARROW_BATCH_ROWS
+    n = 2 * ARROW_BATCH_ROWS + 517
+    df = spark.range(n).select(F.col("id"), F.array(F.col("id").cast("int"), F.lit(7)).alias("isr"))
+
+    def sizes(batches):
+        for b in batches:
+            yield pa.RecordBatch.from_pydict({"rows": [b.num_rows], "isr_sum": [sum(x[0] for x in
+                                                                                  b.column("isr").to_pylist())]})
+
+    got = df.repartition(1).mapInArrow(sizes, "rows long, isr_sum long").collect()
+    assert sum(r["rows"] for r in got) == n and sum(r["isr_sum"] for r in got) == n * (n - 1) // 2
+    assert max(r["rows"] for r in got) <= ARROW_BATCH_ROWS and len(got) >= 3
