@@ -42,7 +42,8 @@ def main() -> None:
 
     spark = get_spark("local[2]")
     ev = spark.read.parquet(args.events)
-    sel = ev.where(F.col("topic").isNull() | F.col("partition").isNull() | F.col("event_type").isin(*RECORD_EVENT_TYPES))
+    sel = ev.where(F.col("topic").isNull() | F.col("partition").isNull()
+                   | F.col("event_type").isin(*RECORD_EVENT_TYPES))
     sel = sel.repartition(1).persist()
     rows = sel.count()
     as_text = sel.withColumn("isr", F.concat_ws(",", F.col("isr").cast("array<string>"))) \
