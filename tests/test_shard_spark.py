@@ -189,7 +189,8 @@ def test_cluster_plans_give_each_cluster_the_context_of_the_one_process_replay(s
     # a broker's controller and state-change lines in one shared file (as a container's stdout holds them)
     shared = [dataclasses.replace(e, source_file=f"{e.cluster}/stdout-{e.broker_id}.log",
                                   cluster=e.cluster + "+shared")
-              for e in events if e.logger == "state.change.logger" or (e.logger or "").startswith("kafka.controller.")]
+              for e in events
+              if e.logger == "state.change.logger" or (e.logger or "").startswith("kafka.controller.")]
     assert shared
     events += shared
     df = spark.createDataFrame(pa.Table.from_batches([events_to_arrow(events)])).select(*FIELD_NAMES)
