@@ -113,7 +113,8 @@ def _plan_groups(events) -> list:
     zk = F.coalesce(F.col("source_kind") == "zk_txnlog", F.lit(False))
     windowed = ((F.col("source_kind").isin("broker_log", "client_log") | F.col("source_kind").isNull())
                 & F.col("broker_id").isNotNull())
-    return (events.select("cluster", "event_type", zk.alias("zk"), F.when(windowed, F.col("source_file")).alias("file"),
+    return (events.select("cluster", "event_type", zk.alias("zk"),
+                          F.when(windowed, F.col("source_file")).alias("file"),
                           F.when(windowed, F.col("logger")).alias("logger"),
                           F.when(windowed, F.col("broker_id")).alias("broker_id"), ts.alias("us"))
             .groupBy("cluster", "event_type", "zk", "file", "logger", "broker_id")
