@@ -52,6 +52,7 @@ def events_parquet(corpus: Path, out: Path, master: str, layout: str = "ingest")
         return json.loads(stamp.read_text())
     from pyspark.sql import functions as F
 
+    from forensics.audit import plan_groups
     from forensics.audit.run import EVENT_SORT
     from forensics.audit.store import UNKNOWN_DATE, Store
     from forensics.ingest import release, run_ingest
@@ -66,7 +67,7 @@ def events_parquet(corpus: Path, out: Path, master: str, layout: str = "ingest")
         events = res.events.where(F.col("event_type") != "zk_txn")
         if layout == "audit":
             events = events.withColumn("date", F.coalesce(F.date_format("ts", "yyyy-MM-dd"), F.lit(UNKNOWN_DATE)))
-            Store(out / "audit").write_spark(events, "events", EVENT_SORT)
+            Store(out / "audit").write_spark(events, "events", EVENT_SORT, footer=plan_groups.footer)
             (out / "events").symlink_to(Store(out / "audit").table("events"), target_is_directory=True)
         else:
             events.write.mode("overwrite").parquet(str(out / "events"))
@@ -180,7 +181,12 @@ def distributed(parquet: str, master: str, shards: int, runs: int, pids: tuple[i
             "--conf spark.eventLog.compress=false --conf spark.eventLog.rolling.enabled=false")
     os.environ["PYSPARK_SUBMIT_ARGS"] = f"{conf} {os.environ.get('PYSPARK_SUBMIT_ARGS') or 'pyspark-shell'}"
     from forensics.audit.distributed import replay_on_executors
+    from forensics.audit.plan_groups import stored_groups
+    from forensics.audit.run import events_table_schema
+    from forensics.audit.store import Store
     from forensics.spark import get_spark
+
+    audit = any(Path(parquet).glob("cluster=*/date=*"))
 
     def cpu() -> float:
         return tree_cpu() + sum(tree_cpu(p) for p in pids)
@@ -191,8 +197,11 @@ def distributed(parquet: str, master: str, shards: int, runs: int, pids: tuple[i
     walls, cpus, info, tasks, spans = [], [], {}, [], []
     for i in range(runs):
         c, t, t0 = cpu(), time.perf_counter(), time.time()
-        events = spark.read.parquet(parquet)
-        dist = replay_on_executors(spark, events, shards)
+        # the audit's table is read as the audit reads it: with its schema given (no job inferring it) and
+        # the plan's groups from its files' footers (none there: counted by a Spark job, as for the ingest's)
+        events = (spark.read.schema(events_table_schema()) if audit else spark.read).parquet(parquet)
+        groups = stored_groups(Store(Path(parquet).resolve().parent.parent), ["bench"]) if audit else None
+        dist = replay_on_executors(spark, events, shards, groups=groups)
         spark.sparkContext.setJobDescription("timeline rows counted")
         n_intervals = dist.timeline.count()
         spark.sparkContext.setJobDescription(None)

@@ -29,13 +29,14 @@ from typing import Any
 import pyarrow as pa
 
 from forensics.audit.placement import one_task_per_group, task_key
+from forensics.audit.plan_groups import sort_rows, spark_groups
 from forensics.audit.streamed_groups import apply_in_groups
 from forensics.audit.task_io import task_events, timeline_columns
 from forensics.progress import Progress
 from parsers.common.gc_pause import cycle_gc_paused
 from parsers.schema import FIELD_NAMES
 from replay_engine.cluster_pass import ClusterPass
-from replay_engine.from_events import ClusterContext, log_window_kind
+from replay_engine.from_events import ClusterContext
 from replay_engine.kraft_facts import is_kraft_counts
 from replay_engine.shard import RECORD_EVENT_TYPES, MergedReplay, ShardsDisagree, merge
 from replay_engine.timeline import timeline_arrow_schema
@@ -85,12 +86,6 @@ class DistributedReplay:
             df.unpersist()
 
 
-def _micros(col):
-    from pyspark.sql import functions as F
-
-    return F.unix_micros(col)
-
-
 @contextmanager
 def _described(spark, what: str):
     """Names the Spark jobs of a step (the UI and the event log show it; the benchmark reads it there)."""
@@ -102,36 +97,16 @@ def _described(spark, what: str):
         sc.setJobDescription(None)
 
 
-def _plan_groups(events) -> list:
-    """(cluster, event type, ZooKeeper or not, file, logger, broker): rows, rows with a time, first, last. File,
-    logger and broker only for a broker's or client's log line (what may bound a log window); the window's kind
-    is told on the driver by ``log_window_kind`` itself, once per group: a Spark form of it split every row's
-    path (4.9 s of a 90-day table's plan against 2.4 s for the grouping alone)."""
-    from pyspark.sql import functions as F
-
-    ts = _micros("ts")
-    zk = F.coalesce(F.col("source_kind") == "zk_txnlog", F.lit(False))
-    windowed = ((F.col("source_kind").isin("broker_log", "client_log") | F.col("source_kind").isNull())
-                & F.col("broker_id").isNotNull())
-    return (events.select("cluster", "event_type", zk.alias("zk"),
-                          F.when(windowed, F.col("source_file")).alias("file"),
-                          F.when(windowed, F.col("logger")).alias("logger"),
-                          F.when(windowed, F.col("broker_id")).alias("broker_id"), ts.alias("us"))
-            .groupBy("cluster", "event_type", "zk", "file", "logger", "broker_id")
-            .agg(F.count(F.lit(1)).alias("n"), F.count("us").alias("n_ts"), F.min("us").alias("a"),
-                 F.max("us").alias("z"))
-            .collect())
-
-
-def cluster_plans(spark, events, shards: int) -> dict[str, ClusterPlan]:
-    """Per cluster: its context (the aggregates ``cluster_context`` computes in one process) and its split.
-    One aggregation job: counts, bounds and log windows are all per (cluster, event type, ZooKeeper or not,
-    file, logger, broker) group, folded on the driver (a row per log file and event type or so)."""
-    with _described(spark, "replay: cluster plans"):
-        groups = _plan_groups(events)
+def cluster_plans(spark, events, shards: int, groups: list[dict] | None = None) -> dict[str, ClusterPlan]:
+    """Per cluster: its context (the aggregates ``cluster_context`` computes in one process) and its split,
+    folded on the driver from the events' plan groups (``forensics.audit.plan_groups``: a row per event
+    type and broker's log window or so): ``groups`` as the audit store keeps them, else counted by one Spark job."""
+    if groups is None:
+        with _described(spark, "replay: cluster plans"):
+            groups = spark_groups(events)
     counts: dict[str, dict[str, int]] = {}
     contexts: dict[str, ClusterContext] = {}
-    for r in sorted(groups, key=lambda r: tuple((v is None, v) for v in r)):  # folded in a fixed order
+    for r in sort_rows(groups):  # folded in a fixed order
         c = r["cluster"]
         per = counts.setdefault(c, {})
         per[r["event_type"]] = per.get(r["event_type"], 0) + r["n"]
@@ -144,9 +119,8 @@ def cluster_plans(spark, events, shards: int) -> dict[str, ClusterPlan]:
             ctx.zk = True
             lo, hi = ctx.zk_window if ctx.zk_window is not None else (r["a"], r["z"])
             ctx.zk_window = (min(lo, r["a"]), max(hi, r["z"]))
-        kind = log_window_kind(r["file"], r["logger"]) if r["broker_id"] is not None else None
-        if kind is not None:
-            key = (kind, int(r["broker_id"]))
+        if r["window"] is not None:
+            key = (r["window"], int(r["broker_id"]))
             lo, hi = ctx.log_windows.get(key, (r["a"], r["z"]))
             ctx.log_windows[key] = (min(lo, r["a"]), max(hi, r["z"]))
     plans = {}
@@ -384,13 +358,17 @@ def _run(spark, events, plans: dict[str, ClusterPlan], progress: Progress, label
     return out, by_cluster
 
 
-def replay_on_executors(spark, events, shards: int, progress: Progress | None = None) -> DistributedReplay:
-    """``events``: a DataFrame of canonical events of one or more clusters (zk_txn rows are left out here)."""
+def replay_on_executors(spark, events, shards: int, progress: Progress | None = None,
+                        groups: list[dict] | None = None) -> DistributedReplay:
+    """``events``: a DataFrame of canonical events of one or more clusters (zk_txn rows are left out here);
+    ``groups``: their plan groups if the caller has them (the audit store's footers), else counted here."""
     from pyspark.sql import functions as F
 
     progress = progress or Progress(False)
     events = events.where(F.col("event_type") != "zk_txn")
-    plans = cluster_plans(spark, events, max(1, shards))
+    if groups is not None:  # as the filter above: a null event type is no match either
+        groups = [g for g in groups if g["event_type"] is not None and g["event_type"] != "zk_txn"]
+    plans = cluster_plans(spark, events, max(1, shards), groups)
     split = sorted(c for c, p in plans.items() if not p.whole)
     counts = sorted({plans[c].buckets for c in split})
     each = "/".join(map(str, counts)) if counts else str(shards)

@@ -42,7 +42,9 @@ class AuditOptions:
     tz: str = "UTC"
 
 
-def _events_schema() -> str:
+def events_table_schema() -> str:
+    """The events table as Spark reads it back: the canonical fields and the directories' date (no job to
+    infer a schema from the files' footers)."""
     from parsers.schema import SPARK_DDL
 
     return SPARK_DDL + ", `date` string"
@@ -70,6 +72,7 @@ def _load_states(out: Path) -> dict[str, dict[str, Any]]:
 def run_audit(opts: AuditOptions, progress: Progress | None = None) -> dict[str, Any]:
     from pyspark.sql import functions as F
 
+    from forensics.audit import plan_groups
     from forensics.audit import tables as T
     from forensics.audit.distributed import replay_on_executors
     from forensics.audit.summary import audit_page, build_summary
@@ -136,7 +139,7 @@ def run_audit(opts: AuditOptions, progress: Progress | None = None) -> dict[str,
             parts = spark.createDataFrame(sorted(affected), "cluster string, date string")
             combined = new_events.select(*[c for c in new_events.columns]) if new_events is not None else None
             if store.has("events"):
-                old = (spark.read.schema(_events_schema()).parquet(str(store.table("events")))
+                old = (spark.read.schema(events_table_schema()).parquet(str(store.table("events")))
                        .join(F.broadcast(parts), ["cluster", "date"], "left_semi"))
                 if stale:
                     old = old.where(~F.col("source_file").isin(*sorted(stale)))
@@ -144,13 +147,13 @@ def run_audit(opts: AuditOptions, progress: Progress | None = None) -> dict[str,
                 # the new rows go to staging first: the old ones are read from the directories being replaced
                 combined = old if combined is None else combined.unionByName(old)
             if combined is not None:
-                store.write_spark(combined, "events", EVENT_SORT, replace=affected)
+                store.write_spark(combined, "events", EVENT_SORT, replace=affected, footer=plan_groups.footer)
             run["days_rewritten"] = len(affected)
         clusters = sorted({c for c, _ in affected})
         if clusters:
-            events = (spark.read.schema(_events_schema()).parquet(str(store.table("events")))
+            events = (spark.read.schema(events_table_schema()).parquet(str(store.table("events")))
                       .where(F.col("cluster").isin(*clusters)))
-            dist = replay_on_executors(spark, events, shards, progress)
+            dist = replay_on_executors(spark, events, shards, progress, plan_groups.stored_groups(store, clusters))
             try:
                 timeline = dist.timeline.withColumn(
                     "date", F.coalesce(F.date_format("start", "yyyy-MM-dd"), F.lit(UNKNOWN_DATE)))

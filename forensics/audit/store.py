@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -19,6 +19,8 @@ import pyarrow.parquet as pq
 from forensics.audit.streamed_groups import apply_in_groups
 
 PART_FILE = "part-00000.parquet"
+# What a table keeps in each file's footer, told from the file's rows (the events: forensics.audit.plan_groups)
+Footer = Callable[[pa.Table], dict]
 _WRITTEN = pa.schema([pa.field("cluster", pa.string()), pa.field("date", pa.string()), pa.field("path", pa.string())])
 UNKNOWN_DATE = "unknown"  # events without a time (a znode dump's state) keep a partition of their own
 # The characters Hive/Spark escape in partition directory names (ExternalCatalogUtils.escapePathName).
@@ -59,12 +61,15 @@ def _same_bytes(a: Path, b: Path) -> bool:
         return False
 
 
-def _group_writer(stage: str, data_schema: pa.Schema, sort_keys: list[str]):
+def _group_writer(stage: str, data_schema: pa.Schema, sort_keys: list[str], footer: Footer | None = None):
     """The executor side of ``Store.write_spark``: one (cluster, date) group -> one sorted Parquet file."""
 
     def write(table: pa.Table) -> pa.Table:
         c, d = table.column("cluster")[0].as_py(), table.column("date")[0].as_py()
+        meta = footer(table) if footer is not None else None
         table = table.sort_by([(k, "ascending") for k in sort_keys]).select(data_schema.names).cast(data_schema)
+        if meta:
+            table = table.replace_schema_metadata(meta)
         path = Path(stage) / f"cluster={escape(c)}" / f"date={escape(d)}" / PART_FILE
         path.parent.mkdir(parents=True, exist_ok=True)
         pq.write_table(table, path, compression="zstd")
@@ -121,8 +126,9 @@ class Store:
         os.replace(src, dest / PART_FILE)
 
     def write_spark(self, df, name: str, sort_keys: list[str], replace: set[tuple[str, str]] | None = None,
-                    replace_clusters: set[str] | None = None) -> set[tuple[str, str]]:
-        """Write ``df`` (with ``cluster`` and ``date`` columns) as whole partitions.
+                    replace_clusters: set[str] | None = None, footer: Footer | None = None) -> set[tuple[str, str]]:
+        """Write ``df`` (with ``cluster`` and ``date`` columns) as whole partitions (``footer``: metadata
+        each file keeps, told from its rows).
 
         Each (cluster, date) group is sorted and written by one executor task with pyarrow: Spark's own
         Parquet writer lists column encodings in a JVM hash order, so its bytes differ from run to run.
@@ -136,7 +142,7 @@ class Store:
         data_schema = to_arrow_schema(df.drop("cluster", "date").schema)
         # streamed: a busy cluster's day is more rows than one off-heap Arrow batch holds (streamed_groups)
         partitions = int(df.sparkSession.conf.get("spark.sql.shuffle.partitions"))
-        done = apply_in_groups(df, ("cluster", "date"), _group_writer(str(stage), data_schema, list(sort_keys)),
+        done = apply_in_groups(df, ("cluster", "date"), _group_writer(str(stage), data_schema, list(sort_keys), footer),
                                _WRITTEN, partitions).collect()
         written: set[tuple[str, str]] = set()
         for r in sorted(done, key=lambda r: (r["cluster"], r["date"])):
@@ -148,6 +154,15 @@ class Store:
             stale |= {p for p in self.partitions(name) if p[0] in replace_clusters and p not in written}
         self._drop(name, stale)
         return written
+
+    def footers(self, name: str, clusters: Iterable[str]) -> dict[str, list[dict | None]]:
+        """Each listed cluster's files' footer metadata (None for a file that has none), by cluster."""
+        out: dict[str, list[dict | None]] = {}
+        for c in sorted(set(clusters)):
+            cdir = self.table(name) / f"cluster={escape(c)}"
+            files = sorted(cdir.glob(f"date=*/{PART_FILE}")) if cdir.is_dir() else []
+            out[c] = [pq.read_metadata(f).metadata for f in files]
+        return out
 
     def write_arrow(self, rows: list[dict], schema: pa.Schema, name: str, sort_key, replace_clusters: set[str]) -> None:
         """A small table written by the driver, partition by partition (``rows`` carry cluster and date)."""
