@@ -70,16 +70,25 @@ def test_a_spark_job_counts_the_groups_of_any_events(spark):
     _same_as_one_process(cluster_plans(spark, df.repartition(5), 2), events)
 
 
-def test_a_file_without_groups_sends_the_plan_back_to_spark(spark, tmp_path):
+def test_a_file_without_true_groups_sends_the_plan_back_to_spark(spark, tmp_path):
     events = [e for e in load(SAMPLES / "rf1_broker_kill") if e.event_type != "zk_txn"]
     store = Store(tmp_path)
     store.write_spark(_dated(spark, events), "events", EVENT_SORT, footer=plan_groups.footer)
     c = events[0].cluster
     assert plan_groups.stored_groups(store, [c]) is not None
-    # a day written before footers were kept (or by another tool): its groups are unknown
     f = sorted(store.table("events").glob(f"cluster=*/date=*/{PART_FILE}"))[0]
-    pq.write_table(pq.read_table(f, partitioning=None).replace_schema_metadata(None), f)
+    table = pq.read_table(f, partitioning=None)
+    # a day rewritten by another tool that kept the metadata: the groups no longer count its rows
+    pq.write_table(table.slice(1), f)
     assert plan_groups.stored_groups(store, [c]) is None
+    # a day written before footers were kept: its groups are unknown
+    pq.write_table(table.replace_schema_metadata(None), f)
+    assert plan_groups.stored_groups(store, [c]) is None
+    # an unreadable footer (a truncated file): the Spark job reads the rows and says what is wrong
+    f.write_bytes(f.read_bytes()[:100])
+    assert plan_groups.stored_groups(store, [c]) is None
+    pq.write_table(table, f)
+    assert plan_groups.stored_groups(store, [c]) is not None
 
 
 def test_the_footer_is_the_same_bytes_whatever_the_row_order():

@@ -94,23 +94,30 @@ def footer(table: pa.Table) -> dict[bytes, bytes]:
     return {FOOTER_KEY: json.dumps(data, separators=(",", ":")).encode()}
 
 
-def from_footer(metadata: dict | None, cluster: str) -> list[dict] | None:
-    """The groups a day file's footer holds, with the cluster its directory names; None when it holds none
-    (written before the footer was)."""
-    raw = (metadata or {}).get(FOOTER_KEY)
+def from_footer(footer, cluster: str) -> list[dict] | None:
+    """The groups a day file's Parquet footer holds, with the cluster its directory names; None when it holds
+    none (written before the footers were kept), or groups that do not count the file's rows (a file rewritten
+    by another tool with its metadata kept, or unreadable)."""
+    raw = ((footer.metadata if footer is not None else None) or {}).get(FOOTER_KEY)
     if raw is None:
         return None
     names = [k for k in SCHEMA.names if k != "cluster"]
-    return [{"cluster": cluster, **dict(zip(names, r))} for r in json.loads(raw)]
+    try:
+        rows = [{"cluster": cluster, **dict(zip(names, r, strict=True))} for r in json.loads(raw)]
+    except (ValueError, TypeError):
+        return None
+    if sum(r["n"] for r in rows if isinstance(r["n"], int)) != footer.num_rows:
+        return None
+    return rows
 
 
 def stored_groups(store, clusters) -> list[dict] | None:
     """The groups of the listed clusters' events as the audit store's files keep them (``Store.write_spark``
     with ``footer``); None when a file holds none, for the caller to count them with Spark."""
     rows: list[dict] = []
-    for c, metas in store.footers("events", clusters).items():
-        for meta in metas:
-            got = from_footer(meta, c)
+    for c, footers in store.footers("events", clusters).items():
+        for f in footers:
+            got = from_footer(f, c)
             if got is None:
                 return None
             rows += got

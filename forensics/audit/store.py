@@ -78,6 +78,13 @@ def _group_writer(stage: str, data_schema: pa.Schema, sort_keys: list[str], foot
     return write
 
 
+def _footer(path: Path) -> pq.FileMetaData | None:
+    try:
+        return pq.read_metadata(path)
+    except (OSError, pa.ArrowException):
+        return None
+
+
 class Store:
     def __init__(self, out: Path):
         self.out = out
@@ -155,13 +162,14 @@ class Store:
         self._drop(name, stale)
         return written
 
-    def footers(self, name: str, clusters: Iterable[str]) -> dict[str, list[dict | None]]:
-        """Each listed cluster's files' footer metadata (None for a file that has none), by cluster."""
-        out: dict[str, list[dict | None]] = {}
+    def footers(self, name: str, clusters: Iterable[str]) -> dict[str, list[pq.FileMetaData | None]]:
+        """Each listed cluster's files' Parquet footers, by cluster (None for a file whose footer is unreadable:
+        reading its rows will say why)."""
+        out: dict[str, list[pq.FileMetaData | None]] = {}
         for c in sorted(set(clusters)):
             cdir = self.table(name) / f"cluster={escape(c)}"
             files = sorted(cdir.glob(f"date=*/{PART_FILE}")) if cdir.is_dir() else []
-            out[c] = [pq.read_metadata(f).metadata for f in files]
+            out[c] = [_footer(f) for f in files]
         return out
 
     def write_arrow(self, rows: list[dict], schema: pa.Schema, name: str, sort_key, replace_clusters: set[str]) -> None:
