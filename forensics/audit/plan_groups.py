@@ -1,6 +1,7 @@
 """What a cluster's replay plan is folded from: the events counted per group of (cluster, event type, read
-from ZooKeeper's txn log or not, and for a broker's or client's log line its file, logger and broker), with
-the group's rows, rows with a time, first and last time (epoch microseconds).
+from ZooKeeper's txn log or not, and for a broker's or client's log line the controller log window its file
+and logger tell, with its broker), with the group's rows, rows with a time, first and last time (epoch
+microseconds).
 
 Groups of any part of the events fold into the same plan (sums, minima, maxima:
 ``forensics.audit.distributed.cluster_plans``), so they are counted wherever events are in hand: the
@@ -24,7 +25,8 @@ SCHEMA = pa.schema([pa.field("cluster", pa.string()), pa.field("event_type", pa.
 READS = ("cluster", "event_type", "source_kind", "source_file", "logger", "broker_id", "ts")
 # the key of a Parquet file's metadata that holds its groups (without the cluster: the directory names it)
 FOOTER_KEY = b"kafka_forensics.plan_groups"
-# rows counted at once by a Spark task (Spark's batches are ARROW_BATCH_ROWS; a count per batch cost 2x)
+# rows counted at once by a Spark task: Spark's batches are ARROW_BATCH_ROWS, and counting each apart cost
+# ~0.2 s more on 287,000 events
 CHUNK_ROWS = 100_000
 
 
