@@ -54,7 +54,7 @@ def events_parquet(corpus: Path, out: Path, master: str, layout: str = "ingest")
 
     from forensics.audit import plan_groups
     from forensics.audit.run import EVENT_SORT
-    from forensics.audit.store import UNKNOWN_DATE, Store
+    from forensics.audit.store import Store, dated
     from forensics.ingest import release, run_ingest
     from forensics.sources import collect_inputs
     from forensics.spark import get_spark
@@ -66,7 +66,7 @@ def events_parquet(corpus: Path, out: Path, master: str, layout: str = "ingest")
         res = run_ingest(spark, collect_inputs([str(corpus)], tmp), cluster="bench")
         events = res.events.where(F.col("event_type") != "zk_txn")
         if layout == "audit":
-            events = events.withColumn("date", F.coalesce(F.date_format("ts", "yyyy-MM-dd"), F.lit(UNKNOWN_DATE)))
+            events = dated(events, "ts")
             Store(out / "audit").write_spark(events, "events", EVENT_SORT, footer=plan_groups.footer)
             (out / "events").symlink_to(Store(out / "audit").table("events"), target_is_directory=True)
         else:

@@ -13,7 +13,7 @@ from test_shard_spark import CLUSTERS
 from forensics.audit import plan_groups
 from forensics.audit.distributed import cluster_plans
 from forensics.audit.run import EVENT_SORT, events_table_schema
-from forensics.audit.store import PART_FILE, UNKNOWN_DATE, Store
+from forensics.audit.store import PART_FILE, Store, dated
 from parsers.schema import FIELD_NAMES, events_to_arrow
 from replay_engine.from_events import cluster_context
 
@@ -33,10 +33,8 @@ def _events():
 
 
 def _dated(spark, events):
-    from pyspark.sql import functions as F
-
     df = spark.createDataFrame(pa.Table.from_batches([events_to_arrow(events)])).select(*FIELD_NAMES)
-    return df.withColumn("date", F.coalesce(F.date_format("ts", "yyyy-MM-dd"), F.lit(UNKNOWN_DATE)))
+    return dated(df, "ts")
 
 
 def _same_as_one_process(plans, events):

@@ -5,11 +5,10 @@ Independent truth: ``replay_cluster`` over the same events in one process, on re
 log sets whose controller records change the controller's live set (so the phase 1 that every shard
 runs keeps hints, and each shard must replay exactly those of the other partitions' records).
 """
-import dataclasses
 
 import pyarrow as pa
 import pytest
-from conftest import REAL_LOGS, SAMPLES
+from conftest import REAL_LOGS
 from test_shard import load
 
 from forensics.audit.distributed import replay_on_executors
@@ -174,30 +173,3 @@ def test_a_cluster_replayed_whole_is_streamed_and_equals_the_one_process_replay(
             dist.release()
     finally:
         spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", before)
-
-
-def test_cluster_plans_give_each_cluster_the_context_of_the_one_process_replay(spark):
-    """The plan's context (one aggregation job, folded on the driver) is what ``cluster_context`` computes over
-    the same events in one process: trace bounds, ZooKeeper window, and the window of every broker's
-    state-change and controller log, whether told by the file's name or, in a shared file, by the logger."""
-    from forensics.audit.distributed import cluster_plans
-    from parsers.schema import FIELD_NAMES
-    from replay_engine.from_events import cluster_context
-
-    roots = [REAL_LOGS / c for c in CLUSTERS] + [SAMPLES / s for s in ("rf1_broker_kill", "controller_failover")]
-    events = [e for r in roots for e in load(r) if e.event_type != "zk_txn"]
-    # a broker's controller and state-change lines in one shared file (as a container's stdout holds them)
-    shared = [dataclasses.replace(e, source_file=f"{e.cluster}/stdout-{e.broker_id}.log",
-                                  cluster=e.cluster + "+shared")
-              for e in events
-              if e.logger == "state.change.logger" or (e.logger or "").startswith("kafka.controller.")]
-    assert shared
-    events += shared
-    df = spark.createDataFrame(pa.Table.from_batches([events_to_arrow(events)])).select(*FIELD_NAMES)
-    plans = cluster_plans(spark, df, 2)
-    assert sorted(plans) == sorted({e.cluster for e in events})
-    for c, plan in plans.items():
-        mine = [e for e in events if e.cluster == c]
-        assert plan.context == cluster_context(mine), c
-        assert plan.events == len(mine)
-    assert any(plans[c].context.zk for c in plans) and any(plans[c].context.log_windows for c in plans)

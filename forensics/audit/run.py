@@ -24,7 +24,7 @@ from forensics.sources import Inputs, collect_inputs
 
 from forensics.audit.layout import assign_clusters, file_day, in_days, is_remote, list_remote
 from forensics.audit.manifest import Manifest
-from forensics.audit.store import UNKNOWN_DATE, Store
+from forensics.audit.store import UNKNOWN_DATE, Store, dated
 
 EVENT_SORT = ["ts", "source_file", "source_pos", "source_sub", "event_type", "topic", "partition", "subject_broker"]
 TIMELINE_SORT = ["topic", "partition", "start", "end"]
@@ -125,8 +125,7 @@ def run_audit(opts: AuditOptions, progress: Progress | None = None) -> dict[str,
             for k in ("lines", "events", "unrecognized", "quarantined", "files_with_errors"):
                 run[k] = t[k]
             if ingest.events is not None:
-                new_events = ingest.events.withColumn(
-                    "date", F.coalesce(F.date_format("ts", "yyyy-MM-dd"), F.lit(UNKNOWN_DATE)))
+                new_events = dated(ingest.events, "ts")
                 for r in new_events.groupBy("source_file", "cluster", "date").count().collect():
                     file_parts.setdefault(r["source_file"], []).append((r["cluster"], r["date"]))
                     affected.add((r["cluster"], r["date"]))
@@ -155,8 +154,7 @@ def run_audit(opts: AuditOptions, progress: Progress | None = None) -> dict[str,
                       .where(F.col("cluster").isin(*clusters)))
             dist = replay_on_executors(spark, events, shards, progress, plan_groups.stored_groups(store, clusters))
             try:
-                timeline = dist.timeline.withColumn(
-                    "date", F.coalesce(F.date_format("start", "yyyy-MM-dd"), F.lit(UNKNOWN_DATE)))
+                timeline = dated(dist.timeline, "start")
                 store.write_spark(timeline, "partition_timeline", TIMELINE_SORT, replace_clusters=set(clusters))
             finally:
                 dist.release()

@@ -27,6 +27,13 @@ UNKNOWN_DATE = "unknown"  # events without a time (a znode dump's state) keep a 
 _ESCAPE = set(chr(c) for c in range(0x01, 0x20)) | set('"#%\'*/:=?\\\x7f{[]^')
 
 
+def dated(df, column: str):
+    """``df`` with the ``date`` its rows are kept under: the UTC day of ``column``, or UNKNOWN_DATE."""
+    from pyspark.sql import functions as F
+
+    return df.withColumn("date", F.coalesce(F.date_format(column, "yyyy-MM-dd"), F.lit(UNKNOWN_DATE)))
+
+
 def escape(value: str) -> str:
     return "".join(f"%{ord(ch):02X}" if ch in _ESCAPE else ch for ch in value)
 
