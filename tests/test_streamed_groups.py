@@ -3,7 +3,7 @@ whether a group spans batches or several groups share one (what groupBy/applyInA
 import pyarrow as pa
 import pytest
 
-from forensics.audit.streamed_groups import apply_in_groups, group_tables
+from forensics.audit.streamed_groups import apply_in_groups, apply_in_tasks, group_tables, split_groups
 
 
 def _batches(rows, size):
@@ -30,6 +30,18 @@ def test_no_batches_no_groups():
     assert list(group_tables(iter([]), ("c",))) == []
 
 
+def test_unsorted_rows_split_by_their_keys_nulls_included():
+    rows = [("b", 0, 1), ("a", None, 2), ("b", 0, 3), ("a", 1, 4), (None, None, 5), ("a", None, 6), ("b", 1, 7)]
+    t = _batches(rows, 100)[0]
+    got = [(k, g.column("v").to_pylist()) for k, g in split_groups(pa.Table.from_batches([t]), ("c", "b"))]
+    want: dict = {}
+    for c, b, v in rows:  # grouped by Python's own tuple equality, in first-seen order within a group
+        want.setdefault((c, b), []).append(v)
+    assert sorted(got, key=repr) == sorted(want.items(), key=repr)
+    assert [k for k, _ in got] == [(None, None), ("a", None), ("a", 1), ("b", 0), ("b", 1)]  # nulls first
+    assert split_groups(pa.Table.from_batches([t]).slice(0, 0), ("c", "b")) == []
+
+
 @pytest.mark.spark
 def test_same_groups_as_apply_in_arrow(spark):
     """Against Spark's own groupBy().applyInArrow on the same rows, batches of 3 rows (every group spans several)."""
@@ -46,10 +58,13 @@ def test_same_groups_as_apply_in_arrow(spark):
     spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "3")
     try:
         got = sorted(tuple(r) for r in apply_in_groups(df, ("k",), fn, schema, 2).collect())
+        # already partitioned by the key (two groups to a task here): each task splits its rows unsorted
+        tasks = sorted(tuple(r) for r in apply_in_tasks(df.repartition(3, "k"), ("k",), fn, schema).collect())
     finally:
         spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", before)
     want = sorted(tuple(r) for r in df.groupBy("k").applyInArrow(fn, "k string, n long, s long").collect())
     assert got == want and len(got) == 7
+    assert tasks == want
 
 
 @pytest.mark.spark

@@ -7,8 +7,9 @@
 2. Events are routed by built-in expressions (CRC-32 of ``topic-partition``, the same rule as
    ``replay_engine.shard.routes``): a partition's to its own shard, cluster-wide events to every
    shard and, from logs alone, controller records as phase 1 needs them (below).
-3. ``applyInArrow`` replays each (cluster, shard) group, a task per shard (light shards packed together:
-   ``forensics.audit.placement``). From logs alone, while a shard's input
+3. A task per shard (light shards packed together: ``forensics.audit.placement``) replays each
+   (cluster, shard) group of its partition (``streamed_groups.apply_in_tasks``: not sorted by the group
+   first, as ``applyInArrow`` would). From logs alone, while a shard's input
    stays within MAX_SHARD_EVENTS with every controller record added, each task first runs phase 1
    (``replay_engine.cluster_pass``) over the cluster-wide events and records it holds, the same in
    every shard, and keeps of the other partitions' records only those phase 1 kept: no job of its
@@ -30,7 +31,7 @@ import pyarrow as pa
 
 from forensics.audit.placement import one_task_per_group, task_key
 from forensics.audit.plan_groups import sort_rows, spark_groups
-from forensics.audit.streamed_groups import apply_in_groups
+from forensics.audit.streamed_groups import apply_in_groups, apply_in_tasks
 from forensics.audit.task_io import task_events, timeline_columns
 from forensics.progress import Progress
 from parsers.common.gc_pause import cycle_gc_paused
@@ -133,9 +134,9 @@ def cluster_plans(spark, events, shards: int, groups: list[dict] | None = None) 
     return plans
 
 
-# Spark hands a group's rows to applyInArrow as one Arrow batch, built off-heap (Netty direct memory, capped by
-# default at the JVM's -Xmx): at 22 days of 100,000 partitions (1.69 million events) in 2 shards, copying a
-# shard's ~845,000 events failed to allocate in local mode's 1 GB JVM, where 7 days (~260,000 per shard) passed.
+# What one task holds at once: a shard's rows, gathered whole by its Python worker (apply_in_tasks). Through
+# applyInArrow, which hands a group over as one off-heap Arrow batch, 22 days of 100,000 partitions (1.69 million
+# events) in 2 shards failed to allocate in local mode's 1 GB JVM, where 7 days (~260,000 per shard) passed.
 MAX_SHARD_EVENTS = 200_000
 
 
@@ -316,7 +317,6 @@ def _run(spark, events, plans: dict[str, ClusterPlan], progress: Progress, label
          passes: dict[str, ClusterPass] | None = None):
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
-    from pyspark.sql.pandas.types import from_arrow_schema
 
     plans_bc = spark.sparkContext.broadcast(plans)
     routed = route(events.select(*FIELD_NAMES), plans, passes)
@@ -333,13 +333,14 @@ def _run(spark, events, plans: dict[str, ClusterPlan], progress: Progress, label
     # a task per (cluster, shard), light shards packed together (forensics.audit.placement), not shards hashed
     # into the session's shuffle partitions: with hashing two shards could share a task and, past that count,
     # cores would stay idle
-    if split or not whole:  # shards stay within MAX_SHARD_EVENTS: one Arrow batch each is fine
+    if split or not whole:  # shards stay within MAX_SHARD_EVENTS: a task may gather its rows whole
         rows = routed.where(F.col("cluster").isin(*split)) if whole else routed
         rows = one_task_per_group(rows, ("cluster", "_bucket"), groups(split), weights=weights(split),
                                   least=MIN_TASK_EVENTS)
-        # grouped by the shard too: a row the placement did not foresee shares a task, never a group
-        parts.append(rows.groupBy("_task", "cluster", "_bucket").applyInArrow(make_shard_fn(plans_bc),
-                                                                              from_arrow_schema(OUT_ARROW)))
+        # grouped by the shard too: a row the placement did not foresee shares a task, never a group. Not
+        # groupBy().applyInArrow: its sort of each task's rows by the group's key (one group to a task, mostly)
+        # was 0.3-0.5 s of a warm 2 GB bench shard's JVM time, and ~1 s while the executor's JIT was still cold
+        parts.append(apply_in_tasks(rows, ("cluster", "_bucket"), make_shard_fn(plans_bc), OUT_ARROW))
     if whole:  # a cluster replayed whole has no cap: its rows are streamed (forensics.audit.streamed_groups)
         key, n = task_key(("cluster", "_bucket"), groups(whole), weights(whole), MIN_TASK_EVENTS)
         rows = routed.where(F.col("cluster").isin(*whole)).withColumn("_task", key)

@@ -51,6 +51,36 @@ def group_tables(batches: Iterator[pa.RecordBatch], keys: tuple[str, ...]) -> It
         yield current, pa.Table.from_batches(parts, schema=schema)
 
 
+def split_groups(table: pa.Table, keys: tuple[str, ...]) -> list[tuple[tuple, pa.Table]]:
+    """The rows of ``table`` (in no order) by their values of ``keys`` (a null is a value), groups in key order,
+    a group's rows in the table's order."""
+    if table.num_rows == 0:
+        return []
+    index = pa.table({**{k: table.column(k) for k in keys}, "_row": pa.array(range(table.num_rows), pa.int64())})
+    groups = index.group_by(list(keys), use_threads=False).aggregate([("_row", "list")])
+    out = []
+    for g in groups.to_pylist():
+        out.append((tuple(g[k] for k in keys), table.take(pa.array(g["_row_list"], pa.int64()))))
+    return sorted(out, key=lambda kv: tuple((v is not None, v) for v in kv[0]))
+
+
+def apply_in_tasks(df, keys: tuple[str, ...], fn: Callable[[pa.Table], pa.Table], schema: pa.Schema):
+    """``df.groupBy(*keys).applyInArrow(fn, schema)`` for a ``df`` already partitioned so that a group's rows
+    share a partition (``forensics.audit.placement.one_task_per_group``): no sort by the keys. Each task
+    gathers its partition's batches and splits them by ``keys`` itself, so it must hold them all: for groups
+    of bounded size only (the split shards)."""
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        batches = list(batches)
+        if not batches:
+            return
+        for _, table in split_groups(pa.Table.from_batches(batches), keys):
+            yield from fn(table).to_batches(max_chunksize=OUT_BATCH_ROWS)
+
+    return df.mapInArrow(run, from_arrow_schema(schema))
+
+
 def apply_in_groups(df, keys: tuple[str, ...], fn: Callable[[pa.Table], pa.Table], schema: pa.Schema,
                     partitions: int, partition_by: tuple[str, ...] | None = None):
     """``df.groupBy(*keys).applyInArrow(fn, schema)`` without a group's rows ever being one JVM batch.
