@@ -9,6 +9,7 @@ from replay_engine.config import ConfigState, parse_version
 from replay_engine.controller import ZkControllerReplay
 from replay_engine.from_events import ClusterContext, FactStream, build_facts
 from replay_engine.result import Leaderless, ReplayResult, assemble
+from replay_engine.roles import retire
 from replay_engine.shard_cut import shard_facts
 
 __all__ = ["Leaderless", "ReplayResult", "replay", "replay_cluster", "replay_kraft"]
@@ -61,6 +62,7 @@ def _replay_kraft(events: list[Event], cluster: str | None) -> ReplayResult:
         config.version_source = f"logged 'Kafka version: {version}'"
     ctrl = KraftReplay(config)
     ctrl.run(kraft_facts(events, config.version))
+    retire(ctrl)
     ts = [e.ts for e in events if e.ts]
     stream = FactStream([], "kraft", Coverage(), version, min(ts) if ts else None, max(ts) if ts else None, None, [])
     if not ctrl.has_records:
@@ -99,6 +101,7 @@ def _replay_cluster(events, cluster, overrides, topic_overrides, keep_tp, contex
         stream.facts = shard_facts(stream.facts, keep_tp)
         ctrl.journal = []
     ctrl.run(stream.facts, stream.trace_end)
+    retire(ctrl)
     versions, version_notes = _broker_versions(events, ctrl.config)
     return assemble(ctrl, stream, cluster=cluster, mode=stream.mode, recorded=stream.coverage.recorded,
                     events=events, keep_tp=keep_tp, notes=list(stream.notes) + version_notes,

@@ -28,6 +28,7 @@ from parsers.common.gc_pause import cycle_gc_paused
 from parsers.schema import Event
 from replay_engine import facts as F
 from replay_engine.from_events import ClusterContext
+from replay_engine.roles import retire
 
 # Log lines that become controller records (RecordedState / RecordedFailedElection): from logs alone,
 # phase 1 reads them all, and every shard those it keeps (as hints outside its own partitions).
@@ -125,4 +126,5 @@ def _cluster_pass(events: list[Event], context: ClusterContext) -> ClusterPass:
     ctrl.router.replace(F.RecordHint, hint)
     ctrl.journal = []
     ctrl.run(facts, stream.trace_end)
+    retire(ctrl)
     return ClusterPass(journal_digest(ctrl.journal), frozenset(kept), records, len(facts) - records)

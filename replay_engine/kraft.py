@@ -167,10 +167,7 @@ class KraftReplay:
         self.holes = list(stream.holes)
         self.began = stream.began
         self.controller_view = stream.controller_view
-        # A replay runs once. The router's tables hold this replay's own bound methods: a reference cycle that
-        # left the whole replay state (~620,000 objects in a shard of the 2 GB bench) to a pass of the cyclic
-        # collector (~0.4 s a shard). Held by this frame alone, it is freed with the rest by reference counting.
-        route, self.router = self.router.route, None
+        route = self.router.route
         for fact in stream.facts:
             route(fact)
         self.findings.extend(stream.findings)

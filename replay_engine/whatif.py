@@ -27,6 +27,7 @@ from replay_engine.crash import CRASH_CAUSES, LastLines, kill_time, session_time
 from replay_engine.dataloss import estimate as estimate_loss
 from replay_engine.from_events import build_facts
 from replay_engine.modes import CounterfactualMode
+from replay_engine.roles import retire
 from replay_engine.write_outages import partition_seconds, resolver, under_min_isr
 
 SETTABLE = {UNCLEAN, MIN_ISR, "auto.leader.rebalance.enable", REPLICA_LAG, ZK_SESSION_TIMEOUT, BROKER_SESSION_TIMEOUT,
@@ -333,6 +334,7 @@ def run_side(events: list[Event], facts: list[F.Fact], stream, overrides=None, t
     config.override_topic = {t: dict(v) for t, v in (topic_overrides or {}).items()}
     ctrl = ZkControllerReplay(config, None, CounterfactualMode(dict(rewrite or {})))
     ctrl.run(facts, stream.trace_end)
+    retire(ctrl)
     # counterfactual: nothing is recorded, and a side also counts the time a killed leader still looked alive
     return assemble(ctrl, stream, cluster=cluster, mode="whatif", recorded=None, unavailable=True)
 
