@@ -56,7 +56,11 @@ def split_groups(table: pa.Table, keys: tuple[str, ...]) -> list[tuple[tuple, pa
     a group's rows in the table's order."""
     if table.num_rows == 0:
         return []
-    index = pa.table({**{k: table.column(k) for k in keys}, "_row": pa.array(range(table.num_rows), pa.int64())})
+    keyed = pa.table({k: table.column(k) for k in keys})
+    distinct = keyed.group_by(list(keys), use_threads=False).aggregate([])
+    if distinct.num_rows == 1:  # the usual task: one shard, kept as it came (no copy of its rows)
+        return [(tuple(distinct.column(k)[0].as_py() for k in keys), table)]
+    index = keyed.append_column("_row", pa.array(range(table.num_rows), pa.int64()))
     groups = index.group_by(list(keys), use_threads=False).aggregate([("_row", "list")])
     out = []
     for g in groups.to_pylist():
