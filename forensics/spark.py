@@ -66,6 +66,17 @@ def local_driver_memory(master: str | None) -> str | None:
     return f"{max(1024, min(8192, total_mb // 4))}m"
 
 
+def driver_jit_options(master: str | None) -> str:
+    """The driver JVM's JIT for a cluster master (standalone, YARN, Kubernetes): C1 only. There the driver plans
+    a few dozen queries and gathers small results; HotSpot's C2 compiler kept recompiling Spark's planner for
+    0.6-0.9 CPU s per replay even after five (benchmarks/RESULTS.md, standalone pair), and where the driver
+    shares a CPU with an executor or with its own planning thread that time is taken from the run. A local
+    master is left alone: its JVM is the executors too, and their per-row code needs C2."""
+    if not master or master.startswith("local"):
+        return ""
+    return "-XX:TieredStopAtLevel=1"
+
+
 # Rows per Arrow batch between the JVM and Python workers (see get_spark: no byte limit, so a row limit).
 ARROW_BATCH_ROWS = 1_000
 
@@ -89,7 +100,7 @@ def get_spark(master: str | None = None, app_name: str = "kafka-forensics"):
         builder = builder.config("spark.driver.memory", memory)
     java_opts = f"-Dlog4j2.configurationFile=file:{log4j} -Dlog4j.configurationFile=file:{log4j}"
     # the driver maps the class archive that `warm-up` built, if any (forensics.jvm_archive)
-    driver_opts = " ".join(x for x in (java_opts, driver_options()) if x)
+    driver_opts = " ".join(x for x in (java_opts, driver_options(), driver_jit_options(m)) if x)
     builder = (
         builder.config("spark.sql.session.timeZone", "UTC")
         # Parquet timestamps as int64 microseconds (the legacy INT96 reads back as nanoseconds elsewhere)
