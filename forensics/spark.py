@@ -68,10 +68,11 @@ def local_driver_memory(master: str | None) -> str | None:
 
 def driver_jit_options(master: str | None) -> str:
     """The driver JVM's JIT for a cluster master (standalone, YARN, Kubernetes): C1 only. There the driver plans
-    a few dozen queries and gathers small results; HotSpot's C2 compiler kept recompiling Spark's planner for
-    0.6-0.9 CPU s per replay even after five (benchmarks/RESULTS.md, standalone pair), and where the driver
-    shares a CPU with an executor or with its own planning thread that time is taken from the run. A local
-    master is left alone: its JVM is the executors too, and their per-row code needs C2."""
+    a few dozen queries and gathers small results; HotSpot's C2 compiler threads still spent 0.56-0.66 CPU s
+    of each replay compiling Spark's analyser and planner in the fifth and sixth runs (benchmarks/RESULTS.md,
+    standalone pair), and where the driver shares a CPU with an executor, or its planning thread with the
+    compiler, that time is taken from the run. A local master is left alone: its JVM is the executors too,
+    and their per-row code needs C2."""
     if not master or master.startswith("local"):
         return ""
     return "-XX:TieredStopAtLevel=1"
