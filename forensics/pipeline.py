@@ -35,6 +35,11 @@ class Analysis:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
+def replay_order(e) -> tuple:
+    """The order events are replayed in: by cluster, then time, then where each was read (file, position, entry)."""
+    return (e.cluster or "", e.ts or 0, e.source_file or "", e.source_pos or 0, e.source_sub)
+
+
 def collect_events(ingest: IngestResult, since: int | None = None, until: int | None = None) -> list[Event]:
     """Typed events to the driver, in a stable order (cluster, time, file, position)."""
     if ingest.events is None:
@@ -47,7 +52,7 @@ def collect_events(ingest: IngestResult, since: int | None = None, until: int | 
     events = [event_from_row(r) for r in rows]
     if since is not None or until is not None:
         events = [e for e in events if _in_range(e, since, until)]
-    events.sort(key=lambda e: (e.cluster or "", e.ts or 0, e.source_file or "", e.source_pos or 0, e.source_sub))
+    events.sort(key=replay_order)
     events, copies = drop_log_copies(events)
     if copies:
         ingest.summary_json["log_copies"] = copies

@@ -11,6 +11,7 @@ import pytest
 from conftest import REAL_LOGS, SAMPLES
 from test_shard import load
 
+from forensics.pipeline import replay_order
 from replay_engine.api import replay_cluster
 from replay_engine.cluster_pass import cluster_pass, phase1_events
 from replay_engine.from_events import cluster_context
@@ -30,13 +31,9 @@ def _cycles_left(run) -> int:
         gc.enable()
 
 
-def _ordered(events):
-    return sorted(events, key=lambda e: (e.ts or 0, e.source_file or "", e.source_pos or 0, e.source_sub))
-
-
 @pytest.mark.parametrize("root", ROOTS, ids=lambda p: p.name)
 def test_the_whole_replay_is_freed_by_reference_counting(root):
-    events = _ordered(load(root))
+    events = sorted(load(root), key=replay_order)
     assert events
     assert _cycles_left(lambda: replay_cluster(events, root.name)) == 0
 
@@ -46,6 +43,6 @@ def test_phase_1_and_a_shard_are_freed_by_reference_counting():
     events = load(root)
     ctx = cluster_context(events)
     assert not is_kraft(events) and not ctx.zk  # logs alone: the shard runs phase 1 itself
-    shard = [e for e in _ordered(events) if 0 in routes(e, 2, hints=True)]
+    shard = [e for e in sorted(events, key=replay_order) if 0 in routes(e, 2, hints=True)]
     assert _cycles_left(lambda: cluster_pass(phase1_events(events), ctx)) == 0
     assert _cycles_left(lambda: replay_shard_after_pass(shard, root.name, 0, 2, ctx)) == 0
