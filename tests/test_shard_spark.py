@@ -69,7 +69,7 @@ def _split_equals_whole(spark, phase1_in_shards):
         cpu = dist.task_cpu
         assert all(len(cpu[c]["shards"]) == 3 for c in CLUSTERS)
         # these clusters are small (hundreds of events): their 12 shards share one task
-        _tasks_of_shards(dist.outputs[0], len(CLUSTERS) * 3, 1)
+        _tasks_of_shards(dist.outputs[0], {c: 3 for c in CLUSTERS}, len(CLUSTERS) * 3, 1)
         if phase1_in_shards:  # every shard ran phase 1 itself, before its own partitions
             assert all(s > 0 for c in CLUSTERS for s in cpu[c]["phase1"])
             assert all(cpu[c]["phase1_task"] == 0 for c in CLUSTERS)
@@ -79,15 +79,19 @@ def _split_equals_whole(spark, phase1_in_shards):
         dist.release()
 
 
-def _tasks_of_shards(out, shards, tasks):
+def _tasks_of_shards(out, plans, shards, tasks):
     """The replay's output has a partition per task, each shard's rows in one of them; with ``tasks == shards``
-    every shard had a task of its own (shards hashed into the session's shuffle partitions could share one)."""
+    every shard had a task of its own (shards hashed into the session's shuffle partitions could share one).
+    A row's shard is its partition's by Kafka's partition name (``replay_engine.shard.bucket_of``)."""
     from pyspark.sql import functions as F
 
+    from replay_engine.shard import bucket_of
+
     assert out.rdd.getNumPartitions() == tasks
-    where = out.select("cluster", "_bucket", F.spark_partition_id().alias("p")).distinct().collect()
-    assert len(where) == shards and len({(r["cluster"], r["_bucket"]) for r in where}) == shards
-    assert len({r["p"] for r in where}) == tasks
+    rows = out.select("cluster", "topic", "partition", F.spark_partition_id().alias("p")).distinct().collect()
+    where = {(r["cluster"], bucket_of(r["topic"], r["partition"], plans[r["cluster"]]), r["p"]) for r in rows}
+    assert len(where) == shards and len({(c, b) for c, b, _ in where}) == shards
+    assert len({p for _, _, p in where}) == tasks
 
 
 def test_phase1_runs_in_the_shards_only_while_their_input_stays_within_the_cap():
@@ -144,7 +148,7 @@ def test_a_cluster_with_more_events_than_its_shards_hold_gets_more_shards(spark,
         assert sorted((r["topic"], r["partition"]) for r in dist.timeline.collect()) == sorted(
             (iv.topic, iv.partition) for iv in whole.intervals)
         assert len(dist.task_cpu[c]["shards"]) == expected
-        _tasks_of_shards(dist.outputs[0], expected, expected)
+        _tasks_of_shards(dist.outputs[0], {c: expected}, expected, expected)
     finally:
         dist.release()
 
@@ -173,3 +177,64 @@ def test_a_cluster_replayed_whole_is_streamed_and_equals_the_one_process_replay(
             dist.release()
     finally:
         spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", before)
+
+
+def test_the_timeline_consumer_runs_the_shards_once_and_its_rows_are_the_whole_replays(spark):
+    """With a sink (the audit's write, the bench's count) the shards run in the sink's own action: called
+    once, with every cluster, and the shard outputs come back beside the rows (forensics.audit.shard_results)."""
+    events = [e for c in CLUSTERS[:2] for e in load(REAL_LOGS / c)]
+    df = spark.createDataFrame(pa.Table.from_batches([events_to_arrow(events)]))
+    calls = []
+
+    def sink(timeline, clusters):
+        calls.append((clusters, sorted((r["cluster"], r["topic"], r["partition"]) for r in timeline.collect())))
+
+    dist = replay_on_executors(spark, df, 2, sink=sink)
+    assert dist.timeline is None and dist.replayed_whole == {}
+    assert [c for c, _ in calls] == [frozenset(CLUSTERS[:2])]
+    rows = calls[0][1]
+    for c in CLUSTERS[:2]:
+        whole = replay_cluster(ordered(e for e in events if e.cluster == c), c)
+        assert [(t, p) for cc, t, p in rows if cc == c] == sorted((iv.topic, iv.partition) for iv in whole.intervals)
+        assert dist.merged[c].shards == 2
+        assert [lp.to_json() for lp in dist.merged[c].leaderless] == [lp.to_json() for lp in whole.leaderless]
+
+
+def test_a_consumer_that_reads_part_of_the_timeline_fails_instead_of_merging_fewer_shards(spark, monkeypatch):
+    import forensics.audit.distributed as dist_mod
+
+    monkeypatch.setattr(dist_mod, "MIN_TASK_EVENTS", 1)  # a task per shard: the first task is one shard
+    c = CLUSTERS[0]
+    df = spark.createDataFrame(pa.Table.from_batches([events_to_arrow(load(REAL_LOGS / c))]))
+    with pytest.raises(RuntimeError, match=f"no result came back from shard\\(s\\) {c}: "):
+        replay_on_executors(spark, df, 3, sink=lambda timeline, clusters: timeline.limit(1).collect())
+
+
+def test_a_cluster_whose_shards_disagree_is_replayed_whole_and_its_rows_replace_the_split_ones(spark, monkeypatch):
+    """The fallback: shards whose cluster-wide histories differ (made to here) send the cluster to one task;
+    the consumer gets its rows again, and the kept timeline holds them once, as the whole replay has them."""
+    import forensics.audit.distributed as dist_mod
+    from replay_engine.shard import ShardsDisagree
+
+    real_merge = dist_mod.merge
+    bad = CLUSTERS[1]
+
+    def merge(outputs, expect=None):
+        if outputs[0].cluster == bad and len(outputs) > 1:
+            raise ShardsDisagree("made to differ")
+        return real_merge(outputs, expect)
+
+    monkeypatch.setattr(dist_mod, "merge", merge)
+    events = [e for c in CLUSTERS[:2] for e in load(REAL_LOGS / c)]
+    df = spark.createDataFrame(pa.Table.from_batches([events_to_arrow(events)]))
+    dist = replay_on_executors(spark, df, 2)
+    try:
+        assert set(dist.replayed_whole) == {bad} and "made to differ" in dist.replayed_whole[bad]
+        assert dist.merged[bad].shards == 1 and dist.merged[CLUSTERS[0]].shards == 2
+        rows = dist.timeline.collect()
+        for c in CLUSTERS[:2]:
+            whole = replay_cluster(ordered(e for e in events if e.cluster == c), c)
+            assert sorted((r["topic"], r["partition"], str(r["leader"])) for r in rows if r["cluster"] == c) == sorted(
+                (iv.topic, iv.partition, str(iv.view.leader)) for iv in whole.intervals)
+    finally:
+        dist.release()

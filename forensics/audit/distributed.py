@@ -15,7 +15,8 @@
    every shard, and keeps of the other partitions' records only those phase 1 kept: no job of its
    own, no broadcast, both cores busy. Bigger clusters run phase 1 once, as a task per cluster
    before the shards, and only the records it kept go to every shard. The timeline comes back as
-   typed rows for the table, the rest as one pickled ``ShardOutput`` per shard.
+   typed rows, consumed by the caller's sink (a count, the audit's write: its action runs the shards),
+   the rest as one pickled ``ShardOutput`` per shard (``forensics.audit.shard_results``).
 4. Shards whose journals disagree (among themselves or with phase 1) mean the split was not
    exact for that cluster: it is replayed again as one task, whole.
 """
@@ -25,12 +26,13 @@ import pickle
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import pyarrow as pa
 
 from forensics.audit.placement import one_task_per_group, task_key
 from forensics.audit.plan_groups import sort_rows, spark_groups
+from forensics.audit.shard_results import channel, missing, received, send
 from forensics.audit.streamed_groups import apply_in_groups, apply_in_tasks
 from forensics.audit.task_io import task_events, timeline_columns
 from forensics.progress import Progress
@@ -43,8 +45,7 @@ from replay_engine.shard import RECORD_EVENT_TYPES, MergedReplay, ShardsDisagree
 from replay_engine.timeline import timeline_arrow_schema
 
 _TIMELINE = timeline_arrow_schema()
-OUT_ARROW = pa.schema(list(_TIMELINE) + [pa.field("row_kind", pa.string()), pa.field("_bucket", pa.int32()),
-                                         pa.field("payload", pa.binary())])
+OUT_ARROW = pa.schema(list(_TIMELINE) + [pa.field("_bucket", pa.int32())])
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,7 @@ class ClusterPlan:
 @dataclass
 class DistributedReplay:
     merged: dict[str, MergedReplay]
-    timeline: Any  # Spark DataFrame with the partition_timeline schema (no row_kind)
+    timeline: Any  # Spark DataFrame with the partition_timeline schema; None when a sink consumed it
     replayed_whole: dict[str, str] = field(default_factory=dict)  # cluster -> why it was not split
     # each task's own CPU seconds (Python side): cluster -> {"shards": [s, ...], "phase1": [s within each shard],
     # "phase1_task": s (phase 1 as its own task), "steps": [by step, each shard]}
@@ -259,8 +260,9 @@ def _rows_table(rows: dict[str, list], n: int) -> pa.Table:
     return pa.Table.from_batches(table.to_batches(max_chunksize=BATCH_ROWS), schema=OUT_ARROW)
 
 
-def make_shard_fn(plans_bc):
-    """What each executor task runs on one (cluster, shard) group of events."""
+def make_shard_fn(plans_bc, results):
+    """What each executor task runs on one (cluster, shard) group of events: its timeline comes back as rows,
+    the rest of its ``ShardOutput`` pickled through ``results`` (``forensics.audit.shard_results``)."""
 
     def fn(table: pa.Table) -> pa.Table:
         cpu = time.process_time()
@@ -297,28 +299,32 @@ def make_shard_fn(plans_bc):
         c_rep = time.process_time()
         rows = timeline_columns(out.intervals, cluster, _TIMELINE.names)
         n = len(out.intervals)
-        rows.update({"row_kind": ["timeline"] * n, "_bucket": [bucket] * n, "payload": [None] * n})
+        rows["_bucket"] = [bucket] * n
         out.intervals = []  # sent as rows; the rest is small
-        for name in _TIMELINE.names:
-            rows[name].append(cluster if name == "cluster" else None)
-        rows["row_kind"].append("shard")
-        rows["_bucket"].append(bucket)
+        wide = table.column("topic").null_count > 0 or table.column("partition").null_count > 0
+        table = _rows_table(rows, n)
         out.cpu_s = time.process_time() - cpu
         phase1 = out.steps.get("phase1", 0.0)
         out.steps = {"convert": c_conv - cpu, "phase1": phase1, "replay": c_rep - c_conv - phase1,
                      "output": out.cpu_s - (c_rep - cpu)}
-        rows["payload"].append(pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL))
-        return _rows_table(rows, len(rows["row_kind"]))
+        send(results, cluster, bucket, pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL), wide)
+        return table
 
     return fn
 
 
-def _run(spark, events, plans: dict[str, ClusterPlan], progress: Progress, label: str,
-         passes: dict[str, ClusterPass] | None = None):
-    from pyspark import StorageLevel
+# sink(timeline, clusters): one action that reads every row of ``timeline`` (a count, a write), the rows of
+# ``clusters``; called again for clusters replayed again whole, whose rows replace those it had.
+Sink = Callable[[Any, frozenset], Any]
+
+
+def _run(spark, events, plans: dict[str, ClusterPlan], progress: Progress, label: str, sink: Sink,
+         passes: dict[str, ClusterPass] | None = None) -> dict[str, list]:
+    """The shards of ``plans``' clusters, run by ``sink``'s action; each cluster's shard outputs."""
     from pyspark.sql import functions as F
 
     plans_bc = spark.sparkContext.broadcast(plans)
+    results = channel(spark)
     routed = route(events.select(*FIELD_NAMES), plans, passes)
     whole = sorted(c for c, p in plans.items() if p.whole)
     split = sorted(c for c, p in plans.items() if not p.whole)
@@ -340,32 +346,67 @@ def _run(spark, events, plans: dict[str, ClusterPlan], progress: Progress, label
         # grouped by the shard too: a row the placement did not foresee shares a task, never a group. Not
         # groupBy().applyInArrow: its sort of each task's rows by the group's key (one group to a task, mostly)
         # was 0.3-0.5 s of a warm 2 GB bench shard's JVM time, and ~1 s while the executor's JIT was still cold
-        parts.append(apply_in_tasks(rows, ("cluster", "_bucket"), make_shard_fn(plans_bc), OUT_ARROW))
+        parts.append(apply_in_tasks(rows, ("cluster", "_bucket"), make_shard_fn(plans_bc, results), OUT_ARROW))
     if whole:  # a cluster replayed whole has no cap: its rows are streamed (forensics.audit.streamed_groups)
         key, n = task_key(("cluster", "_bucket"), groups(whole), weights(whole), MIN_TASK_EVENTS)
         rows = routed.where(F.col("cluster").isin(*whole)).withColumn("_task", key)
-        parts.append(apply_in_groups(rows, ("_task", "cluster", "_bucket"), make_shard_fn(plans_bc), OUT_ARROW, n,
-                                     partition_by=("_task",)))
+        parts.append(apply_in_groups(rows, ("_task", "cluster", "_bucket"), make_shard_fn(plans_bc, results),
+                                     OUT_ARROW, n, partition_by=("_task",)))
     out = parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])
-    out = out.persist(StorageLevel.MEMORY_AND_DISK)
     with progress.watch_spark(spark, label), _described(spark, f"{label}: shards"):
-        shard_rows = out.where(out.row_kind == "shard").select("cluster", "_bucket", "payload").collect()
+        sink(out.select(*_TIMELINE.names), frozenset(plans))
+    got = received(results)
+    lost = missing({c: p.buckets for c, p in plans.items()}, got)
+    if lost:  # a sink's bug, not the evidence's: a merge of fewer shards would be silently wrong
+        raise RuntimeError(f"{label}: no result came back from shard(s) " + "; ".join(
+            f"{c}: {', '.join(map(str, bs))}" for c, bs in lost.items()) +
+            ": the timeline's consumer must read all its rows in one action (a count, a write)")
     by_cluster: dict[str, list] = {}
     # Each shard's output holds thousands of leaderless episodes with their evidence: unpickled with the
     # collector running, the growing heap set off several full passes over all of it between the jobs.
     with cycle_gc_paused():
-        for r in shard_rows:
-            by_cluster.setdefault(r["cluster"], []).append(pickle.loads(r["payload"]))
-    return out, by_cluster
+        for (c, _), (payload, _) in sorted(got.items()):
+            by_cluster.setdefault(c, []).append(pickle.loads(payload))
+    return by_cluster
+
+
+class _Kept:
+    """The default sink: the timeline rows persisted (and counted, which runs the shards), for the caller to
+    read as often as it likes; ``release`` frees them."""
+
+    def __init__(self):
+        self.frames: list[tuple[Any, frozenset]] = []
+
+    def __call__(self, timeline, clusters: frozenset) -> None:
+        from pyspark import StorageLevel
+
+        timeline = timeline.persist(StorageLevel.MEMORY_AND_DISK)
+        timeline.count()
+        self.frames.append((timeline, clusters))
+
+    def timeline(self):
+        from pyspark.sql import functions as F
+
+        out = None
+        for i, (df, _) in enumerate(self.frames):
+            later = sorted({c for _, cs in self.frames[i + 1:] for c in cs})
+            if later:
+                df = df.where(~F.col("cluster").isin(*later))
+            out = df if out is None else out.unionByName(df)
+        return out
 
 
 def replay_on_executors(spark, events, shards: int, progress: Progress | None = None,
-                        groups: list[dict] | None = None) -> DistributedReplay:
+                        groups: list[dict] | None = None, sink: Sink | None = None) -> DistributedReplay:
     """``events``: a DataFrame of canonical events of one or more clusters (zk_txn rows are left out here);
-    ``groups``: their plan groups if the caller has them (the audit store's footers), else counted here."""
+    ``groups``: their plan groups if the caller has them (the audit store's footers), else counted here.
+    ``sink``: what consumes the timeline (``Sink``: its action is the one that runs the shards); without one
+    the timeline is persisted and counted, and kept as ``DistributedReplay.timeline``."""
     from pyspark.sql import functions as F
 
     progress = progress or Progress(False)
+    kept = _Kept() if sink is None else None
+    sink = kept if sink is None else sink
     events = events.where(F.col("event_type") != "zk_txn")
     if groups is not None:  # as the filter above: a null event type is no match either
         groups = [g for g in groups if g["event_type"] is not None and g["event_type"] != "zk_txn"]
@@ -377,7 +418,7 @@ def replay_on_executors(spark, events, shards: int, progress: Progress | None = 
     phase1_cpu: dict[str, float] = {}
     with progress.watch_spark(spark, "replay phase 1"):
         passes = cluster_passes(spark, events.select(*FIELD_NAMES), plans, phase1_cpu)
-    out, by_cluster = _run(spark, events, plans, progress, "replay", passes)
+    by_cluster = _run(spark, events, plans, progress, "replay", sink, passes)
     merged: dict[str, MergedReplay] = {}
     whole: dict[str, str] = {c: "KRaft: the metadata log is one ordered stream" for c, p in plans.items() if p.kraft}
     redo = []
@@ -388,20 +429,18 @@ def replay_on_executors(spark, events, shards: int, progress: Progress | None = 
         except ShardsDisagree as exc:
             redo.append(c)
             whole[c] = f"its shards saw the cluster differently ({exc}); replayed whole"
-    outputs = [out]
-    timeline = out.where((F.col("row_kind") == "timeline") & ~F.col("cluster").isin(*redo))
     if redo:
         progress.say(f"replay: {len(redo)} cluster(s) replayed whole: {', '.join(redo)}")
         again = {c: ClusterPlan(1, plans[c].context, plans[c].kraft, True, events=plans[c].events) for c in redo}
-        out2, by2 = _run(spark, events.where(F.col("cluster").isin(*redo)), again, progress, "replay (whole)")
-        outputs.append(out2)
+        by2 = _run(spark, events.where(F.col("cluster").isin(*redo)), again, progress, "replay (whole)", sink)
         for c in redo:
             merged[c] = merge(by2[c])
-        timeline = timeline.unionByName(out2.where(F.col("row_kind") == "timeline"))
-    timeline = timeline.select(*_TIMELINE.names)
     task_cpu = {}
     for c, outs in by_cluster.items():
         outs = sorted(outs, key=lambda o: o.bucket)
         task_cpu[c] = {"shards": [o.cpu_s for o in outs], "phase1": [o.steps.get("phase1", 0.0) for o in outs],
                        "phase1_task": phase1_cpu.get(c, 0.0), "steps": [o.steps for o in outs]}
-    return DistributedReplay(merged, timeline, whole, task_cpu=task_cpu, outputs=outputs)
+    if kept is None:
+        return DistributedReplay(merged, None, whole, task_cpu=task_cpu)
+    timeline = kept.timeline()
+    return DistributedReplay(merged, timeline, whole, task_cpu=task_cpu, outputs=[df for df, _ in kept.frames])

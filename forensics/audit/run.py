@@ -152,12 +152,16 @@ def run_audit(opts: AuditOptions, progress: Progress | None = None) -> dict[str,
         if clusters:
             events = (spark.read.schema(events_table_schema()).parquet(str(store.table("events")))
                       .where(F.col("cluster").isin(*clusters)))
-            dist = replay_on_executors(spark, events, shards, progress, plan_groups.stored_groups(store, clusters))
-            try:
-                timeline = dated(dist.timeline, "start")
-                store.write_spark(timeline, "partition_timeline", TIMELINE_SORT, replace_clusters=set(clusters))
-            finally:
-                dist.release()
+            written: list[frozenset] = []
+
+            def write_timeline(timeline, replayed: frozenset) -> None:
+                # the first write is the new truth for every cluster of the run, those left with no events too
+                store.write_spark(dated(timeline, "start"), "partition_timeline", TIMELINE_SORT,
+                                  replace_clusters=set(replayed) if written else set(clusters) | replayed)
+                written.append(replayed)
+
+            dist = replay_on_executors(spark, events, shards, progress, plan_groups.stored_groups(store, clusters),
+                                       sink=write_timeline)
             inc, ctl, brk = [], [], []
             (out / "clusters").mkdir(exist_ok=True)
             for c in clusters:
