@@ -2,7 +2,8 @@
 
 Run from the repo root (one command; corpus and events under a temporary folder, removed at the end):
 
-    .venv/bin/python benchmarks/replay_bench.py [--size-gb 2] [--days 3] [--runs 3] [--no-standalone] [--pin] [--record]
+    .venv/bin/python benchmarks/replay_bench.py [--size-gb 2] [--days 3] [--runs 3] [--no-standalone] [--pin]
+        [--interleave] [--record]
 
 1. A corpus (30 brokers, 100,000 partitions) is generated and ingested once with Spark; its events
    (all but raw ZooKeeper txns, as ``postmortem`` collects them) are written to Parquet.
@@ -20,6 +21,9 @@ CPU and ``local[2]`` on two; standalone worker i (and its executor) on CPU i, th
 CPU 0 with the first worker, so the second worker adds its CPU and nothing else. Without it a 1-core
 executor's JVM threads (JIT compiler, GC, Arrow transfer) and its Python worker spread over every CPU of
 the machine, so "1 executor" uses more than one core's worth.
+With ``--interleave`` the two configurations of a comparison are up at once, each in its own process, and take
+turns run by run (a b, b a, ...): on a host whose speed drifts, the runs of one are no longer all in a slower
+stretch than the other's; the line then gives the ratio of each pair of runs too.
 CPU seconds count the whole process tree (driver, JVM, Python workers; a standalone cluster's master,
 workers and executors), so a loaded machine shows in the wall times, not in them.
 With ``--record`` the result is appended to its section of benchmarks/RESULTS.md.
@@ -172,56 +176,134 @@ def wall_split(jobs: list[dict], t0: float, t1: float) -> dict[str, float]:
     return out
 
 
-def distributed(parquet: str, master: str, shards: int, runs: int, pids: tuple[int, ...] = ()) -> dict:
-    """In this (fresh) process: replay_on_executors over the Parquet events, ``runs`` times. CPU seconds
-    are this process tree's plus those of ``pids`` (a standalone cluster's master and workers, whose
-    trees hold the executors). Spark's event log tells how each run's wall time splits into jobs."""
-    evdir = Path(tempfile.mkdtemp(prefix="kf-replay-events-"))
-    conf = (f"--conf spark.eventLog.enabled=true --conf spark.eventLog.dir=file://{evdir} "
-            "--conf spark.eventLog.compress=false --conf spark.eventLog.rolling.enabled=false")
-    os.environ["PYSPARK_SUBMIT_ARGS"] = f"{conf} {os.environ.get('PYSPARK_SUBMIT_ARGS') or 'pyspark-shell'}"
-    from forensics.audit.distributed import replay_on_executors
-    from forensics.audit.plan_groups import stored_groups
-    from forensics.audit.run import events_table_schema
-    from forensics.audit.store import Store
-    from forensics.spark import get_spark
+class Replays:
+    """A fresh Spark session (in this process) replaying the Parquet events with ``replay_on_executors``, one
+    timed run per ``run()``. CPU seconds are this process tree's plus those of ``pids`` (a standalone
+    cluster's master and workers, whose trees hold the executors). Spark's event log tells how each run's
+    wall time splits into jobs (``finish``)."""
 
-    audit = any(Path(parquet).glob("cluster=*/date=*"))
+    def __init__(self, parquet: str, master: str, shards: int, pids: tuple[int, ...] = ()):
+        self.evdir = Path(tempfile.mkdtemp(prefix="kf-replay-events-"))
+        conf = (f"--conf spark.eventLog.enabled=true --conf spark.eventLog.dir=file://{self.evdir} "
+                "--conf spark.eventLog.compress=false --conf spark.eventLog.rolling.enabled=false")
+        os.environ["PYSPARK_SUBMIT_ARGS"] = f"{conf} {os.environ.get('PYSPARK_SUBMIT_ARGS') or 'pyspark-shell'}"
+        from forensics.spark import get_spark
 
-    def cpu() -> float:
-        return tree_cpu() + sum(tree_cpu(p) for p in pids)
+        self.parquet, self.master, self.shards, self.pids = parquet, master, shards, pids
+        self.audit = any(Path(parquet).glob("cluster=*/date=*"))
+        t = time.perf_counter()
+        self.spark = get_spark(master)
+        self.start_s = time.perf_counter() - t
+        self.walls, self.cpus, self.tasks, self.spans, self.info = [], [], [], [], {}
 
-    t = time.perf_counter()
-    spark = get_spark(master)
-    start_s = time.perf_counter() - t
-    walls, cpus, info, tasks, spans = [], [], {}, [], []
-    for i in range(runs):
-        c, t, t0 = cpu(), time.perf_counter(), time.time()
+    def _cpu(self) -> float:
+        return tree_cpu() + sum(tree_cpu(p) for p in self.pids)
+
+    def _replay(self, sink=None):
+        from forensics.audit.distributed import replay_on_executors
+        from forensics.audit.plan_groups import stored_groups
+        from forensics.audit.run import events_table_schema
+        from forensics.audit.store import Store
+
         # the audit's table is read as the audit reads it: with its schema given (no job inferring it) and
         # the plan's groups from its files' footers (none there: counted by a Spark job, as for the ingest's)
-        events = (spark.read.schema(events_table_schema()) if audit else spark.read).parquet(parquet)
-        groups = stored_groups(Store(Path(parquet).resolve().parent.parent), ["bench"]) if audit else None
+        spark, parquet = self.spark, self.parquet
+        events = (spark.read.schema(events_table_schema()) if self.audit else spark.read).parquet(parquet)
+        groups = stored_groups(Store(Path(parquet).resolve().parent.parent), ["bench"]) if self.audit else None
+        return replay_on_executors(spark, events, self.shards, groups=groups, sink=sink)
+
+    def run(self) -> float:
+        c, t, t0 = self._cpu(), time.perf_counter(), time.time()
         counted: list[int] = []
         # the timeline's consumer, as the audit's write is: its action runs the shards
-        dist = replay_on_executors(spark, events, shards, groups=groups,
-                                   sink=lambda timeline, clusters: counted.append(timeline.count()))
-        walls.append(time.perf_counter() - t)
-        spans.append((t0, time.time()))
-        cpus.append(cpu() - c)
+        dist = self._replay(sink=lambda timeline, clusters: counted.append(timeline.count()))
+        self.walls.append(time.perf_counter() - t)
+        self.spans.append((t0, time.time()))
+        self.cpus.append(self._cpu() - c)
         m = dist.merged["bench"]
         # one cluster: a cluster replayed again whole is counted again, all its rows
-        info = {"intervals": counted[-1], "replayed_whole": dist.replayed_whole, "shards_used": m.shards,
-                "leaderless": len(m.leaderless) if hasattr(m, "leaderless") else None}
-        tasks.append(dist.task_cpu["bench"])
-    # after the timing: the output's digest, from a replay that keeps its timeline
-    dist = replay_on_executors(spark, events, shards, groups=groups)
-    info["digest"] = output_digest(dist)
-    dist.release()
-    spark.stop()
-    jobs = spark_jobs(evdir)
-    shutil.rmtree(evdir, ignore_errors=True)
-    return {"master": master, "shards": shards, "spark_start_s": start_s, "wall": walls, "cpu": cpus, "tasks": tasks,
-            "split": [wall_split(jobs, a, z) for a, z in spans], **info}
+        self.info = {"intervals": counted[-1], "replayed_whole": dist.replayed_whole, "shards_used": m.shards,
+                     "leaderless": len(m.leaderless) if hasattr(m, "leaderless") else None}
+        self.tasks.append(dist.task_cpu["bench"])
+        return self.walls[-1]
+
+    def finish(self) -> dict:
+        # after the timing: the output's digest, from a replay that keeps its timeline
+        dist = self._replay()
+        self.info["digest"] = output_digest(dist)
+        dist.release()
+        self.spark.stop()
+        jobs = spark_jobs(self.evdir)
+        shutil.rmtree(self.evdir, ignore_errors=True)
+        return {"master": self.master, "shards": self.shards, "spark_start_s": self.start_s, "wall": self.walls,
+                "cpu": self.cpus, "tasks": self.tasks, "split": [wall_split(jobs, a, z) for a, z in self.spans],
+                **self.info}
+
+
+def distributed(parquet: str, master: str, shards: int, runs: int, pids: tuple[int, ...] = ()) -> dict:
+    """``runs`` replays in this (fresh) process, one after the other."""
+    r = Replays(parquet, master, shards, pids)
+    for _ in range(runs):
+        r.run()
+    return r.finish()
+
+
+def serve(parquet: str, master: str, shards: int, pids: tuple[int, ...] = ()) -> None:
+    """``Replays`` driven from stdin, one line per command (``run``, ``finish``); answers on stdout, each a JSON
+    line after the marker ``REPLY``: how the interleaved comparison (``interleaved``) runs two configurations."""
+    r = Replays(parquet, master, shards, pids)
+    print("REPLY " + json.dumps({"ready": True}), flush=True)
+    for line in sys.stdin:
+        cmd = line.strip()
+        if cmd == "run":
+            print("REPLY " + json.dumps({"wall": r.run()}), flush=True)
+        elif cmd == "finish":
+            print("REPLY " + json.dumps(r.finish()), flush=True)
+            return
+
+
+class _Server:
+    """A ``serve`` child process."""
+
+    def __init__(self, args: list, cpus: int | None):
+        self.err = tempfile.TemporaryFile("w+")
+        self.proc = subprocess.Popen([sys.executable, __file__, "_serve", *map(str, args)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=self.err, text=True, cwd=REPO,
+                                     preexec_fn=on_cpus(range(cpus)) if cpus else None)
+
+    def ask(self, cmd: str | None = None) -> dict:
+        if cmd is not None:
+            self.proc.stdin.write(cmd + "\n")
+            self.proc.stdin.flush()
+        for line in self.proc.stdout:
+            if line.startswith("REPLY "):
+                return json.loads(line[len("REPLY "):])
+        self.err.seek(0)
+        raise SystemExit(f"replay server failed:\n{self.err.read()[-3000:]}")
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        self.err.close()
+
+
+def interleaved(a: tuple[list, int | None], b: tuple[list, int | None], runs: int) -> tuple[dict, dict]:
+    """Two configurations (``serve`` arguments, CPUs to pin to), each in its own process and Spark session,
+    both up at once and taking turns: run i of one, then of the other, the order swapped every round (a b, b a,
+    ...). A host that speeds up or slows down during the measurement then touches both alike; run i of each is
+    a pair."""
+    servers = [_Server(*a), _Server(*b)]
+    try:
+        for s in servers:
+            s.ask()
+        for i in range(runs):
+            for s in (servers if i % 2 == 0 else servers[::-1]):
+                s.ask("run")
+        return servers[0].ask("finish"), servers[1].ask("finish")
+    finally:
+        for s in servers:
+            s.close()
 
 
 def _shards(run: dict) -> str:
@@ -248,7 +330,8 @@ def _speedup_line(what: str, one_name: str, two_name: str, one: dict, two: dict,
            f"{n / b:,.0f} events/s; {two_name} median {d:.1f}s ({runs_text(two['wall'])}; {med(two['cpu']):.1f} CPU s) "
            f"= {n / d:,.0f} events/s: **speed-up {b / d:.2f}x** (goal 1.8x: {'met' if b / d >= 1.8 else 'missed'}; "
            f"CPU seconds {med(two['cpu']) / med(one['cpu']):.2f}x the baseline's; fastest runs "
-           f"{min(one['wall']):.1f} -> {min(two['wall']):.1f} s: {min(one['wall']) / min(two['wall']):.2f}x)")
+           f"{min(one['wall']):.1f} -> {min(two['wall']):.1f} s: {min(one['wall']) / min(two['wall']):.2f}x; "
+           f"run by run {runs_text([x / y for x, y in zip(one['wall'], two['wall'])], '{:.2f}')}x)")
     # Load-proof: the Python tasks' own CPU seconds. The shards run side by side, each with its own phase 1
     # (logs alone), or after phase 1's own task on big clusters: the critical path is that task (if any) plus
     # the slowest shard.
@@ -274,6 +357,10 @@ def _child(mode: str, *args, cpus: int | None = None) -> dict:
 
 
 def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "_serve":
+        pids = tuple(int(x) for x in sys.argv[5].split(",")) if len(sys.argv) > 5 else ()
+        serve(sys.argv[2], sys.argv[3], int(sys.argv[4]), pids)
+        return
     if len(sys.argv) > 1 and sys.argv[1] in ("_one_core", "_distributed"):
         if sys.argv[1] == "_one_core":
             print(json.dumps(one_core(sys.argv[2], int(sys.argv[3]))))
@@ -293,6 +380,9 @@ def main() -> None:
     ap.add_argument("--layout", choices=("ingest", "audit"), default="ingest",
                     help="the events as the ingest's output partitions (default), or as the audit's events table "
                          "(one sorted file per cluster and day), which is what `audit` replays")
+    ap.add_argument("--interleave", action="store_true",
+                    help="run the two configurations of each comparison at once, in turns (a b, b a, ...), instead of "
+                         "all runs of one then all of the other: a host whose speed drifts touches both alike")
     ap.add_argument("--record", action="store_true")
     args = ap.parse_args()
 
@@ -318,11 +408,15 @@ def main() -> None:
                  f"process peak RSS {one['vm_hwm_mb']:,.0f} MB (events loaded in {one['load_s']:.1f}s, not timed)")
         print(line1, flush=True)
         pin = " (pinned: each executor core on a CPU of its own)" if args.pin else ""
-        base = _child("_distributed", parquet, "local[1]", 1, args.runs, cpus=1 if args.pin else None)
+        if args.interleave:
+            base, two = interleaved(([parquet, "local[1]", 1], 1 if args.pin else None),
+                                    ([parquet, "local[2]", 2], 2 if args.pin else None), args.runs)
+        else:
+            base = _child("_distributed", parquet, "local[1]", 1, args.runs, cpus=1 if args.pin else None)
+            loads.append(load_avg())
+            two = _child("_distributed", parquet, "local[2]", 2, args.runs, cpus=2 if args.pin else None)
         loads.append(load_avg())
         print(f"local[1], 1 shard: {runs_text(base['wall'])} s", flush=True)
-        two = _child("_distributed", parquet, "local[2]", 2, args.runs, cpus=2 if args.pin else None)
-        loads.append(load_avg())
         print(f"local[2], 2 shards: {runs_text(two['wall'])} s", flush=True)
         line2 = _speedup_line("replay_on_executors (Parquet events -> shards, each running phase 1 -> timeline rows "
                               f"counted, shard outputs merged on the driver){pin}", f"local[1] with {_shards(base)}",
@@ -331,13 +425,19 @@ def main() -> None:
         print(line2, flush=True)
         lines = [line2]
         if not args.no_standalone:
-            with Standalone(1, pin=args.pin) as one_w:
-                sa1 = _child("_distributed", parquet, one_w.url, 1, args.runs, ",".join(map(str, one_w.pids)),
-                             cpus=1 if args.pin else None)
-            loads.append(load_avg())
-            with Standalone(2, pin=args.pin) as two_w:
-                sa2 = _child("_distributed", parquet, two_w.url, 2, args.runs, ",".join(map(str, two_w.pids)),
-                             cpus=1 if args.pin else None)
+            drv = 1 if args.pin else None  # the driver on CPU 0, with the master and the first worker
+            if args.interleave:
+                with Standalone(1, pin=args.pin) as one_w, Standalone(2, pin=args.pin) as two_w:
+                    sa1, sa2 = interleaved(([parquet, one_w.url, 1, ",".join(map(str, one_w.pids))], drv),
+                                           ([parquet, two_w.url, 2, ",".join(map(str, two_w.pids))], drv), args.runs)
+            else:
+                with Standalone(1, pin=args.pin) as one_w:
+                    sa1 = _child("_distributed", parquet, one_w.url, 1, args.runs, ",".join(map(str, one_w.pids)),
+                                 cpus=drv)
+                loads.append(load_avg())
+                with Standalone(2, pin=args.pin) as two_w:
+                    sa2 = _child("_distributed", parquet, two_w.url, 2, args.runs, ",".join(map(str, two_w.pids)),
+                                 cpus=drv)
             loads.append(load_avg())
             pin_sa = " (pinned: worker i and its executor on CPU i; driver and master on CPU 0)" if args.pin else ""
             line3 = _speedup_line(f"Spark standalone on 127.0.0.1 (workers of 1 core, 2 GB){pin_sa}", f"1 worker with {_shards(sa1)}",
@@ -351,6 +451,7 @@ def main() -> None:
         if args.record:
             cmd = (f"`.venv/bin/python benchmarks/replay_bench.py --size-gb {args.size_gb:g} --days {args.days:g} "
                    f"--runs {args.runs}{' --no-standalone' if args.no_standalone else ''}"
+                   f"{' --interleave' if args.interleave else ''}"
                    f"{' --layout audit' if args.layout == 'audit' else ''}"
                    f"{' --pin' if args.pin else ''} --record`")
             body = "".join(f"  - {x}\n" for x in [line1, *lines])
