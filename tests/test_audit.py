@@ -190,3 +190,24 @@ def test_audit_page_draws_in_chromium(runs, tmp_path):
     loaded = load(page, tmp_path, screenshot=False)
     assert loaded.console == []
     assert f'data-drawn="{len(blob["figures"])}"' in loaded.dom and len(blob["figures"]) == 5
+
+
+def test_a_cluster_whose_files_are_all_removed_leaves_the_tables(spark, tmp_path):
+    """Its files gone from the root, a rerun replays a cluster with no events left: its timeline, incidents and
+    state go (the replay's timeline write is the new truth for every cluster it was asked for, those with no
+    rows too); the other cluster's tables keep their bytes."""
+    spec = AuditSpec(clusters=2, days=2, brokers=3, bytes_per_file=4000, seed=5, partitions=20, incidents_per_day=1.0)
+    root, out = tmp_path / "root", tmp_path / "out"
+    write_audit_tree(spec, root)
+    gone, kept = sorted(p.name.split("=", 1)[1] for p in root.glob("cluster=*"))
+    opts = AuditOptions(str(root), out, shards=2)
+    run_audit(opts)
+    assert (out / "tables" / "partition_timeline" / f"cluster={gone}").is_dir()
+    before = {k: v for k, v in table_files(out).items() if f"cluster={kept}" in k}
+    shutil.rmtree(root / f"cluster={gone}")
+    s = run_audit(opts)
+    assert s["files_removed"] > 0
+    after = table_files(out)
+    assert not [k for k in after if f"cluster={gone}" in k]
+    assert {k: v for k, v in after.items() if f"cluster={kept}" in k} == before
+    assert not list((out / "clusters").glob(f"{gone}*"))
