@@ -9,8 +9,7 @@ from forensics.audit.distributed import BATCH_ROWS, OUT_ARROW, _rows_table
 
 def test_a_shards_rows_leave_in_batches_of_at_most_batch_rows():
     n = 2 * BATCH_ROWS + 123
-    rows = {"topic": [f"t-{i % 7}" for i in range(n)], "partition": list(range(n)), "row_kind": ["timeline"] * n,
-            "_bucket": [1] * n, "payload": [None] * n}
+    rows = {"topic": [f"t-{i % 7}" for i in range(n)], "partition": list(range(n)), "_bucket": [1] * n}
     table = _rows_table(rows, n)
     batches = table.to_batches()
     assert [b.num_rows for b in batches] == [BATCH_ROWS, BATCH_ROWS, 123]
@@ -19,5 +18,5 @@ def test_a_shards_rows_leave_in_batches_of_at_most_batch_rows():
 
 
 def test_a_small_result_is_one_batch():
-    table = _rows_table({"row_kind": ["shard"], "_bucket": [0], "payload": [b"x"]}, 1)
+    table = _rows_table({"topic": ["t"], "partition": [0], "_bucket": [0]}, 1)
     assert [b.num_rows for b in table.to_batches()] == [1]
