@@ -88,7 +88,7 @@ def one_core(parquet: str, runs: int) -> dict:
     """In this (fresh) process: the events as the driver holds them, then replay_cluster, timed."""
     import pyarrow.parquet as pq
 
-    from forensics.pipeline import drop_log_copies
+    from forensics.pipeline import drop_log_copies, replay_order
     from parsers.schema import event_from_row
     from replay_engine.api import replay_cluster
 
@@ -100,7 +100,7 @@ def one_core(parquet: str, runs: int) -> dict:
     table = table.set_column(table.schema.get_field_index("ts"), "ts", table.column("ts").cast("int64"))
     events = [event_from_row(r) for r in table.to_pylist()]
     del table
-    events.sort(key=lambda e: (e.cluster or "", e.ts or 0, e.source_file or "", e.source_pos or 0, e.source_sub))
+    events.sort(key=replay_order)
     events, _ = drop_log_copies(events)
     load_s = time.perf_counter() - t
     cpu, wall = [], []

@@ -11,6 +11,7 @@ writes them for a 30-broker cluster; the replay took ~3,700 such partitions offl
 """
 from pathlib import Path
 
+from forensics.pipeline import replay_order
 from forensics.sources import parse_folder_in_process
 from replay_engine.api import replay_cluster
 
@@ -50,7 +51,7 @@ def _replay(tmp_path: Path):
         f.parent.mkdir(parents=True, exist_ok=True)
         f.write_text("\n".join(lines) + "\n")
     events = parse_folder_in_process(tmp_path, "c")
-    events.sort(key=lambda e: (e.ts or 0, e.source_file or "", e.source_pos or 0, e.source_sub))
+    events.sort(key=replay_order)
     return replay_cluster(events, "c")
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import REAL_LOGS, SAMPLES, ZK_REAL
 
+from forensics.pipeline import replay_order
 from forensics.sources import collect_inputs
 from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
@@ -108,7 +109,7 @@ def test_shards_that_run_phase_1_themselves_equal_the_whole(root, buckets):
     if is_kraft(events) or ctx.zk:
         pytest.skip("phase 1 runs only for clusters split from logs alone")
     per = [[] for _ in range(buckets)]
-    for ev in sorted(events, key=lambda e: (e.ts or 0, e.source_file or "", e.source_pos or 0, e.source_sub)):
+    for ev in sorted(events, key=replay_order):
         for b in routes(ev, buckets, hints=True):
             per[b].append(ev)
     outs = [replay_shard_after_pass(per[b], root.name, b, buckets, ctx) for b in range(buckets)]

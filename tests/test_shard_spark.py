@@ -12,7 +12,7 @@ from conftest import REAL_LOGS
 from test_shard import load
 
 from forensics.audit.distributed import replay_on_executors
-from forensics.pipeline import drop_log_copies
+from forensics.pipeline import drop_log_copies, replay_order
 from parsers.schema import events_to_arrow
 from replay_engine.api import replay_cluster
 
@@ -22,7 +22,7 @@ CLUSTERS = ("AndreasTraut__kafka_2.13-2.8.0", "YehorYehorychev__Kafka", "minhdc2
 
 
 def ordered(events):
-    events = sorted(events, key=lambda e: (e.ts or 0, e.source_file or "", e.source_pos or 0, e.source_sub))
+    events = sorted(events, key=replay_order)
     return drop_log_copies(events)[0]  # as every executor task does
 
 

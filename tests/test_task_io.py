@@ -14,7 +14,7 @@ from conftest import REAL_LOGS
 from test_shard import load
 
 from forensics.audit.task_io import events_of, task_events, timeline_columns
-from forensics.pipeline import drop_log_copies
+from forensics.pipeline import drop_log_copies, replay_order
 from parsers.schema import event_from_row, events_to_arrow
 from replay_engine.api import replay_cluster
 from replay_engine.timeline import timeline_arrow_schema
@@ -26,7 +26,7 @@ def old_task_events(table: pa.Table):
     """What the tasks did before: a dict per row, then Python's sort and the copy filter."""
     table = table.set_column(table.schema.get_field_index("ts"), "ts", table.column("ts").cast(pa.int64()))
     events = [event_from_row(r) for r in table.to_pylist()]
-    events.sort(key=lambda e: (e.ts or 0, e.source_file or "", e.source_pos or 0, e.source_sub))
+    events.sort(key=replay_order)
     return drop_log_copies(events)[0]
 
 

@@ -53,11 +53,16 @@ def missing(buckets: dict[str, int], got: dict[tuple[str, int], tuple[bytes, boo
     cluster's when none came back; else, when a shard held cluster-wide events (every shard gets a copy of
     them, so every shard had rows), those not back. A shard given only its partitions' events may have had
     none, and then no task ran it."""
+    back: dict[str, set[int]] = {}
+    wide: set[str] = set()
+    for (cluster, bucket), (_, held_wide) in got.items():
+        back.setdefault(cluster, set()).add(bucket)
+        if held_wide:
+            wide.add(cluster)
     out: dict[str, list[int]] = {}
     for cluster, k in sorted(buckets.items()):
-        back = {b for (c, b) in got if c == cluster}
-        wide = any(got[(cluster, b)][1] for b in back)
-        lost = [b for b in range(k) if b not in back] if wide or not back else []
+        mine = back.get(cluster, set())
+        lost = [b for b in range(k) if b not in mine] if cluster in wide or not mine else []
         if lost:
             out[cluster] = lost
     return out
