@@ -31,46 +31,36 @@ def _broker_versions(events: list[Event], config: ConfigState) -> tuple[dict[int
     return out, notes
 
 
-def _dedupe_metadata(events: list[Event]) -> list[Event]:
-    """The same metadata record read from two copies (segment and checkpoint, two nodes) counts once."""
-    seen: set[tuple] = set()
-    out = []
-    for e in events:
-        if e.source_kind == "kraft_metadata":
-            key = (e.source_pos, e.source_sub, e.event_type, e.topic, e.partition, e.subject_broker)
-            if key in seen:
-                continue
-            seen.add(key)
-        out.append(e)
-    return out
-
-
-def replay_kraft(events: list[Event], cluster: str | None) -> ReplayResult:
+def replay_kraft(events: list[Event], cluster: str | None, keep_tp: Callable[[tuple[str, int]], bool] | None = None,
+                 kpass=None, context: ClusterContext | None = None) -> ReplayResult:
+    """A KRaft cluster's replay; a shard of it with ``keep_tp``, phase 1's ``kpass`` (``replay_engine.kraft_split``)
+    and the whole cluster's ``context`` (``kraft_pass.kraft_context``)."""
     with cycle_gc_paused():
-        return _replay_kraft(events, cluster)
+        return _replay_kraft(events, cluster, keep_tp, kpass, context)
 
 
-def _replay_kraft(events: list[Event], cluster: str | None) -> ReplayResult:
+def _replay_kraft(events, cluster, keep_tp, kpass, context) -> ReplayResult:
     from replay_engine.from_events import Coverage
     from replay_engine.kraft import KraftReplay
-    from replay_engine.kraft_facts import kraft_facts, kraft_order
+    from replay_engine.kraft_facts import kraft_facts, prepared
 
-    events = kraft_order(_dedupe_metadata(events))
+    events, ctx = prepared(events, context)
     version = next(((e.detail or {}).get("version") for e in events if e.event_type == "kafka_version"), None)
     config = ConfigState(version=parse_version(version))
     if config.version is not None:
         config.version_source = f"logged 'Kafka version: {version}'"
     ctrl = KraftReplay(config)
-    ctrl.run(kraft_facts(events, config.version))
+    if keep_tp is not None:
+        ctrl.journal = []
+    ctrl.run(kraft_facts(events, config.version, kpass, ctx, keep_tp))
     retire(ctrl)
-    ts = [e.ts for e in events if e.ts]
-    stream = FactStream([], "kraft", Coverage(), version, min(ts) if ts else None, max(ts) if ts else None, None, [])
+    stream = FactStream([], "kraft", Coverage(), version, ctx.trace_start, ctx.trace_end, None, [])
     if not ctrl.has_records:
         stream.notes.append("no __cluster_metadata log given: leader changes come from the broker logs and the "
                             "replay's own PartitionChangeBuilder decisions")
     recorded = (lambda _ts, _c, _k: True) if ctrl.has_records else None
     versions, version_notes = _broker_versions(events, config)
-    return assemble(ctrl, stream, cluster=cluster, mode="kraft", recorded=recorded, events=events,
+    return assemble(ctrl, stream, cluster=cluster, mode="kraft", recorded=recorded, events=events, keep_tp=keep_tp,
                     notes=list(stream.notes) + version_notes, broker_versions=versions)
 
 
@@ -78,24 +68,24 @@ def replay_cluster(events: Iterable[Event], cluster: str | None = None,
                    overrides: dict[str, str] | None = None,
                    topic_overrides: dict[str, dict[str, str]] | None = None,
                    keep_tp: Callable[[tuple[str, int]], bool] | None = None,
-                   context: ClusterContext | None = None) -> ReplayResult:
+                   context: ClusterContext | None = None, kpass=None) -> ReplayResult:
     """Replay ONE cluster's events (all sources mixed; ordering is done here).
 
     ``keep_tp`` replays only the partitions it accepts, with every cluster-wide fact (a shard, see
-    ``replay_engine.shard``); ZooKeeper mode only: a KRaft metadata log is replayed whole.
+    ``replay_engine.shard``); a KRaft cluster's shard needs phase 1's ``kpass`` too (``replay_engine.kraft_split``).
     """
     with cycle_gc_paused():
-        return _replay_cluster(events, cluster, overrides, topic_overrides, keep_tp, context)
+        return _replay_cluster(events, cluster, overrides, topic_overrides, keep_tp, context, kpass)
 
 
-def _replay_cluster(events, cluster, overrides, topic_overrides, keep_tp, context) -> ReplayResult:
+def _replay_cluster(events, cluster, overrides, topic_overrides, keep_tp, context, kpass=None) -> ReplayResult:
     from replay_engine.kraft_facts import is_kraft
 
     events = list(events)
     if is_kraft(events):
-        if keep_tp is not None:
-            raise ValueError("KRaft clusters are replayed whole, not by partition shard")
-        return replay_kraft(events, cluster)
+        if keep_tp is not None and kpass is None:
+            raise ValueError("a KRaft cluster's shard needs phase 1 (replay_engine.kraft_split.phase1)")
+        return _replay_kraft(events, cluster, keep_tp, kpass, context)
     ctrl, stream = zk_replay_of(events, context, overrides, topic_overrides)
     if keep_tp is not None:
         stream.facts = shard_facts(stream.facts, keep_tp)

@@ -326,6 +326,24 @@ class RecordHint(Fact):
     role = "record"
 
 
+@dataclass
+class LeaderActiveHint(Fact):
+    """A KRaft partition shard's view of another shard's broker line that showed its leader active (from logs
+    alone, ``KraftReplay._observed``): only what it says of that broker's liveness is taken from it. A
+    ``candidate`` is phase 1's guess, taken only where the leader was not acceptable (``kraft_split``)."""
+
+    leader: int = -1
+    key: tuple = ()
+    candidate: bool = False
+
+    role = "observation"
+
+
+@dataclass
+class MetadataLogBegins(Fact):
+    """The __cluster_metadata log's first partition record: from here on its records say every decision."""
+
+
 # ---- KRaft-only meanings (kraft_facts.py) -----------------------------------------------------------
 # A partition epoch (bumped by every PartitionChangeRecord) sits where ZooKeeper mode keeps the znode version:
 # ``zk_version``, as the partition store names it for both.

@@ -118,6 +118,11 @@ class ClusterContext:
     trace_start: int | None = None
     trace_end: int | None = None
     zk: bool = False  # ZooKeeper transaction data present (mode 'zk')
+    # KRaft (replay_engine.kraft_pass.kraft_context): each file's writer (its lowest broker id), topic id -> name,
+    # and the first and last time of a quorum controller's own line or a metadata record
+    writers: dict[str, int] = field(default_factory=dict)
+    topic_ids: dict[str, str] = field(default_factory=dict)
+    controller_view: tuple[int, int] | None = None
 
 
 def log_window_kind(source_file: str | None, logger: str | None = None) -> str | None:

@@ -30,7 +30,7 @@ from replay_engine.kraft_point import (created_leader, isr_after_leader_left, st
                                        previous_from_leader_line, rederive_stated_leader,
                                        stated_leader_whatever_the_isr)
 from replay_engine.partition import UNKNOWN, BrokerPeriod, Decision, PState, Tenure
-from replay_engine.kraft_facts import KraftStream
+from replay_engine.kraft_facts import KraftStream, liveness_key
 from replay_engine.roles import Router
 from replay_engine.states import NON_EXISTENT, OFFLINE, ONLINE
 from replay_engine.timeline import TimelineBuilder, View
@@ -73,6 +73,8 @@ class KraftReplay:
         self.unclean_elections: list[Decision] = []
         self.recent_gone: dict[int, int] = {}  # broker -> when it was fenced / began controlled shutdown
         self.has_records = False
+        self.journal: list[tuple] | None = None  # shard mode: every change of a broker's liveness, in order
+        self.inferred: list[tuple] = []  # lines of its own partitions that showed a leader active (kraft_split)
         # (partition, leader epoch) -> the replay's decision that reached it: a broker may state an epoch after the
         # replay has already taken the next step (the replay reads the quorum's 'Replayed' lines before brokers apply
         # the same records), and is then judged against the decision of its own epoch
@@ -104,9 +106,11 @@ class KraftReplay:
                     F.ControlledShutdownRequest: self._controlled_shutdown, F.TopicNamed: self._topic_named,
                     F.TopicGone: self._topic_gone, F.TopicConfig: self._topic_config,
                     F.BrokerConfig: self._broker_config, F.FeatureLevel: self._feature_level,
-                    F.KafkaVersion: self._kafka_version, F.LeaderIsrChange: self._isr_updated},
+                    F.KafkaVersion: self._kafka_version, F.LeaderIsrChange: self._isr_updated,
+                    F.MetadataLogBegins: self._metadata_log_begins},
             records={F.PartitionRegistration: self._partition_record, F.PartitionChange: self._partition_change},
-            observations={F.ObservedState: self._observation, F.BrokerRegistrationObserved: self._registration_observed},
+            observations={F.ObservedState: self._observation, F.BrokerRegistrationObserved: self._registration_observed,
+                          F.LeaderActiveHint: self._leader_active_hint},
             evidence={F.Evidence: self._evidence})
 
     # ------------------------------------------------------------------ helpers
@@ -125,6 +129,8 @@ class KraftReplay:
 
     def _liveness(self, b: int, ts: int, ref: F.Ref, cause: str) -> None:
         self.liveness_at[b] = ts
+        if self.journal is not None:
+            self.journal.append((ts, b, cause, ref.source_file, ref.source_pos, ref.event))
         # A broker in controlled shutdown may not lead: for availability it has left already.
         up = b in self.registered and b not in self.fenced and b not in self.cs
         was = b in self.live
@@ -243,6 +249,24 @@ class KraftReplay:
         self._liveness(b, f.ts, f.ref, "controlled_shutdown")
         if not self.has_records:
             self._replay_leaving(b, f)
+
+    def _leader_active(self, leader: int, ts: int, ref: F.Ref) -> None:
+        self.registered.setdefault(leader, None)
+        self.fenced.discard(leader)
+        self.cs.discard(leader)
+        self._liveness(leader, ts, ref, "elected leader")
+
+    def _leader_active_hint(self, f: F.LeaderActiveHint) -> None:
+        """Another shard's line showed ``f.leader`` active (its own shard decided, with its partition's state). Phase
+        1's candidates are taken where the leader was not acceptable, as the line's own shard mostly finds."""
+        if f.candidate:
+            if self.has_records or not (f.leader in self.fenced or f.leader in self.cs or f.leader not in self.registered):
+                return
+            self.inferred.append(f.key)
+        self._leader_active(f.leader, f.ts, f.ref)
+
+    def _metadata_log_begins(self, f: F.MetadataLogBegins) -> None:
+        self.has_records = True
 
     def _topic_named(self, f: F.TopicNamed) -> None:
         self.topic_names[f.topic_id] = f.topic
@@ -768,9 +792,7 @@ class KraftReplay:
             # a follower's line names the leader of the epoch it starts just as the leader's own line does. A line
             # stating the very leader the replay elected at that epoch is a broker applying, late, a decision taken
             # while that leader was acceptable: it says nothing of the leader now (it may be shutting down since).
-            self.registered.setdefault(leader, None)
-            self.fenced.discard(leader)
-            self.cs.discard(leader)
-            self._liveness(leader, f.ts, f.ref, "elected leader")
+            self.inferred.append(liveness_key(f))
+            self._leader_active(leader, f.ts, f.ref)
         self.store.move(p, ONLINE if leader >= 0 else OFFLINE, OBSERVED, f.ts, f.ref)
         self._show(p, f.ts, f.ref, "observed")

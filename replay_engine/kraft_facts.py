@@ -7,33 +7,29 @@ ConfigRecord is a topic's or the cluster's dynamic config; a broker's "starts at
 ``ObservedState``. KRaft-only meanings (a registration's epoch and fence, a topic id, a feature level, a
 partition epoch and ELR) have their own facts in ``facts.py``.
 
-Which lines are history and which are echoes is settled here, over all of the cluster's events, as are topic
-names (the quorum controller's lines name topic ids, the brokers' name both) and which brokers a metadata batch
-takes out: a fact carries what its handler needs, so the replay never reads an event.
+What crosses partitions (which lines are history, which records were rolled back, topic names, which brokers a
+metadata batch takes out, where the metadata log's records begin) is settled over all of the cluster's events in
+``kraft_pass``; echoes are matched here. A fact carries what its handler needs, so the replay never reads an
+event. A partition shard converts its own partitions' events and every cluster-wide one, with phase 1's
+``KraftPass`` (``cut``).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable
 
 from parsers.schema import Event
 from replay_engine import facts as F
-from replay_engine import rules as R
-from replay_engine.from_events import ref_of
-from replay_engine.kraft_evidence import (previous_registration, quorum_epoch_holes, renounce_findings,
-                                          reverted_on_renounce, topic_names_from_lines, uncommitted_in_metadata_log)
+from replay_engine.from_events import ClusterContext, ref_of
+from replay_engine.kraft_evidence import previous_registration
+from replay_engine.kraft_pass import (KraftPass, echo_lines, event_key, in_bursts, kraft_context, kraft_pass,
+                                      order_key, ordered)
 
 KRAFT_TYPES = frozenset({"partition_record", "partition_change", "topic_record", "topic_removed", "kraft_leader_change",
                          "broker_fenced", "broker_unfenced", "broker_registration_change", "broker_unregistered",
                          "broker_heartbeat_timeout", "feature_level", "config_record", "metadata_record"})
 ZK_CONTROLLER_TYPES = frozenset({"controller_elected", "partition_state_change", "zk_txn", "partition_state_written",
                                  "broker_failed"})
-
-# A controller loading its log re-logs every record ("Replayed ...") within moments: that is history, not news.
-BURST_WINDOW_US = 2_000_000
-BURST_MIN = 20
-# Every quorum member logs the record it replays: the same record from several writers counts once.
-ECHO_WINDOW_US = 2_000_000
 
 _OBSERVED_LINES = {"become_leader": "leader", "become_follower": "follower", "leader_and_isr_received": None}
 
@@ -64,35 +60,48 @@ class KraftStream:
     controller_view: tuple[int, int] | None = None
 
 
-def kraft_facts(events: list[Event], version: tuple[int, ...] | None = None) -> KraftStream:
-    """Events of ONE cluster, in ``kraft_order`` -> the facts the KRaft replay runs over, in the same order.
-    ``version``: the Kafka version whose rules say which records a renounce rolled back."""
-    history, echoes = history_and_echoes(events)
-    names = topic_names_from_lines(events)
-    leaving = leaving_by_batch(events)
-    reverted = reverted_on_renounce(events)
-    uncommitted = uncommitted_in_metadata_log(events, lambda offsets, n: R.decide("kraft.renounce", version, offsets, n))
-    undone: dict[int, list[Event]] = {}
+def prepared(events: list[Event], ctx: ClusterContext | None = None) -> tuple[list[Event], ClusterContext]:
+    """One cluster's events in the KRaft replay's order (``kraft_pass.ordered``), and the whole cluster's
+    context (``ctx``, else that of these events)."""
+    ctx = ctx if ctx is not None else kraft_context(events)
+    return ordered(events, ctx.writers), ctx
+
+
+def kraft_facts(events: list[Event], version: tuple[int, ...] | None = None, kpass: KraftPass | None = None,
+                ctx: ClusterContext | None = None, keep_tp: Callable[[F.TP], bool] | None = None) -> KraftStream:
+    """Events of ONE cluster, in ``prepared`` order -> the facts the KRaft replay runs over, in the same order.
+    ``version``: the Kafka version whose rules say which records a renounce rolled back; ``ctx`` and ``kpass``:
+    what the whole cluster says (``kraft_pass``), by default of these events; ``keep_tp``: a shard's partitions
+    (``cut``)."""
+    ctx = ctx if ctx is not None else kraft_context(events)
+    if kpass is None:
+        kpass = kraft_pass(events, version, ctx.writers)
+    history = in_bursts(kpass.bursts)
+    echoes = echo_lines(events)
+    names = dict(ctx.topic_ids)
+    leaving = kpass.leaving
+    skip = kpass.skip
+    records_from, order = kpass.records_from, order_key(ctx.writers)
     out: list[F.Fact] = []
     quorum_leader: tuple | None = None  # (controller, epoch) as last stated
     loading: dict[int, tuple[int, int]] = {}  # controller -> (offset, quorum epoch) of the snapshot it is loading
     for i, ev in enumerate(events):
+        if records_from is not None and order(ev) >= records_from:
+            # from the metadata log's first partition record on, the records say every decision: in every shard
+            out.append(F.MetadataLogBegins(records_from[0], F.Ref(records_from[0], "metadata_log_begins",
+                                                                  records_from[4] or None, records_from[2], "")))
+            records_from = None
         if ev.event_type == "kraft_snapshot_load" and ev.controller_id is not None:
             d = ev.detail or {}
             if d.get("phase") == "start":
                 loading[ev.controller_id] = (int(d["loaded_offset"]), int(d["loaded_epoch"]))
             else:
                 loading.pop(ev.controller_id, None)
-        if i in reverted and R.decide("kraft.renounce.failed_write", version,
-                                      (events[reverted[i]].detail or {}).get("exception")):
-            undone.setdefault(reverted[i], []).append(ev)  # rolled back by the controller's renounce: not replayed
-            continue
-        if i in uncommitted:
-            undone.setdefault(uncommitted[i], []).append(ev)  # appended, never committed: not replayed
-            continue
+        if skip and event_key(ev) in skip:
+            continue  # rolled back by the controller's renounce, or appended and never committed: not replayed
         if i in echoes:
             continue
-        if i in history:
+        if history(ev):
             # the state it describes, not something that just happened (as of the snapshot being loaded, if one is)
             out.extend(_restated(ev, names, loading.get(ev.controller_id if ev.controller_id is not None
                                                         else ev.broker_id)))
@@ -121,11 +130,34 @@ def kraft_facts(events: list[Event], version: tuple[int, ...] | None = None) -> 
                 tp = _tp(ev, names) if ev.partition is not None else None
                 if ev.subject_broker is not None or tp is not None:
                     out.append(F.Evidence(ev.ts or 0, ref_of(ev), kind=ev.event_type, broker=ev.subject_broker, tp=tp))
-    view = [e.ts for e in events if e.ts is not None and (
-        e.source_kind == "kraft_metadata" or (e.logger or "").startswith("org.apache.kafka.controller"))]
-    return KraftStream(out, quorum_epoch_holes(events), renounce_findings(events, undone),
-                       min((e.ts for e in events if e.ts is not None), default=None),
-                       (min(view), max(view)) if view else None)
+    if keep_tp is not None:
+        out = cut(out, keep_tp, kpass.liveness)
+    return KraftStream(out, list(kpass.holes), [dict(f) for f in kpass.findings], ctx.trace_start, ctx.controller_view)
+
+
+def liveness_key(f: F.ObservedState) -> tuple:
+    return (f.ref.source_file, f.ref.source_pos, f.ref.event, f.tp)
+
+
+def cut(facts: list[F.Fact], keep_tp: Callable[[F.TP], bool], liveness: frozenset | None) -> list[F.Fact]:
+    """A shard's facts: the cluster-wide ones, and of the partition facts its own. Of another shard's partition
+    there stays what it says of a broker: a line's evidence about it, and a leader shown active (``liveness``:
+    the keys phase 1 expects to, or None in phase 1 itself, which takes every leader's own line as a candidate)."""
+    out: list[F.Fact] = []
+    for f in facts:
+        tp = getattr(f, "tp", None)
+        if tp is None or keep_tp(tp):
+            out.append(f)
+        elif isinstance(f, F.Evidence):
+            if f.broker is not None:
+                out.append(replace(f, tp=None))
+        elif isinstance(f, F.ObservedState) and not f.initial and f.leader is not None:
+            if liveness is None:
+                if f.became == "leader" and f.ref.broker == f.leader:
+                    out.append(F.LeaderActiveHint(f.ts, f.ref, leader=f.leader, key=liveness_key(f), candidate=True))
+            elif liveness_key(f) in liveness:
+                out.append(F.LeaderActiveHint(f.ts, f.ref, leader=f.leader, key=liveness_key(f)))
+    return out
 
 
 def _tp(ev: Event, names: dict[str, str]) -> F.TP | None:
@@ -307,73 +339,3 @@ _CONVERT = {
     "isr_updated": _isr_updated,
     **dict.fromkeys(_OBSERVED_LINES, _observed),
 }
-
-
-def leaving_by_batch(events: list[Event]) -> dict[int, set[int]]:
-    """Batch base offset -> brokers a metadata batch fences, unregisters or puts in controlled shutdown.
-
-    handleBrokerFenced / handleBrokerUnregistered write the broker's partition changes *before* its fence or
-    unregister record, in the same batch: those changes were decided with the broker already out."""
-    out: dict[int, set[int]] = {}
-    for e in events:
-        d = e.detail or {}
-        if e.source_kind != "kraft_metadata" or e.subject_broker is None or d.get("batch_base_offset") is None \
-                or d.get("snapshot_offset") is not None:
-            continue
-        out_now = e.event_type in ("broker_fenced", "broker_unregistered") or (
-            e.event_type == "broker_registration_change" and (d.get("fenced") == 1 or d.get("in_controlled_shutdown") == 1))
-        if out_now:
-            out.setdefault(d["batch_base_offset"], set()).add(e.subject_broker)
-    return out
-
-
-def _is_replay_line(e: Event) -> bool:
-    return e.source_kind == "broker_log" and "Replayed " in (e.raw or "")[:200]
-
-
-def history_and_echoes(events: list[Event]) -> tuple[set[int], set[int]]:
-    """Indexes of log events that re-state history (start-up bursts) and of echoes from other controllers."""
-    history: set[int] = set()
-    by_writer: dict[object, list[int]] = {}
-    for i, e in enumerate(events):
-        if _is_replay_line(e) and e.ts is not None:
-            by_writer.setdefault((e.broker_id, e.source_file), []).append(i)
-    for idxs in by_writer.values():
-        start = 0
-        for end in range(len(idxs)):
-            while events[idxs[end]].ts - events[idxs[start]].ts > BURST_WINDOW_US:
-                start += 1
-            if end - start + 1 >= BURST_MIN:
-                history.update(idxs[start:end + 1])
-    echoes: set[int] = set()
-    last: dict[tuple, tuple[int, object]] = {}
-    for i, e in enumerate(events):
-        if e.source_kind != "broker_log" or not _is_replay_line(e) or e.ts is None:
-            continue
-        d = e.detail or {}
-        key = (e.event_type, e.subject_broker, e.topic, e.partition, d.get("broker_epoch"), d.get("fenced"),
-               d.get("in_controlled_shutdown"), d.get("topic_id"))
-        prev = last.get(key)
-        if prev is not None and e.ts - prev[0] <= ECHO_WINDOW_US and prev[1] != e.broker_id:
-            echoes.add(i)
-            continue
-        last[key] = (e.ts, e.broker_id)
-    return history, echoes
-
-
-def kraft_order(events: list[Event]) -> list[Event]:
-    """Metadata records in log order (offset), log lines by time; merged by time, records first on ties.
-
-    Lines of one file in the same millisecond keep the file's order: a line without the writer's id in it
-    (PartitionChangeBuilder's) is ordered as its file's writer, not before every broker's lines."""
-    writer: dict[str, int] = {}
-    for e in events:
-        if e.broker_id is not None and e.source_file:
-            writer[e.source_file] = min(writer.get(e.source_file, e.broker_id), e.broker_id)
-
-    def key(e: Event):
-        rank = 0 if e.source_kind == "kraft_metadata" else 1
-        pos = e.source_pos or 0
-        b = e.broker_id if e.broker_id is not None else writer.get(e.source_file or "", -1)
-        return (e.ts or 0, rank, pos if rank == 0 else 0, b, e.source_file or "", pos, e.source_sub)
-    return sorted(events, key=key)

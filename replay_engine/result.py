@@ -66,6 +66,8 @@ class ReplayResult:
     broker_versions: dict[int, str] = field(default_factory=dict)  # each broker's own logged 'Kafka version:'
     restarts: dict[str, Any] = field(default_factory=dict)  # failed starts and generated broker ids
     under_min_isr: list[UnderMinIsr] = field(default_factory=list)  # write outages with a live leader
+    # KRaft shard mode: lines of its own partitions that showed a leader active (replay_engine.kraft_split)
+    inferred: tuple = ()
 
     # ---------------------------------------------------------------- agreement
 
@@ -184,7 +186,7 @@ def assemble(replay, stream: FactStream, *, cluster: str | None, mode: str,
         [estimate_loss(d, events) for d in image.unclean_elections] if events is not None else [],
         leaderless_episodes(intervals, unavailable=True) if unavailable else [],
         tuple(replay.journal) if getattr(replay, "journal", None) is not None else None,
-        dict(broker_versions or {}), restarts, under)
+        dict(broker_versions or {}), restarts, under, tuple(getattr(replay, "inferred", ())))
 
 
 def _restarts(events: list[Event], leaderless: list[Leaderless], ar_history, intervals: list[Interval]) -> dict[str, Any]:

@@ -42,6 +42,9 @@ from replay_engine.cluster_pass import (
     journal_digest,
     phase1_events,
 )
+from replay_engine.kraft_pass import KraftPass, is_wide, kraft_context
+from replay_engine.kraft_split import line_key, shard_events
+from replay_engine.kraft_split import phase1 as kraft_phase1
 
 TP = tuple[str, int]
 
@@ -67,9 +70,13 @@ def in_bucket(bucket: int, buckets: int) -> Callable[[TP], bool]:
 def routes(ev: Event, buckets: int, hints) -> range | tuple[int, ...]:
     """The shards an event goes to (the same rule as the Spark router in ``forensics.audit``).
     ``hints``: None or False (ZooKeeper's log says it all), a ``ClusterPass`` (the records it kept go
-    to every shard), or True (every record to every shard, without phase 1)."""
+    to every shard), or True (every record to every shard, without phase 1); for a KRaft cluster its
+    ``KraftPass`` (the lines it took go to every shard)."""
     if ev.topic is None or ev.partition is None:
         return range(buckets)
+    if isinstance(hints, KraftPass):
+        wide = is_wide(ev) or (hints.liveness and line_key(ev) in hints.liveness)
+        return range(buckets) if wide else (bucket_of(ev.topic, ev.partition, buckets),)
     if hints and ev.event_type in RECORD_EVENT_TYPES and (hints is True or hints.needs(ev)):
         return range(buckets)
     return (bucket_of(ev.topic, ev.partition, buckets),)
@@ -141,6 +148,9 @@ class ShardOutput:
     topics: dict[str, dict[str, int]] = dataclasses.field(default_factory=dict)  # topic_spans: microseconds
     write_outages: list[dict[str, Any]] = dataclasses.field(default_factory=list)  # under min ISR, as JSON
     phase1_journal: str | None = None  # phase 1's journal, when the shard ran it itself (``replay_shard_after_pass``)
+    # KRaft: the lines of other partitions it applied as showing a leader active, and those of its own that did
+    hinted: frozenset | None = None
+    inferred: frozenset = frozenset()
     cpu_s: float = 0.0  # the task's own CPU seconds, when an executor ran it (benchmarks; not merged)
     steps: dict[str, float] = dataclasses.field(default_factory=dict)  # cpu_s by step (benchmarks; not merged)
 
@@ -203,7 +213,13 @@ def topic_stats(intervals, ar_history: dict, trace_end: int | None) -> dict[str,
 
 
 class ShardsDisagree(Exception):
-    """The shards saw the cluster differently: the cluster must be replayed whole."""
+    """The shards saw the cluster differently: the cluster must be replayed whole. ``found``: for a KRaft
+    cluster, the lines the shards found showing a leader active, where phase 1 foresaw others
+    (``replay_engine.kraft_split``)."""
+
+    def __init__(self, message: str, found: frozenset | None = None):
+        super().__init__(message)
+        self.found = found
 
 
 def replay_shard(events: list[Event], cluster: str | None, bucket: int, buckets: int, context,
@@ -231,6 +247,20 @@ def replay_shard_after_pass(events: list[Event], cluster: str | None, bucket: in
     out = replay_shard(mine, cluster, bucket, buckets, context, with_intervals)
     out.phase1_journal = cp.journal
     out.steps["phase1"] = phase1_s
+    return out
+
+
+def replay_kraft_shard(events: list[Event], cluster: str | None, bucket: int, buckets: int, context, kpass,
+                       with_intervals: bool = True) -> ShardOutput:
+    """A KRaft cluster's shard: ``events`` its own partitions', the cluster-wide ones and the lines ``kpass``
+    (phase 1, ``kraft_split.phase1``) took, or more (they are cut to those); ``context``: the whole cluster's
+    (``kraft_pass.kraft_context``)."""
+    from replay_engine.api import replay_kraft
+
+    keep = in_bucket(bucket, buckets)
+    res = replay_kraft(shard_events(events, keep, kpass), cluster, keep_tp=keep, kpass=kpass, context=context)
+    out = ShardOutput.of(res, bucket, kraft_journal(res.journal), with_intervals)
+    out.hinted, out.inferred = kpass.liveness, frozenset(res.inferred)
     return out
 
 
@@ -268,6 +298,14 @@ def merge(outputs: list[ShardOutput], expect: str | None = None) -> MergedReplay
     if not outputs:
         raise ValueError("no shard output")
     outputs = sorted(outputs, key=lambda o: o.bucket)
+    hinted = {o.hinted for o in outputs}
+    if len(hinted) > 1:
+        raise ShardsDisagree("the shards' phase 1 differed")
+    if hinted != {None}:
+        found = frozenset().union(*(o.inferred for o in outputs))
+        if found != next(iter(hinted)):
+            raise ShardsDisagree(f"phase 1 took {len(next(iter(hinted)))} line(s) as showing a leader active, the "
+                                 f"shards found {len(found)}", found)
     if len({o.phase1_journal for o in outputs}) > 1:
         raise ShardsDisagree("the shards' phase 1 differed")
     if expect is None:
@@ -315,8 +353,11 @@ def replay_sharded(events: list[Event], cluster: str | None, buckets: int) -> Me
     alone, several shards), then the shards, merged. Raises ``ShardsDisagree`` when the split was not
     exact (the caller replays the cluster whole)."""
     from replay_engine.from_events import cluster_context
+    from replay_engine.kraft_facts import is_kraft
 
     events = list(events)
+    if is_kraft(events):
+        return _kraft_sharded(events, cluster, buckets)
     ctx = cluster_context(events)
     hints = cluster_pass(phase1_events(events), ctx) if buckets > 1 and not ctx.zk else None
     per: list[list[Event]] = [[] for _ in range(buckets)]
@@ -325,6 +366,39 @@ def replay_sharded(events: list[Event], cluster: str | None, buckets: int) -> Me
             per[b].append(ev)
     return merge([replay_shard(per[b], cluster, b, buckets, ctx) for b in range(buckets)],
                  hints.journal if hints is not None else None)
+
+
+# Rounds a KRaft split may take to find the lines that show a leader active (a fixpoint; phase 1 mostly has it)
+KRAFT_ROUNDS = 8
+
+
+def _kraft_sharded(events: list[Event], cluster: str | None, buckets: int) -> MergedReplay:
+    ctx = kraft_context(events)
+    kp = kraft_phase1(events, ctx)
+    for _ in range(KRAFT_ROUNDS):
+        per: list[list[Event]] = [[] for _ in range(buckets)]
+        for ev in events:
+            for b in routes(ev, buckets, kp):
+                per[b].append(ev)
+        try:  # the first round against phase 1's journal too: the liveness it went through with its lines
+            return merge([replay_kraft_shard(per[b], cluster, b, buckets, ctx, kp) for b in range(buckets)],
+                         kp.journal)
+        except ShardsDisagree as exc:
+            if exc.found is None:
+                raise
+            kp = next_round(kp, exc.found)
+    raise ShardsDisagree(f"no agreement on the lines showing a leader active in {KRAFT_ROUNDS} rounds")
+
+
+def next_round(kp: KraftPass, found: frozenset) -> KraftPass:
+    """The pass for another round of a KRaft split: the lines the shards found, no journal to match."""
+    return dataclasses.replace(kp, liveness=found, journal=None)
+
+
+def kraft_journal(journal) -> str:
+    from replay_engine.kraft_split import journal_digest
+
+    return journal_digest(journal)
 
 
 def _sum_counts(counts) -> dict[str, int]:

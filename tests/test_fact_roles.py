@@ -156,11 +156,12 @@ def _parse(files, cluster: str, relative_to: Path) -> list:
 
 @pytest.fixture(scope="module")
 def kraft_downs():
-    from replay_engine.kraft_facts import kraft_facts, kraft_order
+    from replay_engine.kraft_facts import kraft_facts, prepared
 
     root = REAL_LOGS / KRAFT_CLUSTER
     events = _parse(sorted(p for p in root.rglob("*") if p.is_file()), KRAFT_CLUSTER, REAL_LOGS)
-    return [f for f in kraft_facts(kraft_order(events)).facts if isinstance(f, F.BrokerDown)]
+    events, ctx = prepared(events)
+    return [f for f in kraft_facts(events, ctx=ctx).facts if isinstance(f, F.BrokerDown)]
 
 
 def test_a_kraft_fence_is_broker_down_caused_by_the_fence(kraft_downs):

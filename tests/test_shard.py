@@ -1,9 +1,10 @@
 """A cluster's replay split by partition (as the audit runs it on executors) equals the whole replay.
 
 Independent truth: the whole-cluster replay of the same events, on every bundled sample, every real
-ZooKeeper scenario and every real ZooKeeper-mode log set, at 1, 2 and 7 shards; from logs alone the
-shards read only the records phase 1 kept (``replay_engine.cluster_pass``), and the split must hold
-(no fallback to a whole replay) for the equality to say anything.
+ZooKeeper scenario and every real log set (ZooKeeper mode and KRaft), at 1, 2 and 7 shards; from logs
+alone the shards read only the records phase 1 kept (``replay_engine.cluster_pass``; for KRaft the
+lines ``replay_engine.kraft_split`` foresaw), and the split must hold (no fallback to a whole replay)
+for the equality to say anything.
 """
 import dataclasses
 import functools
@@ -21,10 +22,14 @@ from replay_engine.api import replay_cluster
 from replay_engine.cluster_pass import cluster_pass, phase1_events
 from replay_engine.from_events import cluster_context
 from replay_engine.kraft_facts import is_kraft
+from replay_engine.kraft_pass import kraft_context, phase1_needs
+from replay_engine.kraft_split import phase1 as kraft_phase1
 from replay_engine.shard import (
     RECORD_EVENT_TYPES,
     ShardsDisagree,
     merge,
+    next_round,
+    replay_kraft_shard,
     replay_shard,
     replay_shard_after_pass,
     replay_sharded,
@@ -75,10 +80,6 @@ def by_json(items):
 @pytest.mark.parametrize("root", DATASETS, ids=lambda p: p.name)
 def test_sharded_replay_equals_the_whole(root, buckets):
     events = load(root)
-    if is_kraft(events):
-        with pytest.raises(ValueError):  # a metadata log is one ordered stream: replayed whole
-            replay_sharded(events, root.name, buckets)
-        return
     whole = whole_replay(root)
     merged = replay_sharded(events, root.name, buckets)  # ShardsDisagree (a fallback) fails the test
     assert merged.shards == buckets
@@ -107,7 +108,7 @@ def test_shards_that_run_phase_1_themselves_equal_the_whole(root, buckets):
     events = load(root)
     ctx = cluster_context(events)
     if is_kraft(events) or ctx.zk:
-        pytest.skip("phase 1 runs only for clusters split from logs alone")
+        pytest.skip("this phase 1 runs only for ZooKeeper-mode clusters split from logs alone (KRaft's: below)")
     per = [[] for _ in range(buckets)]
     for ev in sorted(events, key=replay_order):
         for b in routes(ev, buckets, hints=True):
@@ -157,3 +158,50 @@ def test_phase1_keeps_few_records_and_without_them_the_shards_disagree():
             per[b].append(ev)
     with pytest.raises(ShardsDisagree):
         merge([replay_shard(per[b], root.name, b, 3, ctx) for b in range(3)], cp.journal)
+
+
+KRAFT = [p for p in sorted(REAL_LOGS.iterdir()) if p.is_dir() and is_kraft(load(p))] if REAL_LOGS.is_dir() else []
+
+
+def test_the_kraft_clusters_of_the_corpus_are_split():
+    # the equality tests above mean something for KRaft only if there are KRaft clusters, with and without a
+    # metadata log, and some whose lines alone show a leader active (the cross-partition case of a KRaft split)
+    assert len(KRAFT) >= 3
+    assert any(any(e.source_kind == "kraft_metadata" for e in load(p)) for p in KRAFT)
+    assert any(whole_replay(p).inferred for p in KRAFT)
+
+
+@pytest.mark.parametrize("root", KRAFT, ids=lambda p: p.name)
+def test_kraft_phase_1_needs_only_what_it_is_sent(root):
+    # The audit sends phase 1's task only the events ``phase1_needs`` (cluster-wide ones, the metadata log, the
+    # "Replayed" lines, the leaders' lines), with the whole cluster's context: it must settle the same as over
+    # every event of the cluster (start-up bursts, rolled-back records, where the records begin, the lines).
+    events = load(root)
+    ctx = kraft_context(events)
+    sent = [e for e in sorted(events, key=replay_order) if phase1_needs(e)]
+    assert kraft_phase1(sent, ctx) == kraft_phase1(events, ctx)
+
+
+def test_a_kraft_shard_given_the_wrong_lines_is_refused():
+    # The lines the shards apply as showing a leader active must be the ones their own shards find: one left out
+    # (or one too many) changes the brokers' liveness in the other shards, and merging refuses, naming the lines
+    # the shards found instead (right up to the first wrong one: kraft_split).
+    root = next(p for p in KRAFT if whole_replay(p).inferred)
+    events = load(root)
+    ctx = kraft_context(events)
+    right = frozenset(whole_replay(root).inferred)
+    for wrong in (right - {sorted(right)[0]}, right | {("nowhere", 0, "become_leader", ("t", 0))}):
+        kp = next_round(kraft_phase1(events, ctx), wrong)
+        per = [[] for _ in range(2)]
+        for ev in events:
+            for b in routes(ev, 2, kp):
+                per[b].append(ev)
+        with pytest.raises(ShardsDisagree) as exc:
+            merge([replay_kraft_shard(per[b], root.name, b, 2, ctx, kp) for b in range(2)])
+        assert exc.value.found is not None and exc.value.found != wrong
+
+
+def test_a_kraft_shard_without_phase_1_is_refused():
+    root = KRAFT[0]
+    with pytest.raises(ValueError, match="phase 1"):
+        replay_cluster(load(root), root.name, keep_tp=lambda tp: True)

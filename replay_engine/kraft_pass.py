@@ -1,0 +1,248 @@
+"""What the KRaft replay of any of a cluster's partitions needs to know about all of them.
+
+The KRaft replay follows each partition on its own, as the ZooKeeper-mode replay does; what crosses partitions
+is settled here, once, over the events that carry it (phase 1 of a split replay; the whole replay computes the
+same from all its events, so both run one code path):
+
+- the order: lines of one file in the same millisecond keep the file's order, a line without its writer's id
+  ordered as the file's writer (``ClusterContext.writers``, from every event of the file);
+- topic names (``ClusterContext.topic_ids``): the quorum controller's lines and records name topic ids;
+- which "Replayed ..." lines are a controller's start-up burst, re-stating history: twenty or more of one writer
+  within two seconds, counted over every partition (``bursts``, kept as time ranges per writer);
+- which records a renounce rolled back or were never committed (``skip``, with their findings): decided over
+  all the records of an epoch;
+- where the metadata log's partition records begin (``records_from``): before it, the replay takes its own
+  decisions; after it, the records say every decision, for every partition alike.
+
+Echoes (the same record re-logged by another quorum member) are matched per partition and need nothing here.
+"""
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
+
+from parsers.schema import Event
+from replay_engine.from_events import ClusterContext, cluster_context
+from replay_engine.kraft_evidence import (quorum_epoch_holes, renounce_findings, reverted_on_renounce,
+                                          uncommitted_in_metadata_log)
+
+# A controller loading its log re-logs every record ("Replayed ...") within moments: that is history, not news.
+BURST_WINDOW_US = 2_000_000
+BURST_MIN = 20
+# Every quorum member logs the record it replays: the same record from several writers counts once.
+ECHO_WINDOW_US = 2_000_000
+
+# Event types whose facts are about the whole cluster (brokers, quorum, topics, configuration), whatever
+# partition the event may also name: they reach every shard.
+WIDE_TYPES = frozenset({
+    "broker_registered", "broker_unregistered", "broker_fenced", "broker_heartbeat_timeout", "broker_unfenced",
+    "broker_registration_change", "controlled_shutdown_requested", "topic_record", "topic_removed", "config_record",
+    "feature_level", "broker_config", "kafka_version", "kraft_leader_change", "kraft_renounce_on_error",
+    "kraft_snapshot_load", "kraft_quorum_epoch"})
+
+# The lines the replay from logs alone may learn a leader's liveness from (``KraftReplay._observed``): phase 1
+# reads them to foresee which will (``kraft_split``).
+LEADER_LINE = "become_leader"
+
+_RECORD_TYPES = ("partition_record", "partition_change")
+
+EventKey = tuple  # (source_file, source_pos, source_sub, event_type, topic, partition)
+
+
+def event_key(e: Event) -> EventKey:
+    return (e.source_file, e.source_pos, e.source_sub, e.event_type, e.topic, e.partition)
+
+
+def is_wide(e: Event) -> bool:
+    """An event every shard reads: it names no partition, or what it says concerns a broker or the cluster."""
+    return e.topic is None or e.partition is None or e.subject_broker is not None or e.event_type in WIDE_TYPES
+
+
+def is_replay_line(e: Event) -> bool:
+    return e.source_kind == "broker_log" and "Replayed " in (e.raw or "")[:200]
+
+
+def phase1_needs(e: Event) -> bool:
+    """What phase 1 reads (the same rule as the Spark router in ``forensics.audit.distributed``)."""
+    return is_wide(e) or e.source_kind == "kraft_metadata" or is_replay_line(e) or e.event_type == LEADER_LINE
+
+
+def _is_controller_view(e: Event) -> bool:
+    return e.source_kind == "kraft_metadata" or (e.logger or "").startswith("org.apache.kafka.controller")
+
+
+def kraft_context(events: Iterable[Event], ctx: ClusterContext | None = None) -> ClusterContext:
+    """``ctx`` (by default ``cluster_context`` of the events) with what KRaft reads of every event: each file's
+    writer, topic ids' names and the span of the controller's own evidence. The audit computes the same by
+    Spark aggregates (``forensics.audit.distributed.kraft_contexts``)."""
+    events = list(events)
+    ctx = ctx if ctx is not None else cluster_context(events)
+    writers: dict[str, int] = {}
+    names: dict[str, tuple[int, str]] = {}
+    lo = hi = None
+    for e in events:
+        if e.broker_id is not None and e.source_file:
+            w = writers.get(e.source_file)
+            writers[e.source_file] = e.broker_id if w is None or e.broker_id < w else w
+        tid = (e.detail or {}).get("topic_id") if e.detail else None
+        if tid and e.topic and not e.topic.startswith("topic-id:"):
+            cand = (e.ts or 0, e.topic)
+            cur = names.get(str(tid))
+            if cur is None or cand < cur:
+                names[str(tid)] = cand
+        if e.ts is not None and _is_controller_view(e):
+            lo = e.ts if lo is None or e.ts < lo else lo
+            hi = e.ts if hi is None or e.ts > hi else hi
+    ctx.writers = writers
+    ctx.topic_ids = {t: n for t, (_, n) in sorted(names.items())}
+    ctx.controller_view = (lo, hi) if lo is not None else None
+    return ctx
+
+
+def order_key(writers: dict[str, int]) -> Callable[[Event], tuple]:
+    """Metadata records in log order (offset), log lines by time; merged by time, records first on ties.
+    A line without its writer's id (PartitionChangeBuilder's) is ordered as its file's writer."""
+
+    def key(e: Event):
+        rank = 0 if e.source_kind == "kraft_metadata" else 1
+        pos = e.source_pos or 0
+        b = e.broker_id if e.broker_id is not None else writers.get(e.source_file or "", -1)
+        return (e.ts or 0, rank, pos if rank == 0 else 0, b, e.source_file or "", pos, e.source_sub)
+    return key
+
+
+def ordered(events: list[Event], writers: dict[str, int]) -> list[Event]:
+    """The events in the KRaft replay's order, a metadata record read from two copies (segment and checkpoint,
+    two nodes) once: the copy that sorts first."""
+    seen: set[tuple] = set()
+    out = []
+    for e in sorted(events, key=order_key(writers)):
+        if e.source_kind == "kraft_metadata":
+            key = (e.source_pos, e.source_sub, e.event_type, e.topic, e.partition, e.subject_broker)
+            if key in seen:
+                continue
+            seen.add(key)
+        out.append(e)
+    return out
+
+
+@dataclass(frozen=True)
+class KraftPass:
+    """Phase 1's result for one cluster (small: ranges, keys and findings, never events)."""
+
+    bursts: dict[tuple, tuple[tuple[int, int], ...]]  # (broker_id, source_file) -> time ranges of start-up bursts
+    skip: frozenset  # event keys of records rolled back by a renounce or never committed
+    findings: tuple  # what the renounces rolled back (kraft_evidence.renounce_findings)
+    leaving: dict[int, frozenset[int]]  # metadata batch base offset -> brokers it takes out
+    holes: tuple  # stretches the evidence lost (kraft_evidence.quorum_epoch_holes)
+    records_from: tuple | None  # order key of the metadata log's first partition record
+    # lines of other partitions that showed a leader active (keys: file, position, event type, partition), which a
+    # shard applies to the brokers' liveness; None where no split is made (kraft_split)
+    liveness: frozenset | None = None
+    journal: str | None = None  # the brokers' liveness as phase 1 went through it (kraft_split)
+
+
+def kraft_pass(events: list[Event], version: tuple[int, ...] | None, writers: dict[str, int]) -> KraftPass:
+    """``events``: one cluster's events in ``ordered`` order, at least those ``phase1_needs``; ``version``: the
+    Kafka version whose rules say which records a renounce rolled back; ``writers``: ``ClusterContext.writers``."""
+    from replay_engine import rules as R
+
+    reverted = reverted_on_renounce(events)
+    uncommitted = uncommitted_in_metadata_log(events, lambda offsets, n: R.decide("kraft.renounce", version, offsets, n))
+    undone: dict[int, list[Event]] = {}
+    skip: set[EventKey] = set()
+    for i in sorted(set(reverted) | set(uncommitted)):
+        j = reverted.get(i)
+        if j is None or not R.decide("kraft.renounce.failed_write", version, (events[j].detail or {}).get("exception")):
+            j = uncommitted.get(i)
+        if j is not None:
+            undone.setdefault(j, []).append(events[i])
+            skip.add(event_key(events[i]))
+    first = next((e for e in events if e.source_kind == "kraft_metadata" and e.event_type in _RECORD_TYPES
+                  and e.partition is not None and (e.topic or (e.detail or {}).get("topic_id"))
+                  and event_key(e) not in skip), None)
+    return KraftPass(start_up_bursts(events), frozenset(skip), tuple(renounce_findings(events, undone)),
+                     leaving_by_batch(events), tuple(quorum_epoch_holes(events)),
+                     None if first is None else order_key(writers)(first))
+
+
+def start_up_bursts(events: list[Event]) -> dict[tuple, tuple[tuple[int, int], ...]]:
+    """Per writer, the time ranges of its start-up bursts: ``BURST_MIN`` or more "Replayed" lines within
+    ``BURST_WINDOW_US``. A window is a run of whole milliseconds (lines of one time all fall in it or none), so
+    a line is history exactly when its time is in one of its writer's ranges."""
+    by_writer: dict[tuple, list[int]] = {}
+    for e in events:
+        if e.ts is not None and is_replay_line(e):
+            by_writer.setdefault((e.broker_id, e.source_file), []).append(e.ts)
+    out: dict[tuple, tuple[tuple[int, int], ...]] = {}
+    for writer, ts in by_writer.items():
+        flagged = [False] * len(ts)
+        start, marked = 0, 0  # lines before ``marked`` are settled
+        for end in range(len(ts)):
+            while ts[end] - ts[start] > BURST_WINDOW_US:
+                start += 1
+            if end - start + 1 >= BURST_MIN:
+                for k in range(max(start, marked), end + 1):
+                    flagged[k] = True
+                marked = end + 1
+        ranges: list[tuple[int, int]] = []
+        for k, f in enumerate(flagged):
+            if not f:
+                continue
+            if ranges and k > 0 and flagged[k - 1]:
+                ranges[-1] = (ranges[-1][0], ts[k])
+            else:
+                ranges.append((ts[k], ts[k]))
+        if ranges:
+            out[writer] = tuple(ranges)
+    return out
+
+
+def in_bursts(bursts: dict[tuple, tuple[tuple[int, int], ...]]) -> Callable[[Event], bool]:
+    starts = {w: [a for a, _ in rs] for w, rs in bursts.items()}
+
+    def test(e: Event) -> bool:
+        rs = bursts.get((e.broker_id, e.source_file)) if e.ts is not None else None
+        if not rs or not is_replay_line(e):
+            return False
+        k = bisect.bisect_right(starts[(e.broker_id, e.source_file)], e.ts) - 1
+        return k >= 0 and e.ts <= rs[k][1]
+    return test
+
+
+def echo_lines(events: list[Event]) -> set[int]:
+    """Indexes of "Replayed" lines that echo another quorum member's line of the same record (its key names
+    the partition: matched within each partition's own lines)."""
+    echoes: set[int] = set()
+    last: dict[tuple, tuple[int, Any]] = {}
+    for i, e in enumerate(events):
+        if e.ts is None or not is_replay_line(e):
+            continue
+        d = e.detail or {}
+        key = (e.event_type, e.subject_broker, e.topic, e.partition, d.get("broker_epoch"), d.get("fenced"),
+               d.get("in_controlled_shutdown"), d.get("topic_id"))
+        prev = last.get(key)
+        if prev is not None and e.ts - prev[0] <= ECHO_WINDOW_US and prev[1] != e.broker_id:
+            echoes.add(i)
+            continue
+        last[key] = (e.ts, e.broker_id)
+    return echoes
+
+
+def leaving_by_batch(events: list[Event]) -> dict[int, frozenset[int]]:
+    """Batch base offset -> brokers a metadata batch fences, unregisters or puts in controlled shutdown.
+
+    handleBrokerFenced / handleBrokerUnregistered write the broker's partition changes *before* its fence or
+    unregister record, in the same batch: those changes were decided with the broker already out."""
+    out: dict[int, set[int]] = {}
+    for e in events:
+        d = e.detail or {}
+        if e.source_kind != "kraft_metadata" or e.subject_broker is None or d.get("batch_base_offset") is None \
+                or d.get("snapshot_offset") is not None:
+            continue
+        out_now = e.event_type in ("broker_fenced", "broker_unregistered") or (
+            e.event_type == "broker_registration_change" and (d.get("fenced") == 1 or d.get("in_controlled_shutdown") == 1))
+        if out_now:
+            out.setdefault(d["batch_base_offset"], set()).add(e.subject_broker)
+    return {k: frozenset(v) for k, v in out.items()}
