@@ -153,18 +153,23 @@ def test_a_cluster_with_more_events_than_its_shards_hold_gets_more_shards(spark,
         dist.release()
 
 
-def test_a_cluster_replayed_whole_is_streamed_and_equals_the_one_process_replay(spark):
-    """A KRaft cluster is replayed whole (one ordered metadata stream): its rows reach the task streamed in
-    batches (forensics.audit.streamed_groups), here of 37 rows, beside a split logs-only cluster."""
+def test_a_cluster_replayed_whole_is_streamed_and_equals_the_one_process_replay(spark, monkeypatch):
+    """A cluster whose split does not hold is replayed whole, its rows reaching the task streamed in batches
+    (forensics.audit.streamed_groups), here of 37 rows, beside a split logs-only cluster: a KRaft cluster
+    allowed one round where its lines need more (replay_engine.kraft_split)."""
+    import forensics.audit.distributed as dist_mod
+
     kraft, logs = "BetrajJ__kafka-kraft", "AndreasTraut__kafka_2.13-2.8.0"
     events = load(REAL_LOGS / kraft) + load(REAL_LOGS / logs)
     df = spark.createDataFrame(pa.Table.from_batches([events_to_arrow(events)]))
+    monkeypatch.setattr(dist_mod, "KRAFT_ROUNDS", 1)
     before = spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch")
     spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "37")
     try:
         dist = replay_on_executors(spark, df, 2)
         try:
             assert set(dist.replayed_whole) == {kraft} and dist.merged[logs].shards == 2
+            assert dist.merged[kraft].shards == 1 and "showing a leader active" in dist.replayed_whole[kraft]
             rows = dist.timeline.collect()
             for c in (kraft, logs):
                 whole = replay_cluster(ordered(e for e in events if e.cluster == c), c)
@@ -236,5 +241,54 @@ def test_a_cluster_whose_shards_disagree_is_replayed_whole_and_its_rows_replace_
             whole = replay_cluster(ordered(e for e in events if e.cluster == c), c)
             assert sorted((r["topic"], r["partition"], str(r["leader"])) for r in rows if r["cluster"] == c) == sorted(
                 (iv.topic, iv.partition, str(iv.view.leader)) for iv in whole.intervals)
+    finally:
+        dist.release()
+
+
+KRAFT_CLUSTERS = ("Ammar777782439__kafka_2.13-4.0.0", "BetrajJ__kafka-kraft", "Niloufar1171__LDI-POC")
+
+
+def test_executors_split_kraft_clusters_as_the_whole_replay(spark):
+    # KRaft clusters shard as ZooKeeper-mode ones do: phase 1 (replay_engine.kraft_split) as a task of its own,
+    # then the shards; one whose lines alone show leaders active takes more rounds (BetrajJ's does at 3 shards),
+    # none falls back to a whole replay. Independent truth: the one-process replay of each cluster, and the
+    # one-process context (kraft_context) for what the driver's aggregates fold.
+    from forensics.audit.distributed import cluster_plans, kraft_phase1_rows
+    from replay_engine.kraft_pass import kraft_context, phase1_needs
+
+    events = [e for c in KRAFT_CLUSTERS for e in load(REAL_LOGS / c)]
+    df = spark.createDataFrame(pa.Table.from_batches([events_to_arrow(events)]))
+    plans = cluster_plans(spark, df, 3)
+    for c in KRAFT_CLUSTERS:
+        assert plans[c].kraft_split
+        assert plans[c].context == kraft_context(ordered(e for e in events if e.cluster == c))
+    # phase 1's task gets the rows replay_engine.kraft_pass.phase1_needs names, no fewer, no more
+    key = ("cluster", "source_file", "source_pos", "source_sub", "event_type")
+    sent = sorted(tuple(r[k] for k in key) for r in df.where(kraft_phase1_rows()).select(*key).collect())
+    assert sent == sorted((e.cluster, e.source_file, e.source_pos, e.source_sub, e.event_type)
+                          for e in events if phase1_needs(e))
+    dist = replay_on_executors(spark, df, 3)
+    try:
+        assert dist.replayed_whole == {}
+        # phase 1 foresaw Ammar's and Niloufar's lines; BetrajJ's took more rounds, each a Spark job of its shards
+        assert dist.kraft_rounds[KRAFT_CLUSTERS[0]] == 1 and dist.kraft_rounds[KRAFT_CLUSTERS[1]] > 1
+        rows = dist.timeline.collect()
+        for c in KRAFT_CLUSTERS:
+            whole = replay_cluster(ordered(e for e in events if e.cluster == c), c)
+            m = dist.merged[c]
+            assert m.shards == 3
+            got = sorted((r["topic"], r["partition"], r["leader"] if r["leader"] is not None else -9,
+                          r["leader_epoch"] if r["leader_epoch"] is not None else -9) for r in rows if r["cluster"] == c)
+            assert got == sorted((iv.topic, iv.partition, iv.view.leader if iv.view.leader is not None else -9,
+                                  iv.view.leader_epoch if iv.view.leader_epoch is not None else -9)
+                                 for iv in whole.intervals)
+            assert [lp.to_json() for lp in m.leaderless] == [lp.to_json() for lp in whole.leaderless]
+            assert {b: [(p.state, p.start, p.end) for p in ps] for b, ps in m.periods.items()} == {
+                b: [(p.state, p.start, p.end) for p in ps] for b, ps in whole.image.periods.items()}
+            assert [(t.controller, t.epoch, t.start) for t in m.tenures] == [
+                (t.controller, t.epoch, t.start) for t in whole.image.tenures]
+            ag = whole.agreement()
+            assert {k: m.agreement[k] for k in ag} == ag
+            assert dist.task_cpu[c]["phase1_task"] > 0
     finally:
         dist.release()

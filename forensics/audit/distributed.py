@@ -22,6 +22,7 @@
 """
 from __future__ import annotations
 
+import dataclasses
 import pickle
 import time
 from contextlib import contextmanager
@@ -41,7 +42,11 @@ from parsers.schema import FIELD_NAMES
 from replay_engine.cluster_pass import ClusterPass
 from replay_engine.from_events import ClusterContext
 from replay_engine.kraft_facts import is_kraft_counts
-from replay_engine.shard import RECORD_EVENT_TYPES, MergedReplay, ShardsDisagree, merge
+from replay_engine.kraft_pass import LEADER_LINE, WIDE_TYPES
+
+# the lines a KRaft shard may find showing a leader active (KraftReplay._observed: a leader's or a follower's)
+LINE_TYPES = ("become_leader", "become_follower")
+from replay_engine.shard import KRAFT_ROUNDS, RECORD_EVENT_TYPES, MergedReplay, ShardsDisagree, merge, next_round
 from replay_engine.timeline import timeline_arrow_schema
 
 _TIMELINE = timeline_arrow_schema()
@@ -58,6 +63,11 @@ class ClusterPlan:
     # decided on the driver): from logs alone, phase 1 then runs in every shard, else once, as a task of its own.
     records_fit: bool = False
     events: int = 0  # the cluster's events (a task's share of the work: forensics.audit.placement.pack)
+    kpass: Any = None  # a split KRaft cluster: its phase 1 (replay_engine.kraft_split), once run
+
+    @property
+    def kraft_split(self) -> bool:
+        return self.kraft and not self.whole
 
     @property
     def phase1(self) -> bool:
@@ -66,11 +76,11 @@ class ClusterPlan:
 
     @property
     def phase1_in_shards(self) -> bool:
-        return self.phase1 and self.records_fit
+        return self.phase1 and self.records_fit and not self.kraft
 
     @property
     def phase1_job(self) -> bool:
-        return self.phase1 and not self.records_fit
+        return self.phase1 and (self.kraft or not self.records_fit)
 
 
 @dataclass
@@ -82,6 +92,7 @@ class DistributedReplay:
     # "phase1_task": s (phase 1 as its own task), "steps": [by step, each shard]}
     task_cpu: dict[str, dict[str, Any]] = field(default_factory=dict)
     outputs: list[Any] = field(default_factory=list)  # persisted DataFrames, released by release()
+    kraft_rounds: dict[str, int] = field(default_factory=dict)  # a split KRaft cluster -> rounds it took (kraft_split)
 
     def release(self) -> None:
         for df in self.outputs:
@@ -130,9 +141,46 @@ def cluster_plans(spark, events, shards: int, groups: list[dict] | None = None) 
         kraft = is_kraft_counts(counts.get(cluster, {}))
         n = sum(counts.get(cluster, {}).values())
         records = sum(counts.get(cluster, {}).get(t, 0) for t in RECORD_EVENT_TYPES)
-        k = 1 if kraft else shard_count(n, shards)
-        plans[cluster] = ClusterPlan(k, ctx, kraft, kraft, records_fit=phase1_fits(n, records, k), events=n)
+        k = shard_count(n, shards)
+        # KRaft: phase 1 always as a task of its own (kraft_split.phase1); a cluster of one shard is replayed whole
+        plans[cluster] = ClusterPlan(k, ctx, kraft, kraft and k == 1, records_fit=phase1_fits(n, records, k), events=n)
+    split_kraft = sorted(c for c, p in plans.items() if p.kraft_split)
+    if split_kraft and events is None:  # a split reads every file's writer and topic name: not in the groups
+        plans.update({c: dataclasses.replace(plans[c], buckets=1, whole=True) for c in split_kraft})
+    elif split_kraft:
+        kraft_contexts(spark, events, {c: plans[c].context for c in split_kraft})
     return plans
+
+
+def kraft_contexts(spark, events, contexts: dict[str, ClusterContext]) -> None:
+    """What ``replay_engine.kraft_pass.kraft_context`` adds to a KRaft cluster's context, by two aggregates: each
+    file's writer with the span of the quorum controller's own evidence, and topic ids' names."""
+    from pyspark.sql import functions as F
+
+    ev = events.where(F.col("cluster").isin(*sorted(contexts)))
+    us = F.unix_micros(F.col("ts"))
+    view = (F.col("source_kind") == "kraft_metadata") | F.coalesce(
+        F.col("logger").startswith("org.apache.kafka.controller"), F.lit(False))
+    with _described(spark, "replay: KRaft contexts"):
+        files = ev.groupBy("cluster", "source_file").agg(
+            F.min("broker_id").alias("writer"), F.min(F.when(view, us)).alias("lo"),
+            F.max(F.when(view, us)).alias("hi")).collect()
+        tid = F.get_json_object(F.col("detail"), "$.topic_id")
+        named = ev.where(tid.isNotNull() & (tid != "") & F.col("topic").isNotNull()
+                         & ~F.col("topic").startswith("topic-id:"))
+        names = named.groupBy("cluster", tid.alias("tid")).agg(
+            F.min(F.struct(F.coalesce(us, F.lit(0)).alias("t"), F.col("topic").alias("topic"))).alias("first")).collect()
+    for ctx in contexts.values():
+        ctx.writers, ctx.topic_ids, ctx.controller_view = {}, {}, None
+    for r in sorted(files, key=lambda r: (r["cluster"], r["source_file"] or "")):
+        ctx = contexts[r["cluster"]]
+        if r["source_file"] and r["writer"] is not None:
+            ctx.writers[r["source_file"]] = int(r["writer"])
+        if r["lo"] is not None:
+            v = ctx.controller_view
+            ctx.controller_view = (r["lo"], r["hi"]) if v is None else (min(v[0], r["lo"]), max(v[1], r["hi"]))
+    for r in sorted(names, key=lambda r: (r["cluster"], r["tid"])):
+        contexts[r["cluster"]].topic_ids[r["tid"]] = r["first"]["topic"]
 
 
 # What one task holds at once: a shard's rows, gathered whole by its Python worker (apply_in_tasks). Through
@@ -162,12 +210,14 @@ _PHASE1_OUT = pa.schema([pa.field("cluster", pa.string()), pa.field("payload", p
 def _phase1_fn(plans_bc):
     def fn(table: pa.Table) -> pa.Table:
         from replay_engine.cluster_pass import cluster_pass
+        from replay_engine.kraft_split import phase1 as kraft_phase1
 
         cpu = time.process_time()
         plans = plans_bc.value  # before the pause: PySpark's Broadcast.load re-enables the collector
         cluster = table.column("cluster")[0].as_py()
+        plan = plans[cluster]
         with cycle_gc_paused():  # as in the shards: many live objects, no garbage
-            out = cluster_pass(task_events(table), plans[cluster].context)
+            out = (kraft_phase1 if plan.kraft else cluster_pass)(task_events(table), plan.context)
         return pa.table({"cluster": [cluster], "payload": [pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)],
                          "cpu_s": [time.process_time() - cpu]}, schema=_PHASE1_OUT)
 
@@ -185,11 +235,18 @@ def cluster_passes(spark, events, plans: dict[str, ClusterPlan],
     if not todo:
         return {}
     plans_bc = spark.sparkContext.broadcast(plans)
-    sel = events.where(F.col("cluster").isin(*todo) & (
-        F.col("topic").isNull() | F.col("partition").isNull() | F.col("event_type").isin(*RECORD_EVENT_TYPES)))
-    # Phase 1 needs no line's text: only what tells a copy of a log entry from another entry (the same
-    # text), so a 64-bit hash of it rides instead of the text (a third of the bytes).
-    sel = sel.withColumn("raw", F.when(F.col("raw").isNotNull(), F.xxhash64("raw").cast("string")))
+    zk = sorted(c for c in todo if not plans[c].kraft)
+    kraft = sorted(c for c in todo if plans[c].kraft)
+    parts = []
+    if zk:
+        sel = events.where(F.col("cluster").isin(*zk) & (
+            F.col("topic").isNull() | F.col("partition").isNull() | F.col("event_type").isin(*RECORD_EVENT_TYPES)))
+        # Phase 1 needs no line's text: only what tells a copy of a log entry from another entry (the same
+        # text), so a 64-bit hash of it rides instead of the text (a third of the bytes).
+        parts.append(sel.withColumn("raw", F.when(F.col("raw").isNotNull(), F.xxhash64("raw").cast("string"))))
+    if kraft:  # KRaft's phase 1 reads the "Replayed" lines' text and cites the lines a renounce rolled back
+        parts.append(events.where(F.col("cluster").isin(*kraft) & kraft_phase1_rows()))
+    sel = parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])
     # streamed: a cluster's records over months are more rows than one JVM batch holds (streamed_groups);
     # one task per cluster (placement)
     key, n = task_key(("cluster",), [(c,) for c in todo])
@@ -200,6 +257,31 @@ def cluster_passes(spark, events, plans: dict[str, ClusterPlan],
     if cpu is not None:
         cpu.update({r["cluster"]: r["cpu_s"] for r in rows})
     return {r["cluster"]: pickle.loads(r["payload"]) for r in rows}
+
+
+def kraft_wide():
+    """``replay_engine.kraft_pass.is_wide`` as a Spark condition."""
+    from pyspark.sql import functions as F
+
+    return (F.col("topic").isNull() | F.col("partition").isNull() | F.col("subject_broker").isNotNull()
+            | F.col("event_type").isin(*sorted(WIDE_TYPES)))
+
+
+def kraft_phase1_rows():
+    """``replay_engine.kraft_pass.phase1_needs`` as a Spark condition (the "Replayed" test on the first 200
+    characters of the text, as ``is_replay_line``)."""
+    from pyspark.sql import functions as F
+
+    replay_line = (F.col("source_kind") == "broker_log") & F.coalesce(
+        F.substring(F.col("raw"), 1, 200).contains("Replayed "), F.lit(False))
+    return F.coalesce(kraft_wide() | (F.col("source_kind") == "kraft_metadata") | replay_line
+                      | (F.col("event_type") == LEADER_LINE), F.lit(False))
+
+
+def _line_text(cluster: str, key) -> str:
+    f, pos, event, (topic, partition) = key
+    return "\x01".join((cluster, "\x02" if f is None else f, "\x02" if pos is None else str(pos), event, topic,
+                        str(partition)))
 
 
 def _hint_key(cluster, source_file, source_pos, event_type):
@@ -228,10 +310,19 @@ def route(events, plans: dict[str, ClusterPlan], passes: dict[str, ClusterPass] 
     k = F.element_at(lit_map(lambda p: p.buckets), F.col("cluster"))
     records = F.coalesce(F.element_at(lit_map(lambda p: p.phase1_in_shards), F.col("cluster"))
                          & F.col("event_type").isin(*RECORD_EVENT_TYPES), F.lit(False))
-    hints = sorted(_hint_text(c, key) for c, cp in (passes or {}).items() for key in cp.hints)
+    hints = sorted(_hint_text(c, key) for c, cp in (passes or {}).items() if isinstance(cp, ClusterPass)
+                   for key in cp.hints)
     if hints:
         key = _hint_key(F.col("cluster"), F.col("source_file"), F.col("source_pos"), F.col("event_type"))
         records = records | (F.col("event_type").isin(*RECORD_EVENT_TYPES) & key.isin(*hints))
+    kraft = sorted(c for c, p in plans.items() if p.kraft_split)
+    if kraft:  # a KRaft shard reads every cluster-wide event and the lines phase 1 took from other partitions
+        records = records | (F.col("cluster").isin(*kraft) & F.coalesce(kraft_wide(), F.lit(False)))
+        lines = sorted(_line_text(c, key) for c in kraft for key in (plans[c].kpass.liveness or ()))
+        if lines:
+            key = F.concat_ws("\x01", _hint_key(F.col("cluster"), F.col("source_file"), F.col("source_pos"),
+                                                F.col("event_type")), F.col("topic"), F.col("partition").cast("string"))
+            records = records | (F.col("event_type").isin(*LINE_TYPES) & key.isin(*lines))
     tp_text = F.concat(F.col("topic"), F.lit("-"), F.col("partition").cast("string")).cast("binary")
     own = F.pmod(F.crc32(tp_text), k.cast("long")).cast("int")
     everyone = F.col("topic").isNull() | F.col("partition").isNull() | records
@@ -277,6 +368,7 @@ def make_shard_fn(plans_bc, results):
 
     def replay_group(table: pa.Table, plans: dict[str, ClusterPlan], cpu: float) -> pa.Table:
         from replay_engine.shard import (
+            replay_kraft_shard,
             replay_shard,
             replay_shard_after_pass,
             replay_whole,
@@ -292,6 +384,8 @@ def make_shard_fn(plans_bc, results):
         c_conv = time.process_time()
         if plan.whole:
             out = replay_whole(events, cluster)
+        elif plan.kraft_split:
+            out = replay_kraft_shard(events, cluster, bucket, plan.buckets, plan.context, plan.kpass)
         elif plan.phase1_in_shards:
             out = replay_shard_after_pass(events, cluster, bucket, plan.buckets, plan.context)
         else:
@@ -418,17 +512,43 @@ def replay_on_executors(spark, events, shards: int, progress: Progress | None = 
     phase1_cpu: dict[str, float] = {}
     with progress.watch_spark(spark, "replay phase 1"):
         passes = cluster_passes(spark, events.select(*FIELD_NAMES), plans, phase1_cpu)
+    plans = {c: dataclasses.replace(p, kpass=passes[c]) if p.kraft_split else p for c, p in plans.items()}
     by_cluster = _run(spark, events, plans, progress, "replay", sink, passes)
     merged: dict[str, MergedReplay] = {}
-    whole: dict[str, str] = {c: "KRaft: the metadata log is one ordered stream" for c, p in plans.items() if p.kraft}
+    whole: dict[str, str] = {}
     redo = []
+    rounds: dict[str, ClusterPlan] = {}
+    kraft_rounds = {c: 1 for c, p in plans.items() if p.kraft_split}
     for c in sorted(by_cluster):
         try:
             # against phase 1's journal: its task's, or else the one the shards ran themselves
             merged[c] = merge(by_cluster[c], passes[c].journal if c in passes else None)
         except ShardsDisagree as exc:
+            if exc.found is not None and KRAFT_ROUNDS > 1:  # KRaft: again, with the lines the shards found
+                rounds[c] = dataclasses.replace(plans[c], kpass=next_round(plans[c].kpass, exc.found))
+                continue
             redo.append(c)
             whole[c] = f"its shards saw the cluster differently ({exc}); replayed whole"
+    for n in range(2, KRAFT_ROUNDS + 1):
+        if not rounds:
+            break
+        progress.say(f"replay: KRaft round {n} for {len(rounds)} cluster(s): {', '.join(sorted(rounds))}")
+        got = _run(spark, events.where(F.col("cluster").isin(*sorted(rounds))), rounds, progress, f"replay (round {n})",
+                   sink)
+        for c in sorted(got):
+            by_cluster[c] = got[c]
+        pending, rounds = rounds, {}
+        kraft_rounds.update(dict.fromkeys(pending, n))
+        for c in sorted(pending):
+            try:
+                merged[c] = merge(got[c])
+            except ShardsDisagree as exc:
+                if exc.found is not None and n < KRAFT_ROUNDS:
+                    rounds[c] = dataclasses.replace(pending[c], kpass=next_round(pending[c].kpass, exc.found))
+                    continue
+                redo.append(c)
+                whole[c] = f"its shards saw the cluster differently ({exc}); replayed whole"
+    redo.sort()
     if redo:
         progress.say(f"replay: {len(redo)} cluster(s) replayed whole: {', '.join(redo)}")
         again = {c: ClusterPlan(1, plans[c].context, plans[c].kraft, True, events=plans[c].events) for c in redo}
@@ -441,6 +561,7 @@ def replay_on_executors(spark, events, shards: int, progress: Progress | None = 
         task_cpu[c] = {"shards": [o.cpu_s for o in outs], "phase1": [o.steps.get("phase1", 0.0) for o in outs],
                        "phase1_task": phase1_cpu.get(c, 0.0), "steps": [o.steps for o in outs]}
     if kept is None:
-        return DistributedReplay(merged, None, whole, task_cpu=task_cpu)
+        return DistributedReplay(merged, None, whole, task_cpu=task_cpu, kraft_rounds=kraft_rounds)
     timeline = kept.timeline()
-    return DistributedReplay(merged, timeline, whole, task_cpu=task_cpu, outputs=[df for df, _ in kept.frames])
+    return DistributedReplay(merged, timeline, whole, task_cpu=task_cpu, outputs=[df for df, _ in kept.frames],
+                             kraft_rounds=kraft_rounds)
