@@ -114,6 +114,18 @@ def test_more_shards_than_asked_come_in_whole_waves_over_the_executors():
             assert got % k == 0 and -(-n // got) <= MAX_SHARD_EVENTS and (got == k or -(-n // (got - k)) > MAX_SHARD_EVENTS)
 
 
+def test_a_small_kraft_cluster_is_replayed_whole_without_phase_1(spark):
+    # phase 1 is a task of its own for KRaft: a cluster whose shards would be lighter than a task's weight
+    # (MIN_TASK_EVENTS) is one task, whole, without it (GraphLogistics: 108 events)
+    from forensics.audit.distributed import cluster_plans
+
+    c = "GraphLogistics__kafka"
+    events = load(REAL_LOGS / c)
+    df = spark.createDataFrame(pa.Table.from_batches([events_to_arrow(events)]))
+    plan = cluster_plans(spark, df, 2)[c]
+    assert plan.kraft and plan.whole and plan.buckets == 1 and not plan.phase1_job
+
+
 def test_phase1_runs_only_for_clusters_split_from_logs_alone():
     # One shard, ZooKeeper's log or a whole replay need no phase 1, whether or not the records would fit.
     from forensics.audit.distributed import ClusterPlan
@@ -163,6 +175,8 @@ def test_a_cluster_replayed_whole_is_streamed_and_equals_the_one_process_replay(
     events = load(REAL_LOGS / kraft) + load(REAL_LOGS / logs)
     df = spark.createDataFrame(pa.Table.from_batches([events_to_arrow(events)]))
     monkeypatch.setattr(dist_mod, "KRAFT_ROUNDS", 1)
+    monkeypatch.setattr(dist_mod, "KRAFT_LINES_TO_SPLIT", 1000)  # split, though phase 1 foresaw lines
+    monkeypatch.setattr(dist_mod, "MIN_TASK_EVENTS", 1)  # and though it is small
     before = spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch")
     spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "37")
     try:
@@ -245,17 +259,23 @@ def test_a_cluster_whose_shards_disagree_is_replayed_whole_and_its_rows_replace_
         dist.release()
 
 
-KRAFT_CLUSTERS = ("Ammar777782439__kafka_2.13-4.0.0", "BetrajJ__kafka-kraft", "Niloufar1171__LDI-POC")
+KRAFT_CLUSTERS = ("Ammar777782439__kafka_2.13-4.0.0", "BetrajJ__kafka-kraft", "Niloufar1171__LDI-POC",
+                  "GraphLogistics__kafka")
 
 
-def test_executors_split_kraft_clusters_as_the_whole_replay(spark):
+@pytest.mark.parametrize("lines_to_split", [0, 1000])
+def test_executors_split_kraft_clusters_as_the_whole_replay(spark, monkeypatch, lines_to_split):
     # KRaft clusters shard as ZooKeeper-mode ones do: phase 1 (replay_engine.kraft_split) as a task of its own,
-    # then the shards; one whose lines alone show leaders active takes more rounds (BetrajJ's does at 3 shards),
-    # none falls back to a whole replay. Independent truth: the one-process replay of each cluster, and the
-    # one-process context (kraft_context) for what the driver's aggregates fold.
+    # then the shards. By default a cluster whose phase 1 foresees lines showing a leader active (from logs alone:
+    # Ammar's 1, BetrajJ's 25) is replayed whole; allowed to split, BetrajJ's takes more rounds (3 shards), none
+    # falls back. Independent truth: the one-process replay of each cluster, and the one-process context
+    # (kraft_context) for what the driver's aggregates fold.
+    import forensics.audit.distributed as dist_mod
     from forensics.audit.distributed import cluster_plans, kraft_phase1_rows
     from replay_engine.kraft_pass import kraft_context, phase1_needs
 
+    monkeypatch.setattr(dist_mod, "KRAFT_LINES_TO_SPLIT", lines_to_split)
+    monkeypatch.setattr(dist_mod, "MIN_TASK_EVENTS", 1)  # these clusters are small: split them all the same
     events = [e for c in KRAFT_CLUSTERS for e in load(REAL_LOGS / c)]
     df = spark.createDataFrame(pa.Table.from_batches([events_to_arrow(events)]))
     plans = cluster_plans(spark, df, 3)
@@ -269,14 +289,16 @@ def test_executors_split_kraft_clusters_as_the_whole_replay(spark):
                           for e in events if phase1_needs(e))
     dist = replay_on_executors(spark, df, 3)
     try:
-        assert dist.replayed_whole == {}
-        # phase 1 foresaw Ammar's and Niloufar's lines; BetrajJ's took more rounds, each a Spark job of its shards
-        assert dist.kraft_rounds[KRAFT_CLUSTERS[0]] == 1 and dist.kraft_rounds[KRAFT_CLUSTERS[1]] > 1
+        foresaw = set(KRAFT_CLUSTERS[:2]) if lines_to_split == 0 else set()
+        assert set(dist.replayed_whole) == foresaw
+        assert all("phase 1 foresaw" in dist.replayed_whole[c] for c in foresaw)
+        if lines_to_split:
+            assert dist.kraft_rounds[KRAFT_CLUSTERS[0]] == 1 and dist.kraft_rounds[KRAFT_CLUSTERS[1]] > 1
         rows = dist.timeline.collect()
         for c in KRAFT_CLUSTERS:
             whole = replay_cluster(ordered(e for e in events if e.cluster == c), c)
             m = dist.merged[c]
-            assert m.shards == 3
+            assert m.shards == (1 if c in foresaw else 3)
             got = sorted((r["topic"], r["partition"], r["leader"] if r["leader"] is not None else -9,
                           r["leader_epoch"] if r["leader_epoch"] is not None else -9) for r in rows if r["cluster"] == c)
             assert got == sorted((iv.topic, iv.partition, iv.view.leader if iv.view.leader is not None else -9,

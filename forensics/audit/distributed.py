@@ -142,8 +142,10 @@ def cluster_plans(spark, events, shards: int, groups: list[dict] | None = None) 
         n = sum(counts.get(cluster, {}).values())
         records = sum(counts.get(cluster, {}).get(t, 0) for t in RECORD_EVENT_TYPES)
         k = shard_count(n, shards)
-        # KRaft: phase 1 always as a task of its own (kraft_split.phase1); a cluster of one shard is replayed whole
-        plans[cluster] = ClusterPlan(k, ctx, kraft, kraft and k == 1, records_fit=phase1_fits(n, records, k), events=n)
+        # KRaft: phase 1 is always a task of its own (kraft_split.phase1), worth it only for shards of a task's weight
+        small = k == 1 or -(-n // k) < MIN_TASK_EVENTS
+        plans[cluster] = ClusterPlan(1 if kraft and small else k, ctx, kraft, kraft and small,
+                                     records_fit=phase1_fits(n, records, k), events=n)
     split_kraft = sorted(c for c, p in plans.items() if p.kraft_split)
     if split_kraft and events is None:  # a split reads every file's writer and topic name: not in the groups
         plans.update({c: dataclasses.replace(plans[c], buckets=1, whole=True) for c in split_kraft})
@@ -330,6 +332,12 @@ def route(events, plans: dict[str, ClusterPlan], passes: dict[str, ClusterPass] 
     return events.withColumn("_bucket", F.explode(buckets))
 
 
+# A KRaft cluster is split when phase 1 foresees at most this many lines showing a leader active (from logs alone,
+# replay_engine.kraft_split). Its foresight misses some where there are any: each miss found costs a round of every
+# shard, and rounds cost more than the split saves (benchmarks/RESULTS.md, "KRaft split": 4 rounds, 0.41x the whole
+# replay, for a log set whose phase 1 foresaw 25 of 31 lines). A metadata log's records say every decision: none.
+KRAFT_LINES_TO_SPLIT = 0
+
 # A shard lighter than this shares its task with other light ones (forensics.audit.placement.pack): the shards
 # of many small clusters, each its own task, would cost more in task launches than in replay.
 MIN_TASK_EVENTS = 20_000
@@ -513,16 +521,21 @@ def replay_on_executors(spark, events, shards: int, progress: Progress | None = 
     with progress.watch_spark(spark, "replay phase 1"):
         passes = cluster_passes(spark, events.select(*FIELD_NAMES), plans, phase1_cpu)
     plans = {c: dataclasses.replace(p, kpass=passes[c]) if p.kraft_split else p for c, p in plans.items()}
+    whole: dict[str, str] = {}
+    for c in sorted(c for c, p in plans.items() if p.kraft_split and len(p.kpass.liveness) > KRAFT_LINES_TO_SPLIT):
+        whole[c] = (f"KRaft from logs alone: phase 1 foresaw {len(plans[c].kpass.liveness)} broker line(s) showing "
+                    "a leader active to every partition; agreeing on them can take a round of every shard each "
+                    "(replay_engine.kraft_split), so the cluster is replayed whole")
+        plans[c] = dataclasses.replace(plans[c], buckets=1, whole=True, kpass=None)
     by_cluster = _run(spark, events, plans, progress, "replay", sink, passes)
     merged: dict[str, MergedReplay] = {}
-    whole: dict[str, str] = {}
     redo = []
     rounds: dict[str, ClusterPlan] = {}
     kraft_rounds = {c: 1 for c, p in plans.items() if p.kraft_split}
     for c in sorted(by_cluster):
         try:
             # against phase 1's journal: its task's, or else the one the shards ran themselves
-            merged[c] = merge(by_cluster[c], passes[c].journal if c in passes else None)
+            merged[c] = merge(by_cluster[c], passes[c].journal if c in passes and not plans[c].whole else None)
         except ShardsDisagree as exc:
             if exc.found is not None and KRAFT_ROUNDS > 1:  # KRaft: again, with the lines the shards found
                 rounds[c] = dataclasses.replace(plans[c], kpass=next_round(plans[c].kpass, exc.found))
