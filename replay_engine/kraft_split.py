@@ -16,8 +16,9 @@ Why agreement is exact. If the lines the shards report are exactly the lines the
 through the same liveness changes at the same places; by induction over the facts in order, the whole replay's
 cluster-wide state equals each shard's, so each partition's facts meet the same state in the whole replay as in
 its shard and do the same, including which lines show a leader active. Any such set is the whole replay's own,
-so it is unique. When the shards report other lines, the split is refused (``ShardsDisagree.found``): the audit
-replays the cluster whole, and ``shard.replay_sharded`` tries again with the lines the shards found.
+so it is unique. When the shards report other lines, the split is refused (``ShardsDisagree.found``) and run
+again with the lines they found (``shard.replay_sharded``; the audit, ``forensics.audit.distributed``, up to
+``KRAFT_ROUNDS`` times, and splits only clusters whose phase 1 foresaw no line: each round replays every shard).
 """
 from __future__ import annotations
 

@@ -23,6 +23,8 @@ the shard that owns its cause, and in the others only if it needs nothing
 partition-specific; and a record left out of the hints met, in every shard, the
 state in which phase 1 found it could change nothing.
 
+A KRaft cluster splits the same way, with a phase 1 of its own (``replay_engine.kraft_split``).
+
 The bucket of a partition must be computed identically here and in Spark
 (``pmod(crc32(concat(topic, '-', partition)), n)``), so it is CRC-32 of that text.
 """

@@ -3,7 +3,8 @@
 (outages, tenures, broker periods, agreement counts), never the events or the timeline.
 
 1. One aggregation job gives each shard the whole cluster's context (how far the evidence
-   reaches, ZooKeeper or logs alone, KRaft or not).
+   reaches, ZooKeeper or logs alone, KRaft or not); for a KRaft cluster two more give each file's
+   writer and the topic ids' names (``kraft_contexts``).
 2. Events are routed by built-in expressions (CRC-32 of ``topic-partition``, the same rule as
    ``replay_engine.shard.routes``): a partition's to its own shard, cluster-wide events to every
    shard and, from logs alone, controller records as phase 1 needs them (below).
@@ -18,7 +19,9 @@
    typed rows, consumed by the caller's sink (a count, the audit's write: its action runs the shards),
    the rest as one pickled ``ShardOutput`` per shard (``forensics.audit.shard_results``).
 4. Shards whose journals disagree (among themselves or with phase 1) mean the split was not
-   exact for that cluster: it is replayed again as one task, whole.
+   exact for that cluster: it is replayed again as one task, whole. A KRaft cluster's shards that
+   found other lines showing a leader active than phase 1 foresaw run again with those first
+   (``replay_engine.kraft_split``), up to ``KRAFT_ROUNDS``.
 """
 from __future__ import annotations
 
@@ -58,7 +61,7 @@ class ClusterPlan:
     buckets: int
     context: ClusterContext
     kraft: bool
-    whole: bool  # replay as one task without shard journals (KRaft, or a fallback)
+    whole: bool  # replay as one task without shard journals (a small KRaft cluster, or a fallback)
     # Every shard's input stays within MAX_SHARD_EVENTS with all controller records added (``phase1_fits``,
     # decided on the driver): from logs alone, phase 1 then runs in every shard, else once, as a task of its own.
     records_fit: bool = False
@@ -228,8 +231,9 @@ def _phase1_fn(plans_bc):
 
 def cluster_passes(spark, events, plans: dict[str, ClusterPlan],
                    cpu: dict[str, float] | None = None) -> dict[str, ClusterPass]:
-    """Phase 1 as a task of its own, for the clusters too big to run it in every shard: one task per cluster
-    over its cluster-wide events and controller records (``replay_engine.cluster_pass.phase1_events``).
+    """Phase 1 as a task of its own, for the clusters too big to run it in every shard and every split KRaft
+    cluster: one task per cluster over its cluster-wide events and controller records
+    (``replay_engine.cluster_pass.phase1_events``; KRaft: ``replay_engine.kraft_pass.phase1_needs``).
     ``cpu`` receives each task's own CPU seconds."""
     from pyspark.sql import functions as F
 
@@ -334,7 +338,7 @@ def route(events, plans: dict[str, ClusterPlan], passes: dict[str, ClusterPass] 
 
 # A KRaft cluster is split when phase 1 foresees at most this many lines showing a leader active (from logs alone,
 # replay_engine.kraft_split). Its foresight misses some where there are any: each miss found costs a round of every
-# shard, and rounds cost more than the split saves (benchmarks/RESULTS.md, "KRaft split": 4 rounds, 0.41x the whole
+# shard, and rounds cost more than the split saves (benchmarks/RESULTS.md, "KRaft split": 4 rounds, 0.39x the whole
 # replay, for a log set whose phase 1 foresaw 25 of 31 lines). A metadata log's records say every decision: none.
 KRAFT_LINES_TO_SPLIT = 0
 
