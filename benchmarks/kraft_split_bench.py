@@ -23,25 +23,10 @@ import dataclasses
 import json
 import sys
 import time
-from pathlib import Path
 
 from _common import REPO, load_avg, med, now_utc, record, runs_text  # noqa: E402
 
 REAL_LOGS = REPO.parent / "shared" / "real_logs"
-
-
-def parsed(root: Path) -> list:
-    from forensics.sources import collect_inputs
-    from parsers.common.context import SourceContext
-    from parsers.dispatch import parse_source
-
-    inputs = collect_inputs([str(root)], Path("/nonexistent-extract-dir"))
-    events = []
-    for f in inputs.files:
-        with open(f.read_path, "rb") as fh:
-            evs, _ = parse_source(fh.read(), SourceContext(f.display, cluster=root.name, broker_hint=f.broker_hint))
-        events += [e for e in evs if e.event_type != "zk_txn"]
-    return events
 
 
 def repeated(events: list, copies: int) -> list:
@@ -114,10 +99,11 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--record", action="store_true", help="append the result to benchmarks/RESULTS.md")
     args = ap.parse_args()
+    from forensics.sources import parse_folder_in_process
     from parsers.common.gc_pause import cycle_gc_paused
 
     load0 = load_avg()
-    events = repeated(parsed(REAL_LOGS / args.cluster), args.copies)
+    events = repeated(parse_folder_in_process(REAL_LOGS, args.cluster), args.copies)
     runs = []
     for _ in range(args.runs):
         with cycle_gc_paused():

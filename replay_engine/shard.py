@@ -45,6 +45,7 @@ from replay_engine.cluster_pass import (
     phase1_events,
 )
 from replay_engine.kraft_pass import KraftPass, is_wide, kraft_context
+from replay_engine.kraft_split import journal_digest as kraft_journal
 from replay_engine.kraft_split import line_key, shard_events
 from replay_engine.kraft_split import phase1 as kraft_phase1
 
@@ -395,12 +396,6 @@ def _kraft_sharded(events: list[Event], cluster: str | None, buckets: int) -> Me
 def next_round(kp: KraftPass, found: frozenset) -> KraftPass:
     """The pass for another round of a KRaft split: the lines the shards found, no journal to match."""
     return dataclasses.replace(kp, liveness=found, journal=None)
-
-
-def kraft_journal(journal) -> str:
-    from replay_engine.kraft_split import journal_digest
-
-    return journal_digest(journal)
 
 
 def _sum_counts(counts) -> dict[str, int]:
