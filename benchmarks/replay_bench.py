@@ -348,7 +348,8 @@ def _speedup_line(what: str, one_name: str, two_name: str, one: dict, two: dict,
     # can give the baseline several).
     crit1 = med([t.get("phase1_task", 0.0) + makespan(t["shards"], 1) for t in one["tasks"]])
     crit2 = med([t.get("phase1_task", 0.0) + makespan(t["shards"], 2) for t in two["tasks"]])
-    out += (f"; tasks' own CPU s (median run): baseline {crit1:.1f} ({_steps(one['tasks'][-1])}), shards "
+    out += (f"; tasks' own CPU s (median run): baseline {crit1:.1f} (last run's slowest shard: "
+            f"{_steps(one['tasks'][-1])}), shards "
             f"{', '.join(f'{x:.1f}' for x in two['tasks'][-1]['shards'])} (last run; slowest "
             f"{_steps(two['tasks'][-1])}), critical path {crit2:.1f}: {crit1 / crit2:.2f}x")
     out += f"; wall by Spark job (last run): {one_name}: {_split(one['split'][-1])}; {two_name}: {_split(two['split'][-1])}"
