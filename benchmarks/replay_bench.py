@@ -209,8 +209,11 @@ class Replays:
         # the plan's groups from its files' footers (none there: counted by a Spark job, as for the ingest's)
         spark, parquet = self.spark, self.parquet
         events = (spark.read.schema(events_table_schema()) if self.audit else spark.read).parquet(parquet)
-        groups = stored_groups(Store(Path(parquet).resolve().parent.parent), ["bench"]) if self.audit else None
-        return replay_on_executors(spark, events, self.shards, groups=groups, sink=sink)
+        store = Store(Path(parquet).resolve().parent.parent)
+        groups = stored_groups(store, ["bench"]) if self.audit else None
+        # as the audit: shard tasks read the store's files themselves, unless told to route by Spark (--spark-route)
+        files = store.files("events", ["bench"]) if groups is not None and not os.environ.get(SPARK_ROUTE) else None
+        return replay_on_executors(spark, events, self.shards, groups=groups, sink=sink, files=files)
 
     def run(self) -> float:
         c, t, t0 = self._cpu(), time.perf_counter(), time.time()
@@ -223,7 +226,8 @@ class Replays:
         m = dist.merged["bench"]
         # one cluster: a cluster replayed again whole is counted again, all its rows
         self.info = {"intervals": counted[-1], "replayed_whole": dist.replayed_whole, "shards_used": m.shards,
-                     "leaderless": len(m.leaderless) if hasattr(m, "leaderless") else None}
+                     "leaderless": len(m.leaderless) if hasattr(m, "leaderless") else None,
+                     "read_files": bool(dist.read_files)}
         self.tasks.append(dist.task_cpu["bench"])
         return self.walls[-1]
 
@@ -358,6 +362,9 @@ def _speedup_line(what: str, one_name: str, two_name: str, one: dict, two: dict,
     return out
 
 
+SPARK_ROUTE = "KF_BENCH_SPARK_ROUTE"
+
+
 def _child(mode: str, *args, cpus: int | None = None) -> dict:
     """``mode`` in a fresh process; with ``cpus``, that process and all it starts (the local master's
     JVM and Python workers) run on that many CPUs only."""
@@ -395,8 +402,13 @@ def main() -> None:
     ap.add_argument("--interleave", action="store_true",
                     help="run the two configurations of each comparison at once, in turns (a b, b a, ...), instead of "
                          "all runs of one then all of the other: a host whose speed drifts touches both alike")
+    ap.add_argument("--spark-route", action="store_true",
+                    help="with --layout audit: route the events to the shards by a Spark scan and shuffle, as for "
+                         "events that are not the audit's store files, instead of each shard task reading the files")
     ap.add_argument("--record", action="store_true")
     args = ap.parse_args()
+    if args.spark_route:
+        os.environ[SPARK_ROUTE] = "1"  # the child processes inherit it
 
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="kf-bench-"))
     corpus = work / f"corpus-{args.size_gb:g}gb-{args.days:g}d"

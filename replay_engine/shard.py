@@ -53,7 +53,12 @@ TP = tuple[str, int]
 
 
 def bucket_of(topic: str, partition: int, buckets: int) -> int:
-    return zlib.crc32(f"{topic}-{partition}".encode()) % buckets
+    return bucket_of_name(f"{topic}-{partition}", buckets)
+
+
+def bucket_of_name(name: str, buckets: int) -> int:
+    """The bucket of a partition by its name, ``topic-partition`` (for callers that hold the joined text)."""
+    return zlib.crc32(name.encode()) % buckets
 
 
 def in_bucket(bucket: int, buckets: int) -> Callable[[TP], bool]:

@@ -7,7 +7,10 @@
    writer and the topic ids' names (``kraft_contexts``).
 2. Events are routed by built-in expressions (CRC-32 of ``topic-partition``, the same rule as
    ``replay_engine.shard.routes``): a partition's to its own shard, cluster-wide events to every
-   shard and, from logs alone, controller records as phase 1 needs them (below).
+   shard and, from logs alone, controller records as phase 1 needs them (below). When the events
+   are the audit store's files and a cluster has few shards (``reads_files``), its shard tasks read
+   the files themselves and keep their rows by the same rule (``forensics.audit.file_shards``):
+   no scan-and-route stage before the shards.
 3. A task per shard (light shards packed together: ``forensics.audit.placement``) replays each
    (cluster, shard) group of its partition (``streamed_groups.apply_in_tasks``: not sorted by the group
    first, as ``applyInArrow`` would). From logs alone, while a shard's input
@@ -34,6 +37,7 @@ from typing import Any, Callable
 
 import pyarrow as pa
 
+from forensics.audit import file_shards
 from forensics.audit.placement import one_task_per_group, task_key
 from forensics.audit.plan_groups import sort_rows, spark_groups
 from forensics.audit.shard_results import channel, missing, received, send
@@ -96,6 +100,7 @@ class DistributedReplay:
     task_cpu: dict[str, dict[str, Any]] = field(default_factory=dict)
     outputs: list[Any] = field(default_factory=list)  # persisted DataFrames, released by release()
     kraft_rounds: dict[str, int] = field(default_factory=dict)  # a split KRaft cluster -> rounds it took (kraft_split)
+    read_files: list[str] = field(default_factory=list)  # clusters whose shard tasks read their store files
 
     def release(self) -> None:
         for df in self.outputs:
@@ -424,17 +429,27 @@ def make_shard_fn(plans_bc, results):
 Sink = Callable[[Any, frozenset], Any]
 
 
+def reads_files(plan: ClusterPlan) -> bool:
+    """May this cluster's shard tasks read its store files themselves (``forensics.audit.file_shards``)? Split,
+    not KRaft, no hints of a phase 1 task to route by, and few enough shards that each reading all rows pays."""
+    return not plan.whole and not plan.kraft and not plan.phase1_job and plan.buckets <= file_shards.MAX_SHARDS
+
+
 def _run(spark, events, plans: dict[str, ClusterPlan], progress: Progress, label: str, sink: Sink,
-         passes: dict[str, ClusterPass] | None = None) -> dict[str, list]:
-    """The shards of ``plans``' clusters, run by ``sink``'s action; each cluster's shard outputs."""
+         passes: dict[str, ClusterPass] | None = None, files: dict[str, list[str]] | None = None
+         ) -> dict[str, list]:
+    """The shards of ``plans``' clusters, run by ``sink``'s action; each cluster's shard outputs. ``files``: the
+    clusters whose events are these store files (each cluster's all), for their shards to read themselves."""
     from pyspark.sql import functions as F
 
     plans_bc = spark.sparkContext.broadcast(plans)
     results = channel(spark)
     routed = route(events.select(*FIELD_NAMES), plans, passes)
     whole = sorted(c for c, p in plans.items() if p.whole)
-    split = sorted(c for c, p in plans.items() if not p.whole)
+    direct = sorted(c for c in (files or {}) if c in plans and reads_files(plans[c]))
+    split = sorted(c for c, p in plans.items() if not p.whole and c not in direct)
     parts = []
+    shard_fn = make_shard_fn(plans_bc, results)
 
     def groups(clusters):
         return [(c, b) for c in clusters for b in range(plans[c].buckets)]
@@ -442,23 +457,36 @@ def _run(spark, events, plans: dict[str, ClusterPlan], progress: Progress, label
     def weights(clusters):
         return [-(-plans[c].events // plans[c].buckets) for c, _ in groups(clusters)]
 
+    if direct:
+        # what a task needs of each cluster, not the plans (the broadcast holds those)
+        reads = {c: ([str(f) for f in files[c]], plans[c].buckets, plans[c].phase1_in_shards) for c in direct}
+
+        def from_files(cluster: str, bucket: int) -> pa.Table:
+            paths, buckets, records = reads[cluster]
+            return shard_fn(file_shards.shard_rows(paths, cluster, bucket, buckets, records))
+
+        parts.append(file_shards.file_tasks(spark, groups(direct), weights(direct), MIN_TASK_EVENTS, from_files,
+                                            OUT_ARROW))
+
     # a task per (cluster, shard), light shards packed together (forensics.audit.placement), not shards hashed
     # into the session's shuffle partitions: with hashing two shards could share a task and, past that count,
     # cores would stay idle
-    if split or not whole:  # shards stay within MAX_SHARD_EVENTS: a task may gather its rows whole
-        rows = routed.where(F.col("cluster").isin(*split)) if whole else routed
+    if split or not (whole or direct):  # shards stay within MAX_SHARD_EVENTS: a task may gather its rows whole
+        rows = routed.where(F.col("cluster").isin(*split)) if whole or direct else routed
         rows = one_task_per_group(rows, ("cluster", "_bucket"), groups(split), weights=weights(split),
                                   least=MIN_TASK_EVENTS)
         # grouped by the shard too: a row the placement did not foresee shares a task, never a group. Not
         # groupBy().applyInArrow: its sort of each task's rows by the group's key (one group to a task, mostly)
         # was 0.3-0.5 s of a warm 2 GB bench shard's JVM time, and ~1 s while the executor's JIT was still cold
-        parts.append(apply_in_tasks(rows, ("cluster", "_bucket"), make_shard_fn(plans_bc, results), OUT_ARROW))
+        parts.append(apply_in_tasks(rows, ("cluster", "_bucket"), shard_fn, OUT_ARROW))
     if whole:  # a cluster replayed whole has no cap: its rows are streamed (forensics.audit.streamed_groups)
         key, n = task_key(("cluster", "_bucket"), groups(whole), weights(whole), MIN_TASK_EVENTS)
         rows = routed.where(F.col("cluster").isin(*whole)).withColumn("_task", key)
-        parts.append(apply_in_groups(rows, ("_task", "cluster", "_bucket"), make_shard_fn(plans_bc, results),
-                                     OUT_ARROW, n, partition_by=("_task",)))
-    out = parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])
+        parts.append(apply_in_groups(rows, ("_task", "cluster", "_bucket"), shard_fn, OUT_ARROW, n,
+                                     partition_by=("_task",)))
+    out = parts[0]
+    for more in parts[1:]:
+        out = out.unionByName(more)
     with progress.watch_spark(spark, label), _described(spark, f"{label}: shards"):
         sink(out.select(*_TIMELINE.names), frozenset(plans))
     got = received(results)
@@ -503,11 +531,14 @@ class _Kept:
 
 
 def replay_on_executors(spark, events, shards: int, progress: Progress | None = None,
-                        groups: list[dict] | None = None, sink: Sink | None = None) -> DistributedReplay:
+                        groups: list[dict] | None = None, sink: Sink | None = None,
+                        files: dict[str, list] | None = None) -> DistributedReplay:
     """``events``: a DataFrame of canonical events of one or more clusters (zk_txn rows are left out here);
     ``groups``: their plan groups if the caller has them (the audit store's footers), else counted here.
     ``sink``: what consumes the timeline (``Sink``: its action is the one that runs the shards); without one
-    the timeline is persisted and counted, and kept as ``DistributedReplay.timeline``."""
+    the timeline is persisted and counted, and kept as ``DistributedReplay.timeline``. ``files``: for clusters
+    whose rows in ``events`` are all those of these audit store files, the files, which their shard tasks may
+    then read themselves (``forensics.audit.file_shards``)."""
     from pyspark.sql import functions as F
 
     progress = progress or Progress(False)
@@ -531,7 +562,9 @@ def replay_on_executors(spark, events, shards: int, progress: Progress | None = 
                     "a leader active to every partition; agreeing on them can take a round of every shard each "
                     "(replay_engine.kraft_split), so the cluster is replayed whole")
         plans[c] = dataclasses.replace(plans[c], buckets=1, whole=True, kpass=None)
-    by_cluster = _run(spark, events, plans, progress, "replay", sink, passes)
+    files = {c: fs for c, fs in sorted((files or {}).items()) if c in plans and reads_files(plans[c])
+             and file_shards.readable(fs)}
+    by_cluster = _run(spark, events, plans, progress, "replay", sink, passes, files)
     merged: dict[str, MergedReplay] = {}
     redo = []
     rounds: dict[str, ClusterPlan] = {}
@@ -578,7 +611,8 @@ def replay_on_executors(spark, events, shards: int, progress: Progress | None = 
         task_cpu[c] = {"shards": [o.cpu_s for o in outs], "phase1": [o.steps.get("phase1", 0.0) for o in outs],
                        "phase1_task": phase1_cpu.get(c, 0.0), "steps": [o.steps for o in outs]}
     if kept is None:
-        return DistributedReplay(merged, None, whole, task_cpu=task_cpu, kraft_rounds=kraft_rounds)
+        return DistributedReplay(merged, None, whole, task_cpu=task_cpu, kraft_rounds=kraft_rounds,
+                                 read_files=sorted(files))
     timeline = kept.timeline()
     return DistributedReplay(merged, timeline, whole, task_cpu=task_cpu, outputs=[df for df, _ in kept.frames],
-                             kraft_rounds=kraft_rounds)
+                             kraft_rounds=kraft_rounds, read_files=sorted(files))

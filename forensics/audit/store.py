@@ -169,15 +169,18 @@ class Store:
         self._drop(name, stale)
         return written
 
+    def files(self, name: str, clusters: Iterable[str]) -> dict[str, list[Path]]:
+        """Each listed cluster's files of the table, by cluster, in date order."""
+        out: dict[str, list[Path]] = {}
+        for c in sorted(set(clusters)):
+            cdir = self.table(name) / f"cluster={escape(c)}"
+            out[c] = sorted(cdir.glob(f"date=*/{PART_FILE}")) if cdir.is_dir() else []
+        return out
+
     def footers(self, name: str, clusters: Iterable[str]) -> dict[str, list[pq.FileMetaData | None]]:
         """Each listed cluster's files' Parquet footers, by cluster (None for a file whose footer is unreadable:
         reading its rows will say why)."""
-        out: dict[str, list[pq.FileMetaData | None]] = {}
-        for c in sorted(set(clusters)):
-            cdir = self.table(name) / f"cluster={escape(c)}"
-            files = sorted(cdir.glob(f"date=*/{PART_FILE}")) if cdir.is_dir() else []
-            out[c] = [_footer(f) for f in files]
-        return out
+        return {c: [_footer(f) for f in files] for c, files in self.files(name, clusters).items()}
 
     def write_arrow(self, rows: list[dict], schema: pa.Schema, name: str, sort_key, replace_clusters: set[str]) -> None:
         """A small table written by the driver, partition by partition (``rows`` carry cluster and date)."""
