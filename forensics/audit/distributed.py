@@ -245,6 +245,7 @@ def cluster_passes(spark, events, plans: dict[str, ClusterPlan],
     todo = sorted(c for c, p in plans.items() if p.phase1_job)
     if not todo:
         return {}
+    events = events.select(*FIELD_NAMES)
     plans_bc = spark.sparkContext.broadcast(plans)
     zk = sorted(c for c in todo if not plans[c].kraft)
     kraft = sorted(c for c in todo if plans[c].kraft)
@@ -444,10 +445,11 @@ def _run(spark, events, plans: dict[str, ClusterPlan], progress: Progress, label
 
     plans_bc = spark.sparkContext.broadcast(plans)
     results = channel(spark)
-    routed = route(events.select(*FIELD_NAMES), plans, passes)
     whole = sorted(c for c, p in plans.items() if p.whole)
     direct = sorted(c for c in (files or {}) if c in plans and reads_files(plans[c]))
     split = sorted(c for c, p in plans.items() if not p.whole and c not in direct)
+    # built only when some rows go through Spark: each of the expressions is a py4j call or more, on the driver
+    routed = route(events.select(*FIELD_NAMES), plans, passes) if split or whole or not direct else None
     parts = []
     shard_fn = make_shard_fn(plans_bc, results)
 
@@ -488,7 +490,7 @@ def _run(spark, events, plans: dict[str, ClusterPlan], progress: Progress, label
     for more in parts[1:]:
         out = out.unionByName(more)
     with progress.watch_spark(spark, label), _described(spark, f"{label}: shards"):
-        sink(out.select(*_TIMELINE.names), frozenset(plans))
+        sink(out.drop("_bucket"), frozenset(plans))  # OUT_ARROW's other columns are the timeline's, in order
     got = received(results)
     lost = missing({c: p.buckets for c, p in plans.items()}, got)
     if lost:  # a sink's bug, not the evidence's: a merge of fewer shards would be silently wrong
@@ -554,7 +556,7 @@ def replay_on_executors(spark, events, shards: int, progress: Progress | None = 
     progress.say(f"replay: {len(plans)} cluster(s); {len(split)} split into {each} shard(s) each")
     phase1_cpu: dict[str, float] = {}
     with progress.watch_spark(spark, "replay phase 1"):
-        passes = cluster_passes(spark, events.select(*FIELD_NAMES), plans, phase1_cpu)
+        passes = cluster_passes(spark, events, plans, phase1_cpu)
     plans = {c: dataclasses.replace(p, kpass=passes[c]) if p.kraft_split else p for c, p in plans.items()}
     whole: dict[str, str] = {}
     for c in sorted(c for c, p in plans.items() if p.kraft_split and len(p.kpass.liveness) > KRAFT_LINES_TO_SPLIT):
