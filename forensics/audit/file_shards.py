@@ -57,10 +57,9 @@ def shard_rows(paths: list[str], cluster: str, bucket: int, buckets: int, record
     for path in paths:
         for batch in pq.ParquetFile(path).iter_batches(batch_size=READ_ROWS, columns=list(FILE_COLUMNS)):
             kept.append(batch.filter(_keep(batch, bucket, buckets, records, record_types, owned)))
-    schema = kept[0].schema if kept else None
-    table = pa.Table.from_batches(kept, schema=schema) if kept else None
-    if table is None:
+    if not kept:  # files of no rows: an empty shard, which the shard function returns at once
         return pa.table({n: [] for n in FIELD_NAMES})
+    table = pa.Table.from_batches(kept)
     n = table.num_rows
     table = table.add_column(0, "cluster", pa.array([cluster] * n, pa.string()))
     return table.select(list(FIELD_NAMES)).append_column("_bucket", pa.array([bucket] * n, pa.int32()))
