@@ -7,10 +7,12 @@ stage is ~1 s of an 8 s run on two cores, and it does not shrink with more execu
 pyarrow, as the store's writer tasks wrote them, and keeps its own shard's rows by ``route``'s rule:
 one stage, the shards' own.
 
-The price: every shard of a cluster reads all of the cluster's rows. Reading and routing a row costs
-about 1/70 of replaying it (0.2 s for the benchmark's 287,465 rows in one task; each of its two shards
-replays ~144,000 in ~7 s), so up to MAX_SHARDS shards the reads cost less than Spark's scan and
-shuffle; a cluster cut into more (a long span: ``distributed.shard_count``) is routed by Spark.
+The price: every shard of a cluster reads all of the cluster's rows, ~0.7 µs a row (0.2 s for the
+benchmark's 287,465 in one task, where each of its two shards replays its half in ~6 s), so K shards
+cost ~0.7 K µs per row of the cluster, against ~4.5 µs for Spark's scan and route (1.3 s for the same
+rows) before its shuffle is read. Up to MAX_SHARDS shards (at most 4 x ``MAX_SHARD_EVENTS`` rows read
+by a task) that is less; a cluster cut into more (a long span: ``distributed.shard_count``) is routed
+by Spark.
 """
 from __future__ import annotations
 
