@@ -396,6 +396,10 @@ def main() -> None:
     ap.add_argument("--pin", action="store_true",
                     help="give each executor its own CPU, as on a cluster: local[N] runs on N CPUs; standalone worker i "
                          "and its executor on CPU i, the driver and master on CPU 0 (so the second worker adds one CPU)")
+    ap.add_argument("--pin-standalone", choices=("worker", "shared"), default="worker",
+                    help="with --pin, the standalone clusters' CPUs: each worker on a CPU of its own with the driver "
+                         "and master on the first (worker), or the whole cluster and its driver on as many CPUs as "
+                         "it has workers, shared out by the system as for local[N] (shared)")
     ap.add_argument("--layout", choices=("ingest", "audit"), default="ingest",
                     help="the events as the ingest's output partitions (default), or as the audit's events table "
                          "(one sorted file per cluster and day), which is what `audit` replays")
@@ -449,21 +453,32 @@ def main() -> None:
         print(line2, flush=True)
         lines = [line2]
         if not args.no_standalone:
-            drv = 1 if args.pin else None  # the driver on CPU 0, with the master and the first worker
+            shared = args.pin and args.pin_standalone == "shared"
+            pin_w = args.pin and not shared
+
+            def drv(n: int) -> int | None:  # the driver on CPU 0, with the master and the first worker; or on all n
+                return (n if shared else 1) if args.pin else None
+
             if args.interleave:
-                with Standalone(1, pin=args.pin) as one_w, Standalone(2, pin=args.pin) as two_w:
-                    sa1, sa2 = interleaved(([parquet, one_w.url, 1, ",".join(map(str, one_w.pids))], drv),
-                                           ([parquet, two_w.url, 2, ",".join(map(str, two_w.pids))], drv), args.runs)
+                with Standalone(1, pin=pin_w, shared=shared) as one_w, Standalone(2, pin=pin_w, shared=shared) as two_w:
+                    sa1, sa2 = interleaved(([parquet, one_w.url, 1, ",".join(map(str, one_w.pids))], drv(1)),
+                                           ([parquet, two_w.url, 2, ",".join(map(str, two_w.pids))], drv(2)),
+                                           args.runs)
             else:
-                with Standalone(1, pin=args.pin) as one_w:
+                with Standalone(1, pin=pin_w, shared=shared) as one_w:
                     sa1 = _child("_distributed", parquet, one_w.url, 1, args.runs, ",".join(map(str, one_w.pids)),
-                                 cpus=drv)
+                                 cpus=drv(1))
                 loads.append(load_avg())
-                with Standalone(2, pin=args.pin) as two_w:
+                with Standalone(2, pin=pin_w, shared=shared) as two_w:
                     sa2 = _child("_distributed", parquet, two_w.url, 2, args.runs, ",".join(map(str, two_w.pids)),
-                                 cpus=drv)
+                                 cpus=drv(2))
             loads.append(load_avg())
-            pin_sa = " (pinned: worker i and its executor on CPU i; driver and master on CPU 0)" if args.pin else ""
+            pin_sa = ""
+            if pin_w:
+                pin_sa = " (pinned: worker i and its executor on CPU i; driver and master on CPU 0)"
+            elif shared:
+                pin_sa = (" (pinned as local[N]: N workers, their executors, the master and the driver on N CPUs, "
+                          "which the system shares out)")
             line3 = _speedup_line(f"Spark standalone on 127.0.0.1 (workers of 1 core, 2 GB){pin_sa}", f"1 worker with {_shards(sa1)}",
                                   f"2 workers with {_shards(sa2)}", sa1, sa2, n)
             same = len({base["digest"], two["digest"], sa1["digest"], sa2["digest"]}) == 1
@@ -477,7 +492,8 @@ def main() -> None:
                    f"--runs {args.runs}{' --no-standalone' if args.no_standalone else ''}"
                    f"{' --interleave' if args.interleave else ''}"
                    f"{' --layout audit' if args.layout == 'audit' else ''}"
-                   f"{' --pin' if args.pin else ''} --record`")
+                   f"{' --pin' if args.pin else ''}"
+                   f"{' --pin-standalone shared' if args.pin and args.pin_standalone == 'shared' else ''} --record`")
             body = "".join(f"  - {x}\n" for x in [line1, *lines])
             layout = ("the audit's events table (a sorted file per day)" if args.layout == "audit"
                       else "the ingest's output partitions")

@@ -56,12 +56,14 @@ def on_cpus(slots) -> object:
 class Standalone:
     """``workers`` workers of ``cores`` cores and ``memory`` each. ``pin``: worker i and the executor it
     starts run on CPUs i*cores .. (i+1)*cores-1 only, the master on the first worker's (pin the driver
-    there too: then each worker added brings its CPUs and nothing else). ``pids``: the master's and
-    workers' processes, whose trees hold the executors; ``worker_logs``: what each worker wrote."""
+    there too: then each worker added brings its CPUs and nothing else). ``shared``: instead, the master
+    and all workers on the first workers*cores CPUs, which the system shares out among them (as
+    ``local[N]`` runs on N CPUs). ``pids``: the master's and workers' processes, whose trees hold the
+    executors; ``worker_logs``: what each worker wrote."""
 
     def __init__(self, workers: int = 1, cores: int = 1, memory: str = "2g", pin: bool = False,
-                 work: Path | None = None):
-        self.workers, self.cores, self.memory, self.pin = workers, cores, memory, pin
+                 work: Path | None = None, shared: bool = False):
+        self.workers, self.cores, self.memory, self.pin, self.shared = workers, cores, memory, pin, shared
         self.procs: list[subprocess.Popen] = []
         self.url = ""
         self._own_work = work is None
@@ -82,7 +84,7 @@ class Standalone:
             master = subprocess.Popen([str(cls), "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
                                        "--port", str(port), "--webui-port", str(free_port())],
                                       stdout=mlog.open("w"), stderr=subprocess.STDOUT, env=env, start_new_session=True,
-                                      preexec_fn=on_cpus([0]) if self.pin else None)
+                                      preexec_fn=self._cpus([0]))
             self.procs.append(master)
             wait_for(mlog, "I have been elected leader", master)
             self.url = f"spark://127.0.0.1:{port}"
@@ -93,7 +95,7 @@ class Standalone:
                                       "--cores", str(self.cores), "--memory", self.memory,
                                       "--webui-port", str(free_port()), "--work-dir", str(self.work / f"w{i}")],
                                      stdout=wlog.open("w"), stderr=subprocess.STDOUT, env=env, start_new_session=True,
-                                     preexec_fn=on_cpus(slots) if self.pin else None)
+                                     preexec_fn=self._cpus(slots))
                 self.procs.append(w)
                 self.worker_logs.append(wlog)
                 wait_for(wlog, "Successfully registered with master", w)
@@ -101,6 +103,11 @@ class Standalone:
             self.__exit__(None, None, None)
             raise
         return self
+
+    def _cpus(self, slots):
+        if self.shared:
+            return on_cpus(range(self.workers * self.cores))
+        return on_cpus(slots) if self.pin else None
 
     @property
     def pids(self) -> list[int]:
