@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import REAL_LOGS, SAMPLES, ZK_REAL
 from test_shard import load
-from test_shard_spark import _tasks_of_shards, ordered
+from test_shard_spark import _tasks_of_shards, assert_split_equals_whole, ordered
 
 from forensics.audit import plan_groups
 from forensics.audit.distributed import replay_on_executors
@@ -82,15 +82,7 @@ def test_shard_tasks_reading_the_files_replay_each_cluster_as_one_process_does(s
         assert sorted(map(tuple, rows)) == sorted(map(tuple, routed.timeline.collect()))
         for c in clusters:
             whole = replay_cluster(ordered(e for e in events[c] if e.event_type != "zk_txn"), c)
-            m = dist.merged[c]
-            assert m.shards == 3
-            assert sorted((r["topic"], r["partition"]) for r in rows if r["cluster"] == c) == sorted(
-                (iv.topic, iv.partition) for iv in whole.intervals)
-            assert [lp.to_json() for lp in m.leaderless] == [lp.to_json() for lp in whole.leaderless]
-            assert [(t.controller, t.epoch, t.start) for t in m.tenures] == [
-                (t.controller, t.epoch, t.start) for t in whole.image.tenures]
-            ag = whole.agreement()
-            assert {k: m.agreement[k] for k in ag} == ag
+            assert_split_equals_whole(dist.merged[c], whole, [r for r in rows if r["cluster"] == c], 3)
     finally:
         dist.release()
         routed.release()

@@ -56,16 +56,9 @@ def _split_equals_whole(spark, phase1_in_shards):
         for c in CLUSTERS:
             whole = replay_cluster(ordered(e for e in events if e.cluster == c), c)
             m = dist.merged[c]
-            assert m.shards == 3
-            assert sorted((r["topic"], r["partition"]) for r in rows if r["cluster"] == c) == sorted(
-                (iv.topic, iv.partition) for iv in whole.intervals)
-            assert [lp.to_json() for lp in m.leaderless] == [lp.to_json() for lp in whole.leaderless]
-            assert [(t.controller, t.epoch, t.start) for t in m.tenures] == [
-                (t.controller, t.epoch, t.start) for t in whole.image.tenures]
+            assert_split_equals_whole(m, whole, [r for r in rows if r["cluster"] == c], 3)
             assert {b: [(p.state, p.start, p.end) for p in ps] for b, ps in m.periods.items()} == {
                 b: [(p.state, p.start, p.end) for p in ps] for b, ps in whole.image.periods.items()}
-            ag = whole.agreement()
-            assert {k: m.agreement[k] for k in ag} == ag
         cpu = dist.task_cpu
         assert all(len(cpu[c]["shards"]) == 3 for c in CLUSTERS)
         # these clusters are small (hundreds of events): their 12 shards share one task
@@ -77,6 +70,19 @@ def _split_equals_whole(spark, phase1_in_shards):
             assert all(cpu[c]["phase1_task"] > 0 and not any(cpu[c]["phase1"]) for c in CLUSTERS)
     finally:
         dist.release()
+
+
+def assert_split_equals_whole(m, whole, rows, shards):
+    """A cluster's merged shards (``m``, from ``shards`` shards; ``rows`` its timeline rows) against its replay in one
+    process: the same partitions' intervals, leaderless episodes, controller tenures and agreement counts."""
+    assert m.shards == shards
+    assert sorted((r["topic"], r["partition"]) for r in rows) == sorted(
+        (iv.topic, iv.partition) for iv in whole.intervals)
+    assert [lp.to_json() for lp in m.leaderless] == [lp.to_json() for lp in whole.leaderless]
+    assert [(t.controller, t.epoch, t.start) for t in m.tenures] == [
+        (t.controller, t.epoch, t.start) for t in whole.image.tenures]
+    ag = whole.agreement()
+    assert {k: m.agreement[k] for k in ag} == ag
 
 
 def _tasks_of_shards(out, plans, shards, tasks):

@@ -440,13 +440,13 @@ def _run(spark, events, plans: dict[str, ClusterPlan], progress: Progress, label
          passes: dict[str, ClusterPass] | None = None, files: dict[str, list[str]] | None = None
          ) -> dict[str, list]:
     """The shards of ``plans``' clusters, run by ``sink``'s action; each cluster's shard outputs. ``files``: the
-    clusters whose events are these store files (each cluster's all), for their shards to read themselves."""
+    clusters whose shards read their store files themselves (chosen by the caller: ``reads_files``), with them."""
     from pyspark.sql import functions as F
 
     plans_bc = spark.sparkContext.broadcast(plans)
     results = channel(spark)
     whole = sorted(c for c, p in plans.items() if p.whole)
-    direct = sorted(c for c in (files or {}) if c in plans and reads_files(plans[c]))
+    direct = sorted(c for c in (files or {}) if c in plans)
     split = sorted(c for c, p in plans.items() if not p.whole and c not in direct)
     # built only when some rows go through Spark: each of the expressions is a py4j call or more, on the driver
     routed = route(events.select(*FIELD_NAMES), plans, passes) if split or whole or not direct else None
