@@ -22,8 +22,10 @@ CPU 0 with the first worker, so the second worker adds its CPU and nothing else.
 executor's JVM threads (JIT compiler, GC, Arrow transfer) and its Python worker spread over every CPU of
 the machine, so "1 executor" uses more than one core's worth.
 With ``--interleave`` the two configurations of a comparison are up at once, each in its own process, and take
-turns run by run (a b, b a, ...): on a host whose speed drifts, the runs of one are no longer all in a slower
-stretch than the other's; the line then gives the ratio of each pair of runs too.
+turns run by run (a b, a b, ...): on a host whose speed drifts, the runs of one are no longer all in a slower
+stretch than the other's; the line then gives the ratio of each pair of runs too. Each waits one run of the
+other between its own: under PySpark's minute of idle before it stops a Python worker while runs stay under
+a minute (``interleaved``).
 CPU seconds count the whole process tree (driver, JVM, Python workers; a standalone cluster's master,
 workers and executors), so a loaded machine shows in the wall times, not in them.
 With ``--record`` the result is appended to its section of benchmarks/RESULTS.md.
@@ -294,15 +296,21 @@ class _Server:
 
 def interleaved(a: tuple[list, int | None], b: tuple[list, int | None], runs: int) -> tuple[dict, dict]:
     """Two configurations (``serve`` arguments, CPUs to pin to), each in its own process and Spark session,
-    both up at once and taking turns: run i of one, then of the other, the order swapped every round (a b, b a,
-    ...). A host that speeds up or slows down during the measurement then touches both alike; run i of each is
-    a pair."""
+    both up at once and taking turns: run i of one, then of the other (a b, a b, ...). A host that speeds up or
+    slows down during the measurement then touches both alike; run i of each is a pair.
+
+    Not swapped every round (a b, b a, ...): then the faster configuration waited two of the other's runs every
+    other round, and past a minute PySpark stops an idle Python worker (PythonWorkerFactory's idle timeout), so
+    every other run of it started on fresh workers (seen in their process ids, 2026-11-27 14:08-14:16) and ran
+    ~1.2 s slower (local[2] at 22 s a run: 22.8, 22.8, 22.9 after the long wait against 21.2-21.6 after none),
+    a cost the one-executor baseline, whose waits stayed under a minute, never paid. Each now waits one run of
+    the other; an audit's executors, busy task after task, keep theirs."""
     servers = [_Server(*a), _Server(*b)]
     try:
         for s in servers:
             s.ask()
         for i in range(runs):
-            for s in (servers if i % 2 == 0 else servers[::-1]):
+            for s in servers:
                 s.ask("run")
         return servers[0].ask("finish"), servers[1].ask("finish")
     finally:
@@ -404,7 +412,7 @@ def main() -> None:
                     help="the events as the ingest's output partitions (default), or as the audit's events table "
                          "(one sorted file per cluster and day), which is what `audit` replays")
     ap.add_argument("--interleave", action="store_true",
-                    help="run the two configurations of each comparison at once, in turns (a b, b a, ...), instead of "
+                    help="run the two configurations of each comparison at once, in turns (a b, a b, ...), instead of "
                          "all runs of one then all of the other: a host whose speed drifts touches both alike")
     ap.add_argument("--spark-route", action="store_true",
                     help="with --layout audit: route the events to the shards by a Spark scan and shuffle, as for "
