@@ -309,7 +309,7 @@ def interleaved(a: tuple[list, int | None], b: tuple[list, int | None], runs: in
     try:
         for s in servers:
             s.ask()
-        for i in range(runs):
+        for _ in range(runs):
             for s in servers:
                 s.ask("run")
         return servers[0].ask("finish"), servers[1].ask("finish")
