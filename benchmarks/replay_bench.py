@@ -419,6 +419,7 @@ def main() -> None:
                          "events that are not the audit's store files, instead of each shard task reading the files")
     ap.add_argument("--record", action="store_true")
     args = ap.parse_args()
+    shared = args.pin and args.pin_standalone == "shared"  # --pin-standalone counts only with --pin
     if args.spark_route:
         os.environ[SPARK_ROUTE] = "1"  # the child processes inherit it
 
@@ -461,7 +462,6 @@ def main() -> None:
         print(line2, flush=True)
         lines = [line2]
         if not args.no_standalone:
-            shared = args.pin and args.pin_standalone == "shared"
             pin_w = args.pin and not shared
 
             def drv(n: int) -> int | None:  # the driver on CPU 0, with the master and the first worker; or on all n
@@ -501,7 +501,7 @@ def main() -> None:
                    f"{' --interleave' if args.interleave else ''}"
                    f"{' --layout audit' if args.layout == 'audit' else ''}"
                    f"{' --pin' if args.pin else ''}"
-                   f"{' --pin-standalone shared' if args.pin and args.pin_standalone == 'shared' else ''} --record`")
+                   f"{' --pin-standalone shared' if shared else ''} --record`")
             body = "".join(f"  - {x}\n" for x in [line1, *lines])
             layout = ("the audit's events table (a sorted file per day)" if args.layout == "audit"
                       else "the ingest's output partitions")
