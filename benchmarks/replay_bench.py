@@ -44,7 +44,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (REPO, Standalone, load_avg, make_corpus, med, now_utc, on_cpus, record,  # noqa: E402
-                     runs_text, tree_cpu, vm_hwm_mb)
+                     runs_text, tree_cpu, vm_hwm_mb, host_cpu)
 
 SECTION = "## replay (engine events/s on one core; partition shards on 2 executors)"
 
@@ -197,6 +197,7 @@ class Replays:
         self.spark = get_spark(master)
         self.start_s = time.perf_counter() - t
         self.walls, self.cpus, self.tasks, self.spans, self.info = [], [], [], [], {}
+        self.others, self.steals = [], []  # per run: the rest of the machine's CPU seconds; the hypervisor's
 
     def _cpu(self) -> float:
         return tree_cpu() + sum(tree_cpu(p) for p in self.pids)
@@ -218,13 +219,16 @@ class Replays:
         return replay_on_executors(spark, events, self.shards, groups=groups, sink=sink, files=files)
 
     def run(self) -> float:
-        c, t, t0 = self._cpu(), time.perf_counter(), time.time()
+        (h, st), c, t, t0 = host_cpu(), self._cpu(), time.perf_counter(), time.time()
         counted: list[int] = []
         # the timeline's consumer, as the audit's write is: its action runs the shards
         dist = self._replay(sink=lambda timeline, clusters: counted.append(timeline.count()))
         self.walls.append(time.perf_counter() - t)
         self.spans.append((t0, time.time()))
         self.cpus.append(self._cpu() - c)
+        h1, st1 = host_cpu()
+        self.others.append(max(0.0, (h1 - h) - self.cpus[-1] - (st1 - st)))
+        self.steals.append(st1 - st)
         m = dist.merged["bench"]
         # one cluster: a cluster replayed again whole is counted again, all its rows
         self.info = {"intervals": counted[-1], "replayed_whole": dist.replayed_whole, "shards_used": m.shards,
@@ -242,7 +246,7 @@ class Replays:
         jobs = spark_jobs(self.evdir)
         shutil.rmtree(self.evdir, ignore_errors=True)
         return {"master": self.master, "shards": self.shards, "spark_start_s": self.start_s, "wall": self.walls,
-                "cpu": self.cpus, "tasks": self.tasks, "split": [wall_split(jobs, a, z) for a, z in self.spans],
+                "cpu": self.cpus, "others": self.others, "steal": self.steals, "tasks": self.tasks, "split": [wall_split(jobs, a, z) for a, z in self.spans],
                 **self.info}
 
 
@@ -364,6 +368,10 @@ def _speedup_line(what: str, one_name: str, two_name: str, one: dict, two: dict,
             f"{_steps(one['tasks'][-1])}), shards "
             f"{', '.join(f'{x:.1f}' for x in two['tasks'][-1]['shards'])} (last run; slowest "
             f"{_steps(two['tasks'][-1])}), critical path {crit2:.1f}: {crit1 / crit2:.2f}x")
+    # what else the host ran during each run: a miss on a busy or stolen host is the host's, not the replay's
+    out += (f"; the rest of the host during the runs (CPU s, median, max): {one_name} {med(one['others']):.1f}, "
+            f"{max(one['others']):.1f}, steal {med(one['steal']):.1f}, {max(one['steal']):.1f}; {two_name} "
+            f"{med(two['others']):.1f}, {max(two['others']):.1f}, steal {med(two['steal']):.1f}, {max(two['steal']):.1f}")
     out += f"; wall by Spark job (last run): {one_name}: {_split(one['split'][-1])}; {two_name}: {_split(two['split'][-1])}"
     if two["replayed_whole"]:
         out += f"; replayed whole: {two['replayed_whole']}"
