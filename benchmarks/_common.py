@@ -77,17 +77,17 @@ def tree_cpu(root: int | None = None) -> float:
 
 
 def host_cpu() -> tuple[float, float]:
-    """The host's busy CPU seconds (every process, all CPUs) and, of them, the seconds a hypervisor took for
-    other guests (steal), from /proc/stat. Around a step, busy minus the step's own ``tree_cpu`` is what the
-    rest of the machine ran meanwhile; steal is time the step's CPUs were not ours at all."""
+    """The CPU seconds this machine's processes ran (all of them, all CPUs), and those a hypervisor gave other
+    guests (steal), from /proc/stat. Around a step, the first minus the step's own ``tree_cpu`` is what the rest
+    of the machine ran meanwhile; steal is time the machine's CPUs were not its own at all."""
     try:
         with open("/proc/stat") as fh:
             f = [int(x) for x in fh.readline().split()[1:]]
     except (OSError, ValueError):
         return 0.0, 0.0
     # user nice system idle iowait irq softirq steal [guest guest_nice: already in user and nice]
-    busy = f[0] + f[1] + f[2] + f[5] + f[6] + (f[7] if len(f) > 7 else 0)
-    return busy / _TICK, (f[7] if len(f) > 7 else 0) / _TICK
+    steal = f[7] if len(f) > 7 else 0
+    return (f[0] + f[1] + f[2] + f[5] + f[6]) / _TICK, steal / _TICK
 
 
 def become_subreaper() -> None:

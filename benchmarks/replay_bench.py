@@ -43,8 +43,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import (REPO, Standalone, load_avg, make_corpus, med, now_utc, on_cpus, record,  # noqa: E402
-                     runs_text, tree_cpu, vm_hwm_mb, host_cpu)
+from _common import (REPO, Standalone, host_cpu, load_avg, make_corpus, med, now_utc, on_cpus,  # noqa: E402
+                     record, runs_text, tree_cpu, vm_hwm_mb)
 
 SECTION = "## replay (engine events/s on one core; partition shards on 2 executors)"
 
@@ -227,7 +227,7 @@ class Replays:
         self.spans.append((t0, time.time()))
         self.cpus.append(self._cpu() - c)
         h1, st1 = host_cpu()
-        self.others.append(max(0.0, (h1 - h) - self.cpus[-1] - (st1 - st)))
+        self.others.append(max(0.0, (h1 - h) - self.cpus[-1]))
         self.steals.append(st1 - st)
         m = dist.merged["bench"]
         # one cluster: a cluster replayed again whole is counted again, all its rows
@@ -246,8 +246,8 @@ class Replays:
         jobs = spark_jobs(self.evdir)
         shutil.rmtree(self.evdir, ignore_errors=True)
         return {"master": self.master, "shards": self.shards, "spark_start_s": self.start_s, "wall": self.walls,
-                "cpu": self.cpus, "others": self.others, "steal": self.steals, "tasks": self.tasks, "split": [wall_split(jobs, a, z) for a, z in self.spans],
-                **self.info}
+                "cpu": self.cpus, "others": self.others, "steal": self.steals, "tasks": self.tasks,
+                "split": [wall_split(jobs, a, z) for a, z in self.spans], **self.info}
 
 
 def distributed(parquet: str, master: str, shards: int, runs: int, pids: tuple[int, ...] = ()) -> dict:
@@ -350,6 +350,11 @@ def makespan(tasks: list[float], cores: int) -> float:
     return max(load)
 
 
+def _host(name: str, run: dict) -> str:
+    o, st = run["others"], run["steal"]
+    return f"{name} {med(o):.1f}, {max(o):.1f}, steal {med(st):.1f}, {max(st):.1f}"
+
+
 def _speedup_line(what: str, one_name: str, two_name: str, one: dict, two: dict, n: int) -> str:
     b, d = med(one["wall"]), med(two["wall"])
     out = (f"{what}: {one_name} median {b:.1f}s ({runs_text(one['wall'])}; {med(one['cpu']):.1f} CPU s) = "
@@ -369,9 +374,7 @@ def _speedup_line(what: str, one_name: str, two_name: str, one: dict, two: dict,
             f"{', '.join(f'{x:.1f}' for x in two['tasks'][-1]['shards'])} (last run; slowest "
             f"{_steps(two['tasks'][-1])}), critical path {crit2:.1f}: {crit1 / crit2:.2f}x")
     # what else the host ran during each run: a miss on a busy or stolen host is the host's, not the replay's
-    out += (f"; the rest of the host during the runs (CPU s, median, max): {one_name} {med(one['others']):.1f}, "
-            f"{max(one['others']):.1f}, steal {med(one['steal']):.1f}, {max(one['steal']):.1f}; {two_name} "
-            f"{med(two['others']):.1f}, {max(two['others']):.1f}, steal {med(two['steal']):.1f}, {max(two['steal']):.1f}")
+    out += f"; the rest of the host during the runs (CPU s, median, max): {_host(one_name, one)}; {_host(two_name, two)}"
     out += f"; wall by Spark job (last run): {one_name}: {_split(one['split'][-1])}; {two_name}: {_split(two['split'][-1])}"
     if two["replayed_whole"]:
         out += f"; replayed whole: {two['replayed_whole']}"
