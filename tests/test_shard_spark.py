@@ -225,6 +225,28 @@ def test_the_timeline_consumer_runs_the_shards_once_and_its_rows_are_the_whole_r
         assert [lp.to_json() for lp in dist.merged[c].leaderless] == [lp.to_json() for lp in whole.leaderless]
 
 
+def test_the_audit_cuts_only_a_cluster_bigger_than_a_cores_share_and_replays_the_others_whole(spark):
+    """As the audit asks (``whole_below_share``): of a big and a small cluster on 2 cores, the big one (more than
+    half the events) is cut in 2 shards, the small one replayed whole as one shard, and each equals its replay in
+    one process, with no fallback."""
+    big, small = CLUSTERS[0], CLUSTERS[2]
+    events = [e for c in (big, small) for e in load(REAL_LOGS / c)]
+    n = {c: sum(e.cluster == c for e in events) for c in (big, small)}
+    assert n[big] * 2 > len(events) > n[small] * 2  # the fixture's shape: one cluster over a core's share
+    df = spark.createDataFrame(pa.Table.from_batches([events_to_arrow(events)]))
+    dist = replay_on_executors(spark, df, 2, whole_below_share=True)
+    try:
+        assert dist.replayed_whole == {}
+        rows = dist.timeline.collect()
+        for c, shards in ((big, 2), (small, 1)):
+            whole = replay_cluster(ordered(e for e in events if e.cluster == c), c)
+            assert_split_equals_whole(dist.merged[c], whole, [r for r in rows if r["cluster"] == c], shards)
+        assert len(dist.task_cpu[big]["shards"]) == 2 and len(dist.task_cpu[small]["shards"]) == 1
+        assert not any(dist.task_cpu[small]["phase1"])  # whole: no phase 1 to repeat
+    finally:
+        dist.release()
+
+
 def test_a_consumer_that_reads_part_of_the_timeline_fails_instead_of_merging_fewer_shards(spark, monkeypatch):
     import forensics.audit.distributed as dist_mod
 

@@ -118,10 +118,13 @@ def _described(spark, what: str):
         sc.setJobDescription(None)
 
 
-def cluster_plans(spark, events, shards: int, groups: list[dict] | None = None) -> dict[str, ClusterPlan]:
+def cluster_plans(spark, events, shards: int, groups: list[dict] | None = None,
+                  whole_below_share: bool = False) -> dict[str, ClusterPlan]:
     """Per cluster: its context (the aggregates ``cluster_context`` computes in one process) and its split,
     folded on the driver from the events' plan groups (``forensics.audit.plan_groups``: a row per event
-    type and broker's log window or so): ``groups`` as the audit store keeps them, else counted by one Spark job."""
+    type and broker's log window or so): ``groups`` as the audit store keeps them, else counted by one Spark job.
+    ``whole_below_share``: a cluster is cut into ``shards`` only when it alone is more than a core's share of
+    the run's events (``shares_cores``)."""
     if groups is None:
         with _described(spark, "replay: cluster plans"):
             groups = spark_groups(events)
@@ -145,11 +148,12 @@ def cluster_plans(spark, events, shards: int, groups: list[dict] | None = None) 
             lo, hi = ctx.log_windows.get(key, (r["a"], r["z"]))
             ctx.log_windows[key] = (min(lo, r["a"]), max(hi, r["z"]))
     plans = {}
+    total = sum(sum(per.values()) for per in counts.values())
     for cluster, ctx in contexts.items():
         kraft = is_kraft_counts(counts.get(cluster, {}))
         n = sum(counts.get(cluster, {}).values())
         records = sum(counts.get(cluster, {}).get(t, 0) for t in RECORD_EVENT_TYPES)
-        k = shard_count(n, shards)
+        k = shard_count(n, shards if not whole_below_share or shares_cores(n, total, shards) else 1)
         # KRaft: phase 1 is always a task of its own (kraft_split.phase1), worth it only for shards of a task's weight
         small = k == 1 or -(-n // k) < MIN_TASK_EVENTS
         plans[cluster] = ClusterPlan(1 if kraft and small else k, ctx, kraft, kraft and small,
@@ -205,6 +209,16 @@ def shard_count(events: int, shards: int) -> int:
     (the executor cores asked for): 3 equal shards on 2 cores take two waves, the second on one core."""
     need = -(-events // MAX_SHARD_EVENTS)
     return shards * max(1, -(-need // shards))
+
+
+def shares_cores(events: int, total: int, shards: int) -> bool:
+    """Is a cluster of ``events`` more than one core's share of a run of ``total`` on ``shards`` cores, so that
+    cutting it shortens the run? A smaller one is replayed whole, as one shard beside the others': its shards
+    would each repeat the cluster-wide part (from logs alone, phase 1 over every controller record), which a
+    whole replay does once. Four equal clusters of 98,530 events on `local[2]` (benchmarks/RESULTS.md,
+    "several clusters"): cut in 2 shards each, 31.9-32.7 s a warm run; whole, 24.8-27.6 s. One cluster alone
+    is always cut."""
+    return events * shards > total
 
 
 def phase1_fits(events: int, records: int, shards: int) -> bool:
@@ -534,13 +548,15 @@ class _Kept:
 
 def replay_on_executors(spark, events, shards: int, progress: Progress | None = None,
                         groups: list[dict] | None = None, sink: Sink | None = None,
-                        files: dict[str, list] | None = None) -> DistributedReplay:
+                        files: dict[str, list] | None = None, whole_below_share: bool = False) -> DistributedReplay:
     """``events``: a DataFrame of canonical events of one or more clusters (zk_txn rows are left out here);
     ``groups``: their plan groups if the caller has them (the audit store's footers), else counted here.
     ``sink``: what consumes the timeline (``Sink``: its action is the one that runs the shards); without one
     the timeline is persisted and counted, and kept as ``DistributedReplay.timeline``. ``files``: for clusters
     whose rows in ``events`` are all those of these audit store files, the files, which their shard tasks may
-    then read themselves (``forensics.audit.file_shards``)."""
+    then read themselves (``forensics.audit.file_shards``). ``whole_below_share``: clusters no bigger than a
+    core's share of the events are replayed whole (``shares_cores``), as the audit does; without it every
+    cluster is cut into ``shards`` at least."""
     from pyspark.sql import functions as F
 
     progress = progress or Progress(False)
@@ -549,7 +565,7 @@ def replay_on_executors(spark, events, shards: int, progress: Progress | None = 
     events = events.where(F.col("event_type") != "zk_txn")
     if groups is not None:  # as the filter above: a null event type is no match either
         groups = [g for g in groups if g["event_type"] is not None and g["event_type"] != "zk_txn"]
-    plans = cluster_plans(spark, events, max(1, shards), groups)
+    plans = cluster_plans(spark, events, max(1, shards), groups, whole_below_share)
     split = sorted(c for c, p in plans.items() if not p.whole)
     counts = sorted({plans[c].buckets for c in split})
     each = "/".join(map(str, counts)) if counts else str(shards)

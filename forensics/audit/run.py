@@ -163,7 +163,8 @@ def run_audit(opts: AuditOptions, progress: Progress | None = None) -> dict[str,
             groups = plan_groups.stored_groups(store, clusters)
             # the events read are those files' rows, so the shard tasks may read the files themselves
             dist = replay_on_executors(spark, events, shards, progress, groups, sink=write_timeline,
-                                       files=store.files("events", clusters) if groups is not None else None)
+                                       files=store.files("events", clusters) if groups is not None else None,
+                                       whole_below_share=True)
             inc, ctl, brk = [], [], []
             (out / "clusters").mkdir(exist_ok=True)
             for c in clusters:

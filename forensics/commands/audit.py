@@ -30,8 +30,9 @@ def audit_cmd(
     since: str = typer.Option(None, "--since", help="Only read files of this day (YYYY-MM-DD) and later."),
     until: str = typer.Option(None, "--until", help="Only read files up to this day (YYYY-MM-DD)."),
     cluster: str = typer.Option(None, "--cluster", help="Name every file's cluster this (when ROOT is one cluster)."),
-    shards: int = typer.Option(None, "--shards", min=1, help="Partition shards per cluster for the replay "
-                               "(default: the Spark default parallelism, at least 2; raised so that no "
+    shards: int = typer.Option(None, "--shards", min=1, help="Partition shards for the replay of a cluster "
+                               "bigger than one core's share of the run's events; smaller clusters are replayed "
+                               "whole (default: the Spark default parallelism, at least 2; raised so that no "
                                "shard gets more than 200,000 events)."),
     tz: str = TZ,
     master: str = MASTER,
