@@ -148,12 +148,14 @@ def cluster_plans(spark, events, shards: int, groups: list[dict] | None = None,
             lo, hi = ctx.log_windows.get(key, (r["a"], r["z"]))
             ctx.log_windows[key] = (min(lo, r["a"]), max(hi, r["z"]))
     plans = {}
-    total = sum(sum(per.values()) for per in counts.values())
+    sizes = {c: sum(per.values()) for c, per in counts.items()}
+    total = sum(sizes.values())
     for cluster, ctx in contexts.items():
         kraft = is_kraft_counts(counts.get(cluster, {}))
-        n = sum(counts.get(cluster, {}).values())
+        n = sizes.get(cluster, 0)
         records = sum(counts.get(cluster, {}).get(t, 0) for t in RECORD_EVENT_TYPES)
-        k = shard_count(n, shards if not whole_below_share or shares_cores(n, total, shards) else 1)
+        cut = not whole_below_share or shares_cores(n, total, shards)
+        k = shard_count(n, shards if cut else 1)
         # KRaft: phase 1 is always a task of its own (kraft_split.phase1), worth it only for shards of a task's weight
         small = k == 1 or -(-n // k) < MIN_TASK_EVENTS
         plans[cluster] = ClusterPlan(1 if kraft and small else k, ctx, kraft, kraft and small,
