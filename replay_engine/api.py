@@ -100,10 +100,12 @@ def _replay_cluster(events, cluster, overrides, topic_overrides, keep_tp, contex
 
 def zk_replay_of(events: list[Event], context: ClusterContext | None = None,
                  overrides: dict[str, str] | None = None,
-                 topic_overrides: dict[str, dict[str, str]] | None = None) -> tuple[ZkControllerReplay, FactStream]:
+                 topic_overrides: dict[str, dict[str, str]] | None = None,
+                 paths: Iterable[str] | None = None) -> tuple[ZkControllerReplay, FactStream]:
     """A ZooKeeper-mode cluster's facts and the controller that will replay them, configured as the
-    evidence says (the whole replay, a shard and phase 1 of a sharded replay start alike)."""
-    stream = build_facts(events, context)
+    evidence says (the whole replay, a shard and phase 1 of a sharded replay start alike; ``paths``: as
+    ``build_facts``)."""
+    stream = build_facts(events, context, paths)
     config = ConfigState(version=parse_version(stream.kafka_version))
     if config.version is not None:
         config.version_source = stream.kafka_version_source or f"logged 'Kafka version: {stream.kafka_version}'"

@@ -32,6 +32,28 @@ from replay_engine.roles import Router
 from replay_engine.states import NEW, NON_EXISTENT, OFFLINE, ONLINE
 from replay_engine.timeline import TimelineBuilder, View
 
+# PartitionStateMachine's in-memory transitions: a state-change line marks them, ZooKeeper holds nothing of them
+IN_MEMORY_KINDS = frozenset({"new_state", "offline", "deleted"})
+
+
+def names_controller(controller: int | None, epoch: int | None, cid: int, ce: int, kind: str) -> bool:
+    """Logs only, a record at or above the epoch in force: does it name a controller the replay must infer elected
+    (another one, or a higher epoch)? An in-memory transition (``IN_MEMORY_KINDS``) only marks what a stale-epoch
+    controller said; the acting controller is inferred from writes and failed elections (``kind`` "failed")."""
+    return kind not in IN_MEMORY_KINDS and (controller != cid or (epoch is not None and ce > epoch))
+
+
+def implied_alive(kind: str, leader: int | None, isr, from_state: str | None) -> tuple:
+    """The brokers a controller record shows its controller held alive: an elected leader (only a broker the
+    controller believes alive can be elected), and the ISR of a new partition or of one elected out of
+    OfflinePartition (those ISRs are computed as the live replicas)."""
+    if kind not in ("election", "new_partition") or leader is None or leader < 0:
+        return ()
+    if isr and (kind == "new_partition" or from_state == OFFLINE):
+        return (leader, *isr)
+    return (leader,)
+
+
 class ZkControllerReplay:
     def __init__(self, config: ConfigState, coverage: Coverage | None = None, mode: ZkRecordsMode | None = None):
         """``mode``: how records are used (see replay_engine.modes); by default, following them, with
@@ -143,25 +165,37 @@ class ZkControllerReplay:
     # ------------------------------------------------------------------ running
 
     def run(self, facts: list[F.Fact], trace_end: int | None = None) -> None:
-        journal = self.journal
-        last = self._cluster_state() if journal is not None else None
-        timers = self.mode.fires_timers
-        route = self.router.route
+        self.start()
+        step = self.step
         for fact in facts:
-            if timers:
-                self._fire_timers(fact.ts)
-            self.now = max(self.now, fact.ts)
-            if self.failover_waiting is not None and not isinstance(fact, (F.LiveSet, F.Evidence)):
-                self._failover(self.failover_waiting)
-            route(fact)
-            if journal is not None:
-                now = self._cluster_state()
-                if now != last:
-                    r = fact.ref
-                    journal.append((fact.ts, r.source_file, r.source_pos, r.event, now))
-                    last = now
+            step(fact)
+        self.finish(trace_end)
+
+    def start(self) -> None:
+        """Before the first ``step`` (``run`` is start, a step per fact in order, finish): the journal's first state."""
+        self._journal_last = self._cluster_state() if self.journal is not None else None
+        self._timers = self.mode.fires_timers
+
+    def step(self, fact: F.Fact) -> None:
+        """One fact, as the controller's single event thread takes it."""
+        if self._timers:
+            self._fire_timers(fact.ts)
+        if fact.ts > self.now:
+            self.now = fact.ts
+        if self.failover_waiting is not None and not isinstance(fact, (F.LiveSet, F.Evidence)):
+            self._failover(self.failover_waiting)
+        self.router.route(fact)
+        journal = self.journal
+        if journal is not None:
+            now = self._cluster_state()
+            if now != self._journal_last:
+                r = fact.ref
+                journal.append((fact.ts, r.source_file, r.source_pos, r.event, now))
+                self._journal_last = now
+
+    def finish(self, trace_end: int | None = None) -> None:
         end = trace_end if trace_end is not None else self.now
-        if timers:
+        if self._timers:
             self._fire_timers(end)
         self.pending.resolve_unconfirmed()
 
@@ -953,11 +987,8 @@ class ZkControllerReplay:
         if cid is not None and ce is not None:
             stale = self.controller_epoch is not None and ce < self.controller_epoch
             new_data = stale and self._new_zk_data(f, cid)
-            # An in-memory transition (NewPartition, OfflinePartition, NonExistentPartition) only marks what a
-            # stale-epoch controller said; the acting controller is inferred from writes and failed elections.
-            in_memory = isinstance(f, F.RecordedState) and f.kind in ("new_state", "offline", "deleted")
-            if new_data or not stale and not in_memory and (self.controller != cid or (
-                    self.controller_epoch is not None and ce > self.controller_epoch)):
+            kind = f.kind if isinstance(f, F.RecordedState) else "failed"
+            if new_data or not stale and names_controller(self.controller, self.controller_epoch, cid, ce, kind):
                 ref = F.Ref(f.ts, "inferred_controller", f.ref.source_file, f.ref.source_pos,
                             f"controller {cid} epoch {ce} (inferred from its state-change line): {f.ref.text}")
                 self._controller_elected(F.ControllerElected(f.ts, ref, controller=cid, epoch=ce))
@@ -973,10 +1004,9 @@ class ZkControllerReplay:
                 # counts in every shard; one inferred from a partition's records only in that partition's shard.
                 if r in self.live and r not in self.shutting and r not in self.server_stopping:
                     self.live.discard(r)
-            if f.kind in ("election", "new_partition") and f.leader is not None and f.leader >= 0:
-                self.live.add(f.leader)  # only a broker the controller believes alive can be elected
-                if f.isr and (f.kind == "new_partition" or f.from_state == OFFLINE):
-                    self.live.update(f.isr)  # these ISRs are computed as "live replicas" by the controller
+            alive = implied_alive(f.kind, f.leader, f.isr, f.from_state)
+            if alive:
+                self.live.update(alive)
         elif isinstance(f, F.RecordedFailedElection) and f.live is not None:
             self.live = set(f.live) | (self.live & self.shutting)  # the exception message states its view
 

@@ -220,6 +220,26 @@ def _write_failure(d: dict) -> bool:
     return any(x in text for x in _WRITE_FAILURES)
 
 
+# The transitions of PartitionStateMachine a state-change line records, by the state entered.
+_ENTERED_KIND = {"NewPartition": "new_state", "OfflinePartition": "offline", "NonExistentPartition": "deleted"}
+
+
+def record_kind(ev: Event) -> str | None:
+    """What controller record a log event of a partition is (the ``kind`` of its ``RecordedState``, or "failed" for
+    a ``RecordedFailedElection``), or None when it records no decision (evidence only). Logs only, authoritative."""
+    t = ev.event_type
+    if t == "partition_state_change":
+        to = ev.to_state
+        if to == "OnlinePartition":
+            return "new_partition" if ev.from_state == "NewPartition" else "election"
+        return _ENTERED_KIND.get(to)
+    if t == "partition_leader_isr_written":
+        return "election" if (ev.detail or {}).get("reason") == "election" else "isr_removal"
+    if t == "leader_election_failed":
+        return None if _write_failure(ev.detail or {}) else "failed"
+    return None
+
+
 def _log_facts(ev: Event, authoritative: bool) -> list[F.Fact]:
     """One log event -> facts. ``authoritative`` False turns inputs/records into evidence."""
     t = ev.event_type
@@ -266,31 +286,29 @@ def _log_facts(ev: Event, authoritative: bool) -> list[F.Fact]:
         out.append(F.BrokerDown(ts, r, broker=int(ev.subject_broker), cause="session_expired", view="self"))
     elif t == "partition_state_change" and tp is not None:
         to, frm = ev.to_state, ev.from_state
-        if to == "NewPartition":
+        kind = record_kind(ev)
+        if kind == "new_state":
             if ev.replicas:
                 out.append(F.TopicAssignment(ts, r, topic=tp[0], assignment={tp[1]: _t(ev.replicas)}))
-            out.append(F.RecordedState(ts, r, tp=tp, kind="new_state", from_state=frm, to_state=to,
+            out.append(F.RecordedState(ts, r, tp=tp, kind=kind, from_state=frm, to_state=to,
                                        replicas=_t(ev.replicas), controller_epoch=ev.controller_epoch,
                                        controller_id=ev.controller_id))
-        elif to == "OnlinePartition":
-            kind = "new_partition" if frm == "NewPartition" else "election"
+        elif kind in ("new_partition", "election"):
             out.append(F.RecordedState(ts, r, tp=tp, kind=kind, from_state=frm, to_state=to, leader=ev.leader,
                                        isr=_t(ev.isr), leader_epoch=ev.leader_epoch, zk_version=ev.zk_version,
                                        controller_epoch=ev.controller_epoch, strategy=d.get("strategy"),
                                        controller_id=ev.controller_id))
-        elif to in ("OfflinePartition", "NonExistentPartition"):
-            out.append(F.RecordedState(ts, r, tp=tp, kind="offline" if to == "OfflinePartition" else "deleted",
-                                       from_state=frm, to_state=to, controller_epoch=ev.controller_epoch,
-                                       controller_id=ev.controller_id))
+        elif kind is not None:
+            out.append(F.RecordedState(ts, r, tp=tp, kind=kind, from_state=frm, to_state=to,
+                                       controller_epoch=ev.controller_epoch, controller_id=ev.controller_id))
         else:
             out.extend(ev_only(t, None, tp))
     elif t == "partition_leader_isr_written" and tp is not None:
-        out.append(F.RecordedState(ts, r, tp=tp, kind="election" if d.get("reason") == "election" else "isr_removal",
-                                   leader=ev.leader, isr=_t(ev.isr),
+        out.append(F.RecordedState(ts, r, tp=tp, kind=record_kind(ev), leader=ev.leader, isr=_t(ev.isr),
                                    leader_epoch=ev.leader_epoch, zk_version=ev.zk_version,
                                    controller_epoch=ev.controller_epoch, removed_replica=d.get("removed_replica"),
                                    controller_id=ev.controller_id, from_state=ev.from_state))
-    elif t == "leader_election_failed" and tp is not None and _write_failure(d):
+    elif t == "leader_election_failed" and tp is not None and record_kind(ev) is None:
         # The controller lost ZooKeeper (or its controllership) while writing: no election outcome.
         out.extend(ev_only("state_change_write_failed", None, tp))
     elif t == "leader_election_failed" and tp is not None:
@@ -487,8 +505,22 @@ def _log_key(f: F.Fact) -> tuple:
     return (f.ts, r.broker if r.broker is not None else -1, r.source_file or "", r.source_pos or 0)
 
 
-def build_facts(events: Iterable[Event], context: ClusterContext | None = None) -> FactStream:
-    """Events of ONE cluster -> facts in replay order (``context``: the whole cluster's, for a shard)."""
+def event_log_key(ev: Event) -> tuple:
+    """``_log_key`` of every fact a log event gives (each is stamped ``ev.ts or 0`` and cites the event's line)."""
+    b = ev.broker_id
+    return (ev.ts or 0, b if b is not None else -1, ev.source_file or "", ev.source_pos or 0)
+
+
+def logs_stream_key(f: F.Fact) -> tuple:
+    """Where a fact of a stream with no ZooKeeper transactions stands, comparable with ``event_log_key``: the facts
+    of snapshots and dumps (``order`` (ts, 0, i)) go before the log facts of their time, as ``build_facts`` merges."""
+    return (f.ts, -2, "", 0) if f.order and f.order[1] == 0 else _log_key(f)
+
+
+def build_facts(events: Iterable[Event], context: ClusterContext | None = None,
+                paths: Iterable[str] | None = None) -> FactStream:
+    """Events of ONE cluster -> facts in replay order (``context``: the whole cluster's, for a shard; ``paths``:
+    every file of the cluster's evidence, when ``events`` are a part of it, for the release its directory names)."""
     from parsers.zookeeper.events import link_sessions
 
     events = list(events)
@@ -517,7 +549,8 @@ def build_facts(events: Iterable[Event], context: ClusterContext | None = None) 
     notes: list[str] = []
     version_source = None
     if not version:
-        version = version_from_paths(sorted({ev.source_file for ev in events if ev.source_file}))
+        version = version_from_paths(sorted(set(paths) if paths is not None else
+                                            {ev.source_file for ev in events if ev.source_file}))
         if version:
             version_source = f"file names (Kafka distribution directory kafka_*-{version})"
     coverage = Coverage()

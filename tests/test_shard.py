@@ -19,7 +19,7 @@ from forensics.sources import collect_inputs
 from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
 from replay_engine.api import replay_cluster
-from replay_engine.cluster_pass import cluster_pass, phase1_events
+from replay_engine.cluster_pass import cluster_pass, phase1_events, replayed_pass, streamed_pass
 from replay_engine.from_events import cluster_context
 from replay_engine.kraft_facts import is_kraft
 from replay_engine.kraft_pass import kraft_context, phase1_needs
@@ -125,6 +125,52 @@ def test_shards_that_run_phase_1_themselves_equal_the_whole(root, buckets):
     assert {k: merged.agreement[k] for k in ag} == ag
     assert by_json(merged.findings) == by_json(whole.image.findings)
     assert merged.topics == topic_stats(whole.intervals, whole.history.ar_history, whole.stream.trace_end)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("root", DATASETS, ids=lambda p: p.name)
+def test_phase_1_streamed_is_the_pass_replayed_and_skips_only_what_changes_nothing(root):
+    # Phase 1 streams the records and builds the facts only of those that may change something
+    # (``streamed_pass``); the plain pass builds and replays every record. (1) Same journal, kept hints and
+    # counts, over the whole cluster and over a shard's input as the executors order it. (2) ``inert`` foresees
+    # ``_infer_from_record`` from the event alone; held to it record by record in the plain pass, every record it
+    # calls inert leaves the controller, its epoch and live set unchanged and is not one whose effect depends on
+    # shutdowns a shard may know of.
+    from replay_engine import facts as F
+    from replay_engine.api import zk_replay_of
+    from replay_engine.cluster_pass import _cluster_view, depends_on_shutdowns, inert
+    from replay_engine.from_events import record_kind
+    from replay_engine.shard_cut import shard_facts
+
+    events = load(root)
+    ctx = cluster_context(events)
+    if is_kraft(events) or ctx.zk:
+        pytest.skip("phase 1 of records runs only for ZooKeeper-mode clusters from logs alone")
+    for evs in (phase1_events(events), phase1_events(sorted(events, key=replay_order))):
+        streamed = streamed_pass(evs, ctx)
+        assert streamed is not None  # none of these has a record on a cluster-wide fact's line
+        assert streamed == replayed_pass(evs, ctx)
+
+    evs = phase1_events(events)
+    records = [e for e in evs if e.event_type in RECORD_EVENT_TYPES and record_kind(e) is not None]
+    by_line = {}
+    for e in records:
+        by_line.setdefault((e.source_file, e.source_pos, e.event_type), e)
+    ctrl, stream = zk_replay_of(evs, ctx)
+    seen = []
+
+    def hint(f):
+        ev = by_line[(f.ref.source_file, f.ref.source_pos, f.ref.event)]
+        foreseen = ctrl.failover_waiting is None and inert(ctrl, ev, record_kind(ev))
+        before, fragile = _cluster_view(ctrl), depends_on_shutdowns(ctrl, f.record)
+        ctrl._infer_from_record(f.record)
+        if foreseen:
+            assert not fragile and _cluster_view(ctrl) == before, f.ref.cite()
+        seen.append(foreseen)
+
+    ctrl.router.replace(F.RecordHint, hint)
+    ctrl.run(shard_facts(stream.facts, lambda _tp: False), stream.trace_end)
+    assert len(seen) == len(records)
 
 
 def test_shards_without_each_others_records_disagree_and_say_so():
