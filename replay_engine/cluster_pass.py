@@ -182,6 +182,7 @@ def streamed_pass(events: list[Event], context: ClusterContext) -> ClusterPass |
     from replay_engine.api import zk_replay_of
     from replay_engine.from_events import _log_facts, event_log_key, logs_stream_key, record_kind
     from replay_engine.shard_cut import shard_facts
+    from replay_engine.shutdown_sessions import shutdown_session_ends
 
     if context.zk or context.zk_window is not None:
         return None
@@ -202,6 +203,9 @@ def streamed_pass(events: list[Event], context: ClusterContext) -> ClusterPass |
     fact_keys = [logs_stream_key(f) for f in facts]
     record_keys = [event_log_key(e) for e in records]
     if not set(fact_keys).isdisjoint(record_keys):
+        return None
+    ends = shutdown_session_ends(wide)  # lines that give a BrokerDown besides their own facts (build_facts)
+    if ends and any((e.source_file, e.source_pos) in ends for e in records):
         return None
     order = sorted(range(len(records)), key=record_keys.__getitem__)  # stable: the events' order on a tie
     hints = _Hints(ctrl)

@@ -173,6 +173,21 @@ def test_phase_1_streamed_is_the_pass_replayed_and_skips_only_what_changes_nothi
     assert len(seen) == len(records)
 
 
+def test_a_record_on_a_cluster_wide_line_sends_phase_1_the_plain_way():
+    # Where a record and a cluster-wide fact share a line, ``build_facts`` orders their facts as the events came;
+    # the streamed pass cannot place the record by its line alone, declines, and the plain pass is the result.
+    root = REAL_LOGS / "AndreasTraut__kafka_2.13-2.8.0"
+    events = [dataclasses.replace(e) for e in load(root)]
+    ctx = cluster_context(events)
+    wide = next(e for e in events if e.event_type == "broker_registered" and e.topic is None)
+    record = next(e for e in events if e.event_type in RECORD_EVENT_TYPES and e.topic is not None)
+    record.ts, record.broker_id, record.source_file, record.source_pos = (wide.ts, wide.broker_id, wide.source_file,
+                                                                          wide.source_pos)
+    evs = phase1_events(events)
+    assert streamed_pass(evs, ctx) is None
+    assert cluster_pass(evs, ctx) == replayed_pass(evs, ctx)
+
+
 def test_shards_without_each_others_records_disagree_and_say_so():
     # From logs alone, which brokers the controller believed alive comes from its records of every partition;
     # shards that do not read each other's records go through different cluster states, and merging refuses.
