@@ -217,9 +217,9 @@ def shares_cores(events: int, total: int, shards: int) -> bool:
     """Is a cluster of ``events`` more than one core's share of a run of ``total`` on ``shards`` cores, so that
     cutting it shortens the run? A smaller one is replayed whole, as one shard beside the others': its shards
     would each repeat the cluster-wide part (from logs alone, phase 1 over every controller record), which a
-    whole replay does once. Four equal clusters of 98,530 events on `local[2]` (benchmarks/RESULTS.md,
-    "several clusters"): cut in 2 shards each, 31.9-32.7 s a warm run; whole, 24.8-27.6 s. One cluster alone
-    is always cut."""
+    whole replay does once, and each pays a task's fixed cost. Four equal clusters of 98,530 events on `local[2]`
+    (benchmarks/RESULTS.md, "several clusters"): cut in 2 shards each, 27.9-28.5 s a warm run; whole, 24.6-25.1 s
+    (with phase 1 streamed; 31.9-32.7 against 24.8-27.6 s before). One cluster alone is always cut."""
     return events * shards > total
 
 
