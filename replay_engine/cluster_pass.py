@@ -180,7 +180,7 @@ def streamed_pass(events: list[Event], context: ClusterContext) -> ClusterPass |
     transactions, merged in zxid order; a record on a line that also gives a cluster-wide fact, whose order among
     them is the events' own): the caller replays it the plain way."""
     from replay_engine.api import zk_replay_of
-    from replay_engine.from_events import _log_facts, event_log_key, logs_stream_key, record_kind
+    from replay_engine.from_events import event_log_key, log_event_facts, logs_stream_key, record_kind
     from replay_engine.shard_cut import shard_facts
     from replay_engine.shutdown_sessions import shutdown_session_ends
 
@@ -228,7 +228,7 @@ def streamed_pass(events: list[Event], context: ClusterContext) -> ClusterPass |
             if ts > ctrl.now:
                 ctrl.now = ts
             continue
-        for f in shard_facts(_log_facts(ev, True), nothing):
+        for f in shard_facts(log_event_facts(ev, True), nothing):
             step(f)
     for f in facts[i:]:
         step(f)

@@ -161,6 +161,8 @@ class ZkControllerReplay:
         # Shard mode (replay_engine.shard): how the cluster-wide state evolved, to check that every shard
         # saw the same cluster. None = not recorded.
         self.journal: list[tuple] | None = None
+        self._journal_last: tuple | None = None  # the cluster-wide state last journaled (``start``, ``step``)
+        self._timers = self.mode.fires_timers
 
     # ------------------------------------------------------------------ running
 

@@ -240,7 +240,7 @@ def record_kind(ev: Event) -> str | None:
     return None
 
 
-def _log_facts(ev: Event, authoritative: bool) -> list[F.Fact]:
+def log_event_facts(ev: Event, authoritative: bool) -> list[F.Fact]:
     """One log event -> facts. ``authoritative`` False turns inputs/records into evidence."""
     t = ev.event_type
     ts = ev.ts or 0
@@ -618,7 +618,7 @@ def build_facts(events: Iterable[Event], context: ClusterContext | None = None,
         if b is not None:
             # a broker's word about itself: the controller's own log, where present, tells when it learnt
             log_facts.append(F.BrokerDown(ev.ts or 0, ref_of(ev), broker=b, cause="shutdown", view="self"))
-        log_facts.extend(_log_facts(ev, authoritative))
+        log_facts.extend(log_event_facts(ev, authoritative))
     for (kind, b), (a, z) in sorted(ctx.log_windows.items()):
         getattr(coverage, kind).setdefault(b, []).append((a, z))
     log_facts.sort(key=_log_key)
