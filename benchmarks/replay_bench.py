@@ -470,6 +470,9 @@ def main() -> None:
                               f"counted, shard outputs merged on the driver){pin}", f"local[1] with {_shards(base)}",
                               f"local[2] with {_shards(two)}", base, two, n)
         line2 += f"; against the in-process one-core replay: {wall_med / med(two['wall']):.2f}x"
+        line2 += (f"; output (timeline rows and merged replay, SHA-256) "
+                  f"{'identical' if base['digest'] == two['digest'] else 'DIFFERENT'} in local[1] and local[2] "
+                  f"({two['digest'][:16]})")
         print(line2, flush=True)
         lines = [line2]
         if not args.no_standalone:
