@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from parsers.common.gc_pause import cycle_gc_paused
 from parsers.schema import Event
 from replay_engine import facts as F
-from replay_engine.controller import implied_alive, names_controller
-from replay_engine.from_events import ZK_KINDS, ClusterContext
+from replay_engine.controller import below_epoch, implied_alive, names_controller
+from replay_engine.from_events import LOG_KINDS, ZK_KINDS, ClusterContext
 from replay_engine.roles import retire
 
 # Log lines that become controller records (RecordedState / RecordedFailedElection): from logs alone,
@@ -158,8 +158,8 @@ def inert(ctrl, ev: Event, kind: str) -> bool:
     cid, ce = ev.controller_id, ev.controller_epoch
     if cid is not None and ce is not None:
         epoch = ctrl.controller_epoch
-        if epoch is not None and ce < epoch:
-            return False  # stale: a zombie's line or new ZooKeeper data
+        if below_epoch(epoch, ce):
+            return False  # a zombie's line or new ZooKeeper data
         if names_controller(ctrl.controller, epoch, cid, ce, kind):
             return False
     live = ctrl.live
@@ -167,9 +167,6 @@ def inert(ctrl, ev: Event, kind: str) -> bool:
         r = (ev.detail or {}).get("removed_replica")
         return r is None or int(r) not in live  # one in the live set is taken out of it, or fragile
     return all(b in live for b in implied_alive(kind, ev.leader, ev.isr, ev.from_state))
-
-
-_LOG_KINDS = ("broker_log", "client_log", None)
 
 
 def streamed_pass(events: list[Event], context: ClusterContext) -> ClusterPass | None:
@@ -192,7 +189,7 @@ def streamed_pass(events: list[Event], context: ClusterContext) -> ClusterPass |
         src = e.source_kind
         if src in ZK_KINDS:
             return None
-        if e.event_type in RECORD_EVENT_TYPES and e.topic is not None and e.partition is not None and src in _LOG_KINDS:
+        if e.event_type in RECORD_EVENT_TYPES and e.topic is not None and e.partition is not None and src in LOG_KINDS:
             records.append(e)
         else:
             wide.append(e)

@@ -36,17 +36,25 @@ from replay_engine.timeline import TimelineBuilder, View
 IN_MEMORY_KINDS = frozenset({"new_state", "offline", "deleted"})
 
 
+def below_epoch(epoch: int | None, ce: int) -> bool:
+    """Was a record logged under a controller epoch below the one in force (a zombie's line, or new ZooKeeper data)?"""
+    return epoch is not None and ce < epoch
+
+
 def names_controller(controller: int | None, epoch: int | None, cid: int, ce: int, kind: str) -> bool:
-    """Logs only, a record at or above the epoch in force: does it name a controller the replay must infer elected
-    (another one, or a higher epoch)? An in-memory transition (``IN_MEMORY_KINDS``) only marks what a stale-epoch
+    """Logs only, a record not ``below_epoch``: does it name a controller the replay must infer elected (another one,
+    or a higher epoch)? Every state-change line carries its controller's id and epoch (2.7.0
+    StateChangeLogger.scala ``logIdent`` "[Controller id=N epoch=E]", the logger ``ZkPartitionStateMachine``'s
+    ``doHandleStateChanges`` writes with ``withControllerEpoch``). An in-memory transition (``IN_MEMORY_KINDS``) only marks what a stale-epoch
     controller said; the acting controller is inferred from writes and failed elections (``kind`` "failed")."""
     return kind not in IN_MEMORY_KINDS and (controller != cid or (epoch is not None and ce > epoch))
 
 
 def implied_alive(kind: str, leader: int | None, isr, from_state: str | None) -> tuple:
-    """The brokers a controller record shows its controller held alive: an elected leader (only a broker the
-    controller believes alive can be elected), and the ISR of a new partition or of one elected out of
-    OfflinePartition (those ISRs are computed as the live replicas)."""
+    """The brokers a controller record shows its controller held alive: an elected leader (every election strategy
+    picks among the live replicas: 2.7.0 PartitionStateMachine.scala, ``PartitionLeaderElectionAlgorithms``), and the
+    ISR of a new partition (``initializeLeaderAndIsrForPartitions``: ISR = the online replicas) or of one elected out
+    of OfflinePartition (2.7.0 Election.scala ``leaderForOffline``: the ISR filtered by ``isReplicaOnline``)."""
     if kind not in ("election", "new_partition") or leader is None or leader < 0:
         return ()
     if isr and (kind == "new_partition" or from_state == OFFLINE):
@@ -987,7 +995,7 @@ class ZkControllerReplay:
             return
         cid, ce = getattr(f, "controller_id", None), getattr(f, "controller_epoch", None)
         if cid is not None and ce is not None:
-            stale = self.controller_epoch is not None and ce < self.controller_epoch
+            stale = below_epoch(self.controller_epoch, ce)
             new_data = stale and self._new_zk_data(f, cid)
             kind = f.kind if isinstance(f, F.RecordedState) else "failed"
             if new_data or not stale and names_controller(self.controller, self.controller_epoch, cid, ce, kind):

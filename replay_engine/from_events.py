@@ -27,6 +27,7 @@ from replay_engine.zk_holes import end_state, find_holes
 
 ZK_KINDS = ("zk_txnlog",)
 SNAPSHOT_KINDS = ("zk_snapshot", "znode_dump")
+LOG_KINDS = ("broker_log", "client_log", None)  # lines of a log: their facts are ordered by ``_log_key``
 _MAX_TEXT = 400
 
 
@@ -157,7 +158,7 @@ def cluster_context(events: Iterable[Event]) -> ClusterContext:
             ctx.zk = True
             zk_lo = ts if zk_lo is None or ts < zk_lo else zk_lo
             zk_hi = ts if zk_hi is None or ts > zk_hi else zk_hi
-        elif ev.source_kind in ("broker_log", "client_log", None) and ev.broker_id is not None:
+        elif ev.source_kind in LOG_KINDS and ev.broker_id is not None:
             kind = log_window_kind(ev.source_file, ev.logger)
             if kind is not None:
                 w = ctx.log_windows.get((kind, ev.broker_id))
@@ -541,7 +542,7 @@ def build_facts(events: Iterable[Event], context: ClusterContext | None = None,
             zk_events.append(ev)
         elif ev.source_kind in SNAPSHOT_KINDS:
             snap_events.append(ev)
-        elif ev.source_kind in ("broker_log", "client_log", None):
+        elif ev.source_kind in LOG_KINDS:
             log_events.append(ev)
         if ev.event_type == "kafka_version" and ev.detail and not version:
             version = ev.detail.get("version")
