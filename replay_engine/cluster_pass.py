@@ -221,9 +221,7 @@ def streamed_pass(events: list[Event], context: ClusterContext) -> ClusterPass |
             continue  # evidence of a partition: cut from phase 1
         if ctrl.failover_waiting is None and inert(ctrl, ev, kind):
             skipped += 1
-            ts = ev.ts or 0
-            if ts > ctrl.now:
-                ctrl.now = ts
+            ctrl.skip_to(ev.ts)
             continue
         for f in shard_facts(log_event_facts(ev, True), nothing):
             step(f)

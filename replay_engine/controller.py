@@ -203,6 +203,12 @@ class ZkControllerReplay:
                 journal.append((fact.ts, r.source_file, r.source_pos, r.event, now))
                 self._journal_last = now
 
+    def skip_to(self, ts: int | None) -> None:
+        """Time reaches ``ts`` without a fact: a record phase 1 foresaw changes nothing
+        (``replay_engine.cluster_pass.inert``), taken only where no timer runs, as ``step`` takes time."""
+        if ts is not None and ts > self.now:
+            self.now = ts
+
     def finish(self, trace_end: int | None = None) -> None:
         end = trace_end if trace_end is not None else self.now
         if self._timers:
