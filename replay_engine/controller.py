@@ -45,8 +45,9 @@ def names_controller(controller: int | None, epoch: int | None, cid: int, ce: in
     """Logs only, a record not ``below_epoch``: does it name a controller the replay must infer elected (another one,
     or a higher epoch)? Every state-change line carries its controller's id and epoch (2.7.0
     StateChangeLogger.scala ``logIdent`` "[Controller id=N epoch=E]", the logger ``ZkPartitionStateMachine``'s
-    ``doHandleStateChanges`` writes with ``withControllerEpoch``). An in-memory transition (``IN_MEMORY_KINDS``) only marks what a stale-epoch
-    controller said; the acting controller is inferred from writes and failed elections (``kind`` "failed")."""
+    ``doHandleStateChanges`` writes with ``withControllerEpoch``). An in-memory transition (``IN_MEMORY_KINDS``)
+    only marks what a stale-epoch controller said; the acting controller is inferred from writes and failed
+    elections (``kind`` "failed")."""
     return kind not in IN_MEMORY_KINDS and (controller != cid or (epoch is not None and ce > epoch))
 
 
