@@ -9,6 +9,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("KAFKA_FORENSICS_SHARED", REPO.parent / "shared")).resolve()
 REAL_LOGS = SHARED / "real_logs"
+REAL_LOGS2 = SHARED / "real_logs2"
 ZK_REAL = SHARED / "zk_real"
 SAMPLES = REPO / "sample_logs"
 
@@ -27,12 +28,12 @@ def sample_events(name: str) -> list:
     return events
 
 
-def real_cluster_events(name: str) -> list:
-    """Every event of a cluster of ../shared/real_logs, parsed in-process (raw ZooKeeper txns left out), as the
-    replay tests and benchmarks/agreement.py read it."""
+def real_cluster_events(name: str, folder: str = "real_logs") -> list:
+    """Every event of a cluster of ../shared/real_logs (or ``folder``, e.g. "real_logs2"), parsed in-process (raw
+    ZooKeeper txns left out), as the replay tests and benchmarks/agreement.py read it."""
     from forensics.sources import parse_folder_in_process
 
-    return parse_folder_in_process(REAL_LOGS, name)
+    return parse_folder_in_process(SHARED / folder, name)
 
 
 def log4j_us(stamp: str) -> int:
