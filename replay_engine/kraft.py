@@ -170,12 +170,25 @@ class KraftReplay:
     def run(self, stream: KraftStream) -> None:
         """``stream``: from ``kraft_facts.kraft_facts``: the facts in the cluster's order, and what the whole
         cluster's events say besides (stretches the evidence lost, records a renounce rolled back)."""
-        self.holes = list(stream.holes)
-        self.began = stream.began
-        self.controller_view = stream.controller_view
+        self.start(stream)
         route = self.router.route
         for fact in stream.facts:
             route(fact)
+        self.finish(stream)
+
+    def start(self, stream: KraftStream) -> None:
+        """Before the first ``step`` (``run`` is start, a step per fact in order, finish): what the whole
+        cluster's events say besides the facts. ``watch`` calls it again as the evidence grows."""
+        self.holes = list(stream.holes)
+        self.began = stream.began
+        self.controller_view = stream.controller_view
+
+    def step(self, fact: F.Fact) -> None:
+        """One fact, in the cluster's order."""
+        self.router.route(fact)
+
+    def finish(self, stream: KraftStream) -> None:
+        """After the last fact: the findings of the whole run."""
         self.findings.extend(stream.findings)
         self.findings.extend(departure_findings(self.comparisons, self.config.version))
 
