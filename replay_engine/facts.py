@@ -404,5 +404,7 @@ class PartitionChange(RecordedState):
     elr: tuple[int, ...] | None = None
     last_known_elr: tuple[int, ...] | None = None
     previous: dict[str, Any] | None = None  # the registration a 4.x line says the change started from
-    leaving: frozenset[int] = frozenset()  # brokers the same metadata batch fences, unregisters or shuts down
+    # the broker events a metadata log record may have been written for, in log order: ('remove', B) or ('add', B)
+    # (kraft_pass.broker_events)
+    broker_events: tuple[tuple[str, int], ...] = ()
     metadata_log: bool = False

@@ -23,7 +23,7 @@ from replay_engine.apply import OBSERVED, RECORDED, Change, PartitionStore
 from replay_engine.config import ConfigImage, ConfigState, as_bool, parse_version
 from replay_engine.facts import iso_utc  # the time format of refs and reports
 from replay_engine.judge import EVIDENCE_GAP, Comparison, judge_kraft, unknown, unseen_reason
-from replay_engine.kraft_evidence import (departure_findings, hole_between, hole_since_quorum_epoch,
+from replay_engine.kraft_evidence import (broker_event_of, departure_findings, hole_between, hole_since_quorum_epoch,
                                           stated_within_replayed,
                                           unjudged_epoch_reason, unseen_partition_changes)
 from replay_engine.kraft_point import (created_leader, isr_after_leader_left, states_the_creation, no_broker_acceptable,
@@ -31,6 +31,7 @@ from replay_engine.kraft_point import (created_leader, isr_after_leader_left, st
                                        stated_leader_whatever_the_isr)
 from replay_engine.partition import UNKNOWN, BrokerPeriod, Decision, PState, Tenure
 from replay_engine.kraft_facts import KraftStream, liveness_key
+from replay_engine.kraft_pass import ADD, REMOVE
 from replay_engine.roles import Router
 from replay_engine.states import NON_EXISTENT, OFFLINE, ONLINE
 from replay_engine.timeline import TimelineBuilder, View
@@ -371,10 +372,15 @@ class KraftReplay:
             p = self.store.part(tp)
         else:
             target = tuple(f.isr) if f.isr is not None and "isr" in changed else p.isr
-            leaving = f.leaving
-            gone = {b for b, t in self.recent_gone.items() if ts - t <= SAME_STEP_US} | leaving
+            step = broker_event_of(f.broker_events, p.isr, p.leader, self.elr.get(p.tp, ((), ()))[0])
+            removed = frozenset({step[1]}) if step is not None and step[0] == REMOVE else frozenset()
+            added = frozenset({step[1]}) if step is not None and step[0] == ADD else frozenset()
+            if f.metadata_log:
+                gone = set(removed)  # the log says which broker event the record was written for, if any
+            else:
+                gone = {b for b, t in self.recent_gone.items() if ts - t <= SAME_STEP_US}
             if "leader" in changed:
-                ok = self.acceptable() - leaving
+                ok = (self.acceptable() | added) - removed
                 elr = self.elr.get(tp, ((), ()))[0]
                 if f.elr is not None:
                     elr = f.elr
@@ -392,7 +398,7 @@ class KraftReplay:
                 res = elect(ok)
                 recorded = {"leader": f.leader}
                 replayed = {"leader": res.leader}
-                unseen = self._unseen_brokers(p.replicas or p.isr) - leaving
+                unseen = self._unseen_brokers(p.replicas or p.isr) - removed
                 if unseen and elect(ok | unseen).leader != res.leader:
                     self.comparisons.append(unknown(tp, ts, r, recorded, unseen_reason(unseen), replayed))
                 else:

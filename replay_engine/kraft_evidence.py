@@ -7,7 +7,7 @@ states the registration the change started from. Pure functions over events.
 from __future__ import annotations
 
 import bisect
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from parsers.schema import Event
 
@@ -37,6 +37,28 @@ def previous_registration(detail: dict[str, Any]) -> dict[str, Any] | None:
         "leader_epoch": detail.get("previous_leader_epoch"),
         "partition_epoch": detail.get("previous_partition_epoch"),
     }
+
+
+def broker_event_of(candidates: tuple[tuple[str, int], ...], isr: Sequence[int] | None, leader: int | None,
+                    elr: Sequence[int] = ()) -> tuple[str, int] | None:
+    """Which of the broker events a PartitionChangeRecord may belong to (``kraft_pass.broker_events``) wrote it.
+
+    Each event iterates only its own partitions (3.5.1 .. 3.9.0-rc3 ReplicationControlManager): a broker leaving
+    (enterControlledShutdown, handleBrokerFenced, handleBrokerUnregistered) those with it in the ISR
+    (``brokersToIsrs.partitionsWithBrokerInIsr``; from 3.9 with ELR also ``partitionsWithBrokerInElr``), an unfenced
+    broker (handleBrokerUnfenced) those with no leader (``partitionsWithNoLeader``). The first candidate, in log
+    order, whose partitions hold the record's partition as the replay knows it before the record; None when none
+    does (a change of another kind that shares the batch). With the partition unknown, the first."""
+    if not candidates:
+        return None
+    if isr is None:
+        return candidates[0]
+    for role, b in candidates:
+        if role == "add" and (leader is None or leader < 0):
+            return role, b
+        if role == "remove" and (b in isr or b in elr):
+            return role, b
+    return None
 
 
 def unjudged_epoch_reason(known_epoch: int | None, stated_epoch: int, replay_decided_epoch: bool) -> str:

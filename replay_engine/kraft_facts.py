@@ -7,8 +7,8 @@ ConfigRecord is a topic's or the cluster's dynamic config; a broker's "starts at
 ``ObservedState``. KRaft-only meanings (a registration's epoch and fence, a topic id, a feature level, a
 partition epoch and ELR) have their own facts in ``facts.py``.
 
-What crosses partitions (which lines are history, which records were rolled back, topic names, which brokers a
-metadata batch takes out, where the metadata log's records begin) is settled over all of the cluster's events in
+What crosses partitions (which lines are history, which records were rolled back, topic names, which broker
+event a metadata record was written for, where the metadata log's records begin) is settled over all of the cluster's events in
 ``kraft_pass``; echoes are matched here. A fact carries what its handler needs, so the replay never reads an
 event. A partition shard converts its own partitions' events and every cluster-wide one, with phase 1's
 ``KraftPass`` (``cut``).
@@ -23,7 +23,7 @@ from replay_engine import facts as F
 from replay_engine.from_events import ClusterContext, ref_of
 from replay_engine.kraft_evidence import previous_registration
 from replay_engine.kraft_pass import (KraftPass, echo_lines, event_key, in_bursts, kraft_context, kraft_pass,
-                                      order_key, ordered)
+                                      metadata_log, order_key, ordered)
 
 KRAFT_TYPES = frozenset({"partition_record", "partition_change", "topic_record", "topic_removed", "kraft_leader_change",
                          "broker_fenced", "broker_unfenced", "broker_registration_change", "broker_unregistered",
@@ -79,7 +79,7 @@ def kraft_facts(events: list[Event], version: tuple[int, ...] | None = None, kpa
     history = in_bursts(kpass.bursts)
     echoes = echo_lines(events)
     names = dict(ctx.topic_ids)
-    leaving = kpass.leaving
+    steps = kpass.broker_events
     skip = kpass.skip
     records_from, order = kpass.records_from, order_key(ctx.writers)
     out: list[F.Fact] = []
@@ -124,7 +124,7 @@ def kraft_facts(events: list[Event], version: tuple[int, ...] | None = None, kpa
         else:
             convert = _CONVERT.get(ev.event_type)
             if convert is not None:
-                out.extend(convert(ev, names, leaving))
+                out.extend(convert(ev, names, steps))
             else:
                 # evidence is indexed by the broker or partition it names: a line naming neither explains nothing
                 tp = _tp(ev, names) if ev.partition is not None else None
@@ -198,36 +198,36 @@ def _restated(ev: Event, names: dict[str, str], snapshot: tuple[int, int] | None
     return []
 
 
-def _membership_of(ev: Event, names: dict[str, str], leaving) -> list[F.Fact]:
+def _membership_of(ev: Event, names: dict[str, str], steps) -> list[F.Fact]:
     return [] if ev.subject_broker is None else _membership(ev, ev.subject_broker)
 
 
-def _topic_record(ev: Event, names: dict[str, str], leaving) -> list[F.Fact]:
+def _topic_record(ev: Event, names: dict[str, str], steps) -> list[F.Fact]:
     return _named(ev, names)
 
 
-def _topic_removed(ev: Event, names: dict[str, str], leaving) -> list[F.Fact]:
+def _topic_removed(ev: Event, names: dict[str, str], steps) -> list[F.Fact]:
     topic = ev.topic or names.get((ev.detail or {}).get("topic_id") or "")
     return [] if topic is None else [F.TopicGone(ev.ts or 0, ref_of(ev), topic=topic)]
 
 
-def _feature_level(ev: Event, names: dict[str, str], leaving) -> list[F.Fact]:
+def _feature_level(ev: Event, names: dict[str, str], steps) -> list[F.Fact]:
     d = ev.detail or {}
     return [F.FeatureLevel(ev.ts or 0, ref_of(ev), name=d.get("name"), level=d.get("level"))]
 
 
-def _broker_config(ev: Event, names: dict[str, str], leaving) -> list[F.Fact]:
+def _broker_config(ev: Event, names: dict[str, str], steps) -> list[F.Fact]:
     if ev.subject_broker is None:
         return []
     return [F.BrokerConfig(ev.ts or 0, ref_of(ev), broker=ev.subject_broker,
                            config=dict((ev.detail or {}).get("config") or {}))]
 
 
-def _kafka_version(ev: Event, names: dict[str, str], leaving) -> list[F.Fact]:
+def _kafka_version(ev: Event, names: dict[str, str], steps) -> list[F.Fact]:
     return [F.KafkaVersion(ev.ts or 0, ref_of(ev), version=(ev.detail or {}).get("version"))]
 
 
-def _isr_updated(ev: Event, names: dict[str, str], leaving) -> list[F.Fact]:
+def _isr_updated(ev: Event, names: dict[str, str], steps) -> list[F.Fact]:
     """The leader's AlterPartition, accepted by the controller: the leader changed the ISR, as in ZooKeeper mode."""
     tp = _tp(ev, names)
     if tp is None or ev.isr is None:
@@ -265,7 +265,7 @@ def _membership(ev: Event, b: int) -> list[F.Fact]:
     return out
 
 
-def _config(ev: Event, names: dict[str, str], leaving) -> list[F.Fact]:
+def _config(ev: Event, names: dict[str, str], steps) -> list[F.Fact]:
     """A ConfigRecord sets (or, with no value, removes) one key of a topic's or the cluster's dynamic config."""
     d = ev.detail or {}
     name, value = d.get("name"), d.get("value")
@@ -280,7 +280,7 @@ def _config(ev: Event, names: dict[str, str], leaving) -> list[F.Fact]:
     return []
 
 
-def _partition_record(ev: Event, names: dict[str, str], leaving) -> list[F.Fact]:
+def _partition_record(ev: Event, names: dict[str, str], steps) -> list[F.Fact]:
     tp = _tp(ev, names)
     if tp is None:
         return []
@@ -293,22 +293,22 @@ def _partition_record(ev: Event, names: dict[str, str], leaving) -> list[F.Fact]
                                     metadata_log=metadata, snapshot=d.get("snapshot_offset") is not None or not metadata)]
 
 
-def _partition_change(ev: Event, names: dict[str, str], leaving: dict[int, set[int]]) -> list[F.Fact]:
+def _partition_change(ev: Event, names: dict[str, str], steps: dict[tuple[str, int], tuple]) -> list[F.Fact]:
     tp = _tp(ev, names)
     if tp is None:
         return []
     d = ev.detail or {}
     metadata = ev.source_kind == "kraft_metadata"
-    out = leaving.get(d.get("batch_base_offset"), set()) if metadata else set()
+    events = steps.get((metadata_log(ev), ev.source_pos), ()) if metadata and d.get("snapshot_offset") is None else ()
     return [F.PartitionChange(ev.ts or 0, ref_of(ev), tp=tp, leader=ev.leader, isr=_t(ev.isr),
                               leader_epoch=ev.leader_epoch, zk_version=ev.zk_version,
                               controller_epoch=ev.controller_epoch, replicas=_t(ev.replicas),
                               changed=frozenset(d.get("changed") or ()), elr=_t(d.get("elr")),
                               last_known_elr=_t(d.get("last_known_elr")), previous=previous_registration(d),
-                              leaving=frozenset(out), metadata_log=metadata)]
+                              broker_events=events, metadata_log=metadata)]
 
 
-def _observed(ev: Event, names: dict[str, str], leaving) -> list[F.Fact]:
+def _observed(ev: Event, names: dict[str, str], steps) -> list[F.Fact]:
     """A broker says it became leader or follower (or received LeaderAndIsr): the decision as delivered."""
     tp = _tp(ev, names)
     if tp is None:

@@ -134,7 +134,8 @@ class KraftPass:
     bursts: dict[tuple, tuple[tuple[int, int], ...]]  # (broker_id, source_file) -> time ranges of start-up bursts
     skip: frozenset  # event keys of records rolled back by a renounce or never committed
     findings: tuple  # what the renounces rolled back (kraft_evidence.renounce_findings)
-    leaving: dict[int, frozenset[int]]  # metadata batch base offset -> brokers it takes out
+    # (metadata log, offset) of a PartitionChangeRecord -> the broker events it may belong to (broker_events)
+    broker_events: dict[tuple[str, int], tuple[tuple[str, int], ...]]
     holes: tuple  # stretches the evidence lost (kraft_evidence.quorum_epoch_holes)
     records_from: tuple | None  # order key of the metadata log's first partition record
     # lines of other partitions that showed a leader active (keys: file, position, event type, partition), which a
@@ -163,7 +164,7 @@ def kraft_pass(events: list[Event], version: tuple[int, ...] | None, writers: di
                   and e.partition is not None and (e.topic or (e.detail or {}).get("topic_id"))
                   and event_key(e) not in skip), None)
     return KraftPass(start_up_bursts(events), frozenset(skip), tuple(renounce_findings(events, undone)),
-                     leaving_by_batch(events), tuple(quorum_epoch_holes(events)),
+                     broker_events(events), tuple(quorum_epoch_holes(events)),
                      None if first is None else order_key(writers)(first))
 
 
@@ -230,19 +231,77 @@ def echo_lines(events: list[Event]) -> set[int]:
     return echoes
 
 
-def leaving_by_batch(events: list[Event]) -> dict[int, frozenset[int]]:
-    """Batch base offset -> brokers a metadata batch fences, unregisters or puts in controlled shutdown.
+# A broker's change of state and the partition changes the controller writes for it are one event's records, in
+# one order (3.5.1 .. 3.9.0-rc3, trunk metadata/src/main/java/org/apache/kafka/controller/ReplicationControlManager.java):
+# handleBrokerInControlledShutdown and handleBrokerUnfenced append the BrokerRegistrationChangeRecord (or
+# UnfenceBrokerRecord) first, then generateLeaderAndIsrUpdates' PartitionChangeRecords; handleBrokerFenced and
+# handleBrokerUnregistered append the PartitionChangeRecords first, then the fence (FenceBrokerRecord or
+# BrokerRegistrationChangeRecord fenced=1) or the UnregisterBrokerRecord.
+REMOVE, ADD = "remove", "add"
 
-    handleBrokerFenced / handleBrokerUnregistered write the broker's partition changes *before* its fence or
-    unregister record, in the same batch: those changes were decided with the broker already out."""
-    out: dict[int, set[int]] = {}
+
+def _broker_step(e: Event) -> tuple[str, str, int] | None:
+    """(where its changes lie: 'after' / 'before' it, the event's role for its broker, the broker) of a record that
+    changes a broker's registration, or None."""
+    d = e.detail or {}
+    b = e.subject_broker
+    if b is None:
+        return None
+    t = e.event_type
+    if t in ("broker_fenced", "broker_unregistered") or (t == "broker_registration_change" and d.get("fenced") == 1):
+        return ("before", REMOVE, b)
+    if t == "broker_unfenced" or (t == "broker_registration_change" and d.get("fenced") == -1):
+        return ("after", ADD, b)
+    if t == "broker_registration_change" and d.get("in_controlled_shutdown") == 1:
+        return ("after", REMOVE, b)
+    return None
+
+
+def broker_events(events: list[Event]) -> dict[tuple[str, int], tuple[tuple[str, int], ...]]:
+    """(Metadata log, offset) of a PartitionChangeRecord -> the broker events it may have been written for, in log order:
+    ``('remove', B)`` for enterControlledShutdown / handleBrokerFenced / handleBrokerUnregistered (B is
+    ``brokerToRemove`` of generateLeaderAndIsrUpdates: never an acceptable leader, out of the target ISR),
+    ``('add', B)`` for handleBrokerUnfenced (``brokerToAdd``: acceptable although the registration still shows
+    it fenced while the records are generated).
+
+    An event's records are appended together, so they lie in one batch, contiguous; several events may share a
+    batch (the Raft accumulator lingers). A run of partition changes belongs to the step record just before it
+    when that one writes its changes after it, and to the step record just after it when that one writes them
+    before it. When both are there, which of the run's changes are whose is settled per partition by the
+    replay (``KraftReplay``): each event only touches its own partitions (partitionsWithBrokerInIsr,
+    partitionsWithNoLeader)."""
+    batches: dict[tuple[str, int], dict[int, Event]] = {}
     for e in events:
         d = e.detail or {}
-        if e.source_kind != "kraft_metadata" or e.subject_broker is None or d.get("batch_base_offset") is None \
-                or d.get("snapshot_offset") is not None:
+        if e.source_kind == "kraft_metadata" and e.source_pos is not None and d.get("snapshot_offset") is None \
+                and d.get("batch_base_offset") is not None:
+            batches.setdefault((metadata_log(e), d["batch_base_offset"]), {}).setdefault(e.source_pos, e)
+    out: dict[tuple[str, int], tuple[tuple[str, int], ...]] = {}
+    for key in sorted(batches):
+        recs = batches[key]
+        _runs(key[0], [recs[o] for o in sorted(recs)], out)
+    return out
+
+
+def metadata_log(e: Event) -> str:
+    """The metadata log a record was read from (its directory): offsets are a log's own."""
+    return (e.source_file or "").rsplit("/", 1)[0]
+
+
+def _runs(log: str, batch: list[Event], out: dict[tuple[str, int], tuple[tuple[str, int], ...]]) -> None:
+    k = 0
+    while k < len(batch):
+        if batch[k].event_type != "partition_change":
+            k += 1
             continue
-        out_now = e.event_type in ("broker_fenced", "broker_unregistered") or (
-            e.event_type == "broker_registration_change" and (d.get("fenced") == 1 or d.get("in_controlled_shutdown") == 1))
-        if out_now:
-            out.setdefault(d["batch_base_offset"], set()).add(e.subject_broker)
-    return {k: frozenset(v) for k, v in out.items()}
+        j = k
+        while j < len(batch) and batch[j].event_type == "partition_change":
+            j += 1
+        head = _broker_step(batch[k - 1]) if k > 0 else None
+        tail = _broker_step(batch[j]) if j < len(batch) else None
+        cands = tuple(step[1:] for step, where in ((head, "after"), (tail, "before"))
+                      if step is not None and step[0] == where)
+        if cands:
+            for e in batch[k:j]:
+                out[(log, e.source_pos)] = cands
+        k = j
