@@ -410,11 +410,11 @@ class ZkControllerReplay:
     def _propose_new(self, p: PState, trigger: F.Fact) -> Decision | None:
         if p.replicas is None:
             return None
-        live = [r for r in p.replicas if self.online(r)]
-        if not live:
+        res = self._rule("zk.election.new_partition", p.replicas, self.online_set(p.tp))
+        if res is None:
             return self._propose(p, "new_partition_failed", "NewPartition->OnlinePartition", trigger,
                                  note="No assigned replica is alive")
-        return self._propose(p, "new_partition", "NewPartition->OnlinePartition", trigger, live[0], tuple(live))
+        return self._propose(p, "new_partition", "NewPartition->OnlinePartition", trigger, res.leader, res.isr)
 
     # ------------------------------------------------------------------ membership and controller
 

@@ -94,10 +94,3 @@ def remove_replica_from_isr_010(
         return new_leader, tuple(isr)
     return new_leader, tuple(x for x in isr if x != replica)
 
-
-def fails_whatever_the_isr(assigned: Sequence[int], live: AbstractSet[int]) -> bool:
-    """An offline, preferred or controlled-shutdown election with no assigned replica alive fails whatever the
-    ISR was, since the ISR is a subset of the assignment: 0.10.2.0 OfflinePartitionLeaderSelector.selectLeader
-    ("No replica for partition ... is alive. Live brokers are: [...], Assigned replicas are: [...]") and 2.x-3.x
-    PartitionLeaderElectionAlgorithms (every strategy picks from ``assignment`` filtered by the live replicas)."""
-    return not any(r in live for r in assigned)

@@ -92,6 +92,7 @@ class ClusterImage:
     # topic -> its deletions (ZooKeeper mode): the record that began each, and when it ended (None: still under way)
     deletions: Mapping[str, tuple[tuple[Ref, int | None], ...]] = FrozenMap()
     deletion_halts: Mapping[str, tuple[tuple[Ref, str | None], ...]] = FrozenMap()  # topic -> each hold, with why
+    elr_enabled: bool = False  # KRaft: eligible.leader.replicas.version >= 1 (KIP-966)
 
     @property
     def kafka_version(self) -> str | None:
@@ -169,7 +170,7 @@ class ClusterHistory:
             frozenset(periods), current.controller if current else None, current.epoch if current else None,
             self.config_at(ts) or final.config, FrozenMap(periods), tenures,
             tuple(f for f in final.findings if f.get("ts") is None or f["ts"] <= ts),
-            tuple(d for d in final.unclean_elections if d.ts <= ts))
+            tuple(d for d in final.unclean_elections if d.ts <= ts), elr_enabled=final.elr_enabled)
 
 
 def _value_at(history, ts: int):
@@ -208,7 +209,8 @@ def image_of(replay) -> ClusterImage:
                         replay.config.image(), FrozenMap(periods), tenures, tuple(replay.findings),
                         tuple(replay.unclean_elections), tally(replay.comparisons)["evidence_gaps"],
                         FrozenMap({t: tuple(s) for t, s in getattr(replay, "deletions", {}).items()}),
-                        FrozenMap({t: tuple(h) for t, h in getattr(replay, "deletion_halts", {}).items()}))
+                        FrozenMap({t: tuple(h) for t, h in getattr(replay, "deletion_halts", {}).items()}),
+                        bool(getattr(replay, "elr_enabled", False)))
 
 
 def history_of(replay, final: ClusterImage, intervals: list[Interval]) -> ClusterHistory:

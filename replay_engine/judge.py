@@ -223,10 +223,10 @@ def point_decision(ctx: View, p: PState, kind: str, f: F.RecordedState) -> tuple
         ar = p.replicas
         if ar is None:
             return None, ""
-        alive = [r for r in ar if r in live]
-        if not alive:
+        res = ctx._rule("zk.election.new_partition", ar, live)
+        if res is None:
             return None, ""
-        return {"leader": alive[0], "isr": alive, "leader_epoch": 0}, "NewPartition"
+        return {"leader": res.leader, "isr": list(res.isr), "leader_epoch": 0}, "NewPartition"
     if kind == "election":
         cand = p.candidates
         if cand is None:
@@ -501,8 +501,11 @@ def judge_failed(ctx: View, pending: Pending, p: PState, f: F.RecordedFailedElec
     if live is not None:
         live = frozenset(b for b in live if f.tp not in ctx.offline_replicas.get(b, ()))
     cand = f.assigned if f.assigned is not None else p.candidates
-    if isr is None and live is not None and cand is not None and not (f.strategy or "").startswith(
-            "Reassign") and E.fails_whatever_the_isr(cand, live):
+    strategy = f.strategy or ""
+    # a controlled shutdown is named, or (0.8-1.0 logs name no strategy) an Online -> Online attempt may be one
+    shutdown = "ControlledShutdown" in strategy or not strategy and f.from_state == ONLINE
+    if isr is None and live is not None and cand is not None and not strategy.startswith("Reassign") \
+            and ctx._rule("zk.election.fails_whatever_the_isr", cand, live, shutdown):
         return Comparison(f.tp, f.ts, f.ref, recorded, {"leader": -1, "failed": True}, AGREED,
                           "point: no assigned replica alive (any ISR)")
     if isr is None or live is None or cand is None:

@@ -119,6 +119,10 @@ class KraftReplay:
     def acceptable(self) -> frozenset[int]:
         return frozenset(b for b in self.registered if b not in self.fenced and b not in self.cs)
 
+    def _shutting_down(self) -> frozenset[int]:
+        """Registered, unfenced brokers in controlled shutdown (not acceptable leaders, but unfenced)."""
+        return frozenset(b for b in self.cs if b in self.registered and b not in self.fenced)
+
     def _period(self, b: int, ts: int, ref: F.Ref, state: str, cause: str | None = None) -> None:
         ps = self.periods.setdefault(b, [])
         if ps and ps[-1].state == state:
@@ -335,11 +339,13 @@ class KraftReplay:
         snapshot = f.snapshot
         if p is None and not snapshot and f.replicas:
             # A topic created now: the ISR is the usable replicas, the leader the first of them.
-            leader, isr = created_leader(f.replicas, self.acceptable())
+            leader, isr = created_leader(f.replicas, self.acceptable(), self._shutting_down(),
+                                         version=self.config.version)
             replayed = {"leader": leader, "isr": list(isr)}
             recorded = {"leader": f.leader, "isr": list(f.isr or [])}
             unseen = self._unseen_brokers(f.replicas)
-            if unseen and created_leader(f.replicas, self.acceptable() | unseen) != (leader, isr):
+            if unseen and created_leader(f.replicas, self.acceptable() | unseen, self._shutting_down(),
+                                         version=self.config.version) != (leader, isr):
                 self.comparisons.append(unknown(tp, ts, r, recorded, unseen_reason(unseen), replayed))
             else:
                 self._judge(tp, f, recorded, replayed, "new partition (KRaft createTopics)")
@@ -672,7 +678,7 @@ class KraftReplay:
                 self._unknown(p, f, leader, f"leader epoch: ISR unknown ({why})")
             return
         want, how = rederive_stated_leader(replicas, isr, was, leader, self.acceptable(), self._unclean(p.tp[0]),
-                                           self.elr_enabled)
+                                           self.elr_enabled, version=self.config.version)
         stale = None if want == leader else self._stale_liveness(leader, want, self.acceptable(), f.ts,
                                                                  self.liveness_at)
         if stale is not None:
@@ -682,7 +688,8 @@ class KraftReplay:
         if want == leader and was >= 0 and leader != was and "left" in how:
             # the step that moved leadership took the old leader out of the ISR (brokerToRemove), unless a
             # preferred election, which keeps the ISR, explains the move as well
-            self.store.set(p, isr=isr_after_leader_left(replicas, isr, was, leader, self.acceptable(), self.elr_enabled))
+            self.store.set(p, isr=isr_after_leader_left(replicas, isr, was, leader, self.acceptable(), self.elr_enabled,
+                                                        version=self.config.version))
 
     def _stale_liveness(self, recorded: int, replayed: int | None, acceptable: frozenset[int], ts: int,
                         liveness_at: dict[int, int]) -> str | None:
@@ -763,7 +770,8 @@ class KraftReplay:
             and self.epoch_first_seen[tp].get(f.leader_epoch) == f.ts
         if created:
             # the first line stating the registration createTopics wrote: judged by the creation rule
-            want, _ = created_leader(f.replicas or p.replicas, self.acceptable())
+            want, _ = created_leader(f.replicas or p.replicas, self.acceptable(), self._shutting_down(),
+                                     version=self.config.version)
             self._judge(tp, f, {"leader": leader}, {"leader": want},
                         "point: the broker's own view of the created partition (KRaft createTopics)")
         elif not judged and not self.has_records and f.leader_epoch is not None and f.became is not None:

@@ -15,29 +15,34 @@ step ran it, because each step's election is PartitionChangeBuilder.electLeader 
 
 An elected leader was acceptable at its election (isAcceptableLeader: active, or the broker being unfenced), so
 the stated leader counts as acceptable; the check is that no replica ahead of it in the election's order was.
+Every election here is the rule table's row for the release that wrote the evidence (``version``).
 """
 from __future__ import annotations
 
 from typing import AbstractSet, Sequence
 
-from replay_engine.kraft_rules import elect, elect_preferred, isr_without
+from replay_engine import rules as R
+from replay_engine.rules.rule import Version
 
 
 def rederive_stated_leader(replicas: Sequence[int] | None, isr: Sequence[int] | None, leader_before: int,
                            stated_leader: int, acceptable: AbstractSet[int], unclean: bool,
-                           elr_enabled: bool = False) -> tuple[int | None, str]:
+                           elr_enabled: bool = False, *, version: Version | None) -> tuple[int | None, str]:
     """(the leader PartitionChangeBuilder elects for this change, how); (None, why) when it cannot be derived."""
     if not isr:
         return None, "leader epoch: ISR before the line unknown"
     order = tuple(replicas) if replicas else tuple(isr)
     elected = {stated_leader} if stated_leader >= 0 else set()
     if leader_before < 0:
-        res = elect(order, isr, None, frozenset(acceptable) | elected, unclean, (), elr_enabled)
+        res = R.decide("kraft.election", version, order, isr, None, frozenset(acceptable) | elected, unclean, (),
+                       elr_enabled)
         return res.leader, f"leaderless partition elected (handleBrokerUnfenced, {res.how})"
     ok = (frozenset(acceptable) | elected) - {leader_before}
-    res = elect(order, isr_without(isr, {leader_before}, elr_enabled), None, ok, unclean, (), elr_enabled)
+    target = R.decide("kraft.isr_shrink", version, isr, {leader_before}, elr_enabled)
+    res = R.decide("kraft.election", version, order, target, None, ok, unclean, (), elr_enabled)
     if res.leader != stated_leader and leader_before in acceptable and stated_leader >= 0:
-        pref = elect_preferred(order, isr, leader_before, frozenset(acceptable) | elected)
+        pref = R.decide("kraft.election.preferred", version, order, isr, leader_before,
+                        frozenset(acceptable) | elected)
         if pref.how == "preferred":
             return pref.leader, "preferred election (maybeBalancePartitionLeaders)"
     return res.leader, f"leader {leader_before} left (handleBrokerFenced / enterControlledShutdown, {res.how})"
@@ -59,7 +64,8 @@ def stated_leader_whatever_the_isr(replicas: Sequence[int] | None, leader_before
 
 
 def isr_after_leader_left(replicas: Sequence[int] | None, isr: Sequence[int], leader_before: int, stated_leader: int,
-                          acceptable: AbstractSet[int], elr_enabled: bool = False) -> tuple[int, ...] | None:
+                          acceptable: AbstractSet[int], elr_enabled: bool = False, *,
+                          version: Version | None) -> tuple[int, ...] | None:
     """The ISR after a stated move of leadership judged as the old leader leaving (handleBrokerFenced /
     enterControlledShutdown: ``brokerToRemove`` leaves the target ISR), or None when it is not known.
 
@@ -68,10 +74,11 @@ def isr_after_leader_left(replicas: Sequence[int] | None, isr: Sequence[int], le
     whenever the stated leader is the first replica: which of the two ran, and so the ISR, is then unknown."""
     order = tuple(replicas) if replicas else tuple(isr)
     if leader_before in acceptable and stated_leader >= 0:
-        pref = elect_preferred(order, isr, leader_before, frozenset(acceptable) | {stated_leader})
+        pref = R.decide("kraft.election.preferred", version, order, isr, leader_before,
+                        frozenset(acceptable) | {stated_leader})
         if pref.how == "preferred" and pref.leader == stated_leader:
             return None
-    return isr_without(isr, {leader_before}, elr_enabled)
+    return R.decide("kraft.isr_shrink", version, isr, {leader_before}, elr_enabled)
 
 
 def previous_from_leader_line(previous: tuple[int, int] | None, stated_epoch: int | None,
@@ -101,13 +108,13 @@ def no_broker_acceptable(acceptable: AbstractSet[int], known: AbstractSet[int], 
     return not elr_enabled and bool(known) and not acceptable
 
 
-def created_leader(replicas: Sequence[int], acceptable: AbstractSet[int]) -> tuple[int, tuple[int, ...]]:
-    """(leader, ISR) of a partition createTopics registers: the ISR is the replicas that are usable (registered,
-    unfenced, not shutting down), the leader the first of them (3.9.0-rc3
-    metadata/src/main/java/org/apache/kafka/controller/ReplicationControlManager.java createTopic /
-    PartitionRegistration with leaderEpoch 0 and partitionEpoch 0); no usable replica, no leader."""
-    isr = tuple(x for x in replicas if x in acceptable) or tuple(replicas)
-    return (isr[0] if isr and isr[0] in acceptable else -1), isr
+def created_leader(replicas: Sequence[int], acceptable: AbstractSet[int], shutting_down: AbstractSet[int] = frozenset(),
+                   *, version: Version | None) -> tuple[int, tuple[int, ...]]:
+    """(leader, ISR) of a partition createTopics registers (rule ``kraft.election.created``: the usable replicas form
+    the ISR, the first of them leads, leader epoch 0 and partition epoch 0); no usable replica, no leader.
+    ``acceptable``: registered, unfenced, not shutting down; ``shutting_down``: unfenced brokers in controlled
+    shutdown, usable at creation before 3.3."""
+    return R.decide("kraft.election.created", version, tuple(replicas), frozenset(acceptable), frozenset(shutting_down))
 
 
 def states_the_creation(leader_epoch: int | None, partition_epoch: int | None) -> bool:

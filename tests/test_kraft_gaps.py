@@ -44,12 +44,12 @@ def test_isr_after_a_stated_move_is_unknown_when_a_preferred_election_explains_i
     from replay_engine.kraft_point import isr_after_leader_left
     # handleBrokerFenced / enterControlledShutdown (3.9 ReplicationControlManager.generateLeaderAndIsrUpdates): the
     # leaving broker is removed from the target ISR.
-    assert isr_after_leader_left((1, 2, 3), (1, 2, 3), 2, 1, frozenset({1, 3})) == (1, 3)
+    assert isr_after_leader_left((1, 2, 3), (1, 2, 3), 2, 1, frozenset({1, 3}), version=(3, 9, 0)) == (1, 3)
     # The old leader still acceptable and the new one the first replica: maybeBalancePartitionLeaders
     # (Election.PREFERRED, PartitionChangeBuilder.electPreferredLeader) makes the same move and leaves the ISR alone.
-    assert isr_after_leader_left((1, 2, 3), (1, 2, 3), 2, 1, frozenset({1, 2, 3})) is None
+    assert isr_after_leader_left((1, 2, 3), (1, 2, 3), 2, 1, frozenset({1, 2, 3}), version=(3, 9, 0)) is None
     # Not the first replica: no preferred election elects it, the leader left.
-    assert isr_after_leader_left((1, 2, 3), (1, 2, 3), 1, 3, frozenset({2, 3})) == (2, 3)
+    assert isr_after_leader_left((1, 2, 3), (1, 2, 3), 1, 3, frozenset({2, 3}), version=(3, 9, 0)) == (2, 3)
 
 
 def test_records_a_failed_write_applied_are_discarded_on_renounce():

@@ -201,8 +201,8 @@ def test_epochs_decided_after_a_loaded_snapshot_in_lost_quorum_epochs_are_gaps()
 def test_the_creation_rule():
     from replay_engine.kraft_point import created_leader, states_the_creation
     # 3.9.0-rc3 ReplicationControlManager.createTopic: ISR = the usable replicas, leader the first; epochs 0 and 0
-    assert created_leader((2, 1), frozenset({1})) == (1, (1,))
-    assert created_leader((2,), frozenset({1})) == (-1, (2,))
+    assert created_leader((2, 1), frozenset({1}), version=(3, 9, 0)) == (1, (1,))
+    assert created_leader((2,), frozenset({1}), version=(3, 9, 0)) == (-1, (2,))
     assert states_the_creation(0, 0)
     assert not states_the_creation(0, 1)  # a PartitionChangeRecord raised the partition epoch
     assert not states_the_creation(1, 1)

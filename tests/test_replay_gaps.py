@@ -113,9 +113,16 @@ def test_kraft_change_that_changes_nothing_writes_no_record():
 
 
 def test_failed_election_with_no_assigned_replica_alive_is_judged_without_the_isr():
-    from replay_engine.elections import fails_whatever_the_isr
-    assert fails_whatever_the_isr((0,), frozenset()) and fails_whatever_the_isr((1, 2), frozenset({0}))
-    assert not fails_whatever_the_isr((1, 2), frozenset({2}))
+    from replay_engine import rules as R
+
+    def fails(version, assigned, live, shutdown=False):
+        return R.decide("zk.election.fails_whatever_the_isr", version, assigned, frozenset(live), shutdown)
+
+    assert fails((0, 10, 2), (0,), ()) and fails((0, 10, 2), (1, 2), {0})
+    assert not fails((0, 10, 2), (1, 2), {2})
+    # 0.9.0.1 ControlledShutdownLeaderSelector: newIsr.headOption, no liveness test: the ISR decides
+    assert fails((0, 9, 0), (1, 2), {0}) and not fails((0, 9, 0), (1, 2), {0}, shutdown=True)
+    assert fails((0, 10, 0), (1, 2), {0}, shutdown=True)  # KAFKA-3670: liveAssignedReplicas first
     # andreinedelciu (0.10.2) state-change.log.2020-10-28-15.gz line 9: "initiated state change for partition
     # [netflow_kafka_topic,0] from OfflinePartition to OnlinePartition failed", NoReplicaOnlineException "No replica
     # for partition [netflow_kafka_topic,0] is alive. Live brokers are: [Set()], Assigned replicas are: [List(0)]"

@@ -44,17 +44,19 @@ def test_every_broker_stated_leader_epoch_is_judged_or_listed():
 
 def test_rederive_stated_leader_follows_partition_change_builder():
     from replay_engine.kraft_point import rederive_stated_leader
+    V39 = (3, 9, 0)
     # handleBrokerUnfenced (3.9 ReplicationControlManager): partitionsWithNoLeader, the unfenced broker acceptable
     # (brokerToAdd); electLeader takes the first replica in replica order that is in the ISR and acceptable.
-    assert rederive_stated_leader((1, 2, 3), (1,), -1, 1, frozenset(), False)[0] == 1
-    assert rederive_stated_leader((1, 2, 3), (2,), -1, 1, frozenset(), False)[0] == -1  # 1 not in ISR: no clean leader
+    assert rederive_stated_leader((1, 2, 3), (1,), -1, 1, frozenset(), False, version=V39)[0] == 1
+    # 1 not in the ISR: no clean leader
+    assert rederive_stated_leader((1, 2, 3), (2,), -1, 1, frozenset(), False, version=V39)[0] == -1
     # handleBrokerFenced / enterControlledShutdown of the leader (brokerToRemove, never acceptable): the target ISR
     # drops it, the next acceptable ISR member in replica order leads; a last ISR member stays and no one leads.
-    assert rederive_stated_leader((1, 2, 3), (1, 2, 3), 1, 2, frozenset({2, 3}), False)[0] == 2
-    assert rederive_stated_leader((1, 2, 3), (1,), 1, -1, frozenset({2, 3}), False)[0] == -1
+    assert rederive_stated_leader((1, 2, 3), (1, 2, 3), 1, 2, frozenset({2, 3}), False, version=V39)[0] == 2
+    assert rederive_stated_leader((1, 2, 3), (1,), 1, -1, frozenset({2, 3}), False, version=V39)[0] == -1
     # Election.PREFERRED (maybeBalancePartitionLeaders): the old leader still acceptable, the first replica leads.
-    assert rederive_stated_leader((1, 2, 3), (1, 2, 3), 2, 1, frozenset({1, 2, 3}), False)[0] == 1
-    assert rederive_stated_leader((1, 2, 3), (), 2, 1, frozenset({1, 2, 3}), False)[0] is None
+    assert rederive_stated_leader((1, 2, 3), (1, 2, 3), 2, 1, frozenset({1, 2, 3}), False, version=V39)[0] == 1
+    assert rederive_stated_leader((1, 2, 3), (), 2, 1, frozenset({1, 2, 3}), False, version=V39)[0] is None
 
 
 def test_stated_leader_epoch_judged_from_the_registration_before_it():

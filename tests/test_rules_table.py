@@ -268,3 +268,23 @@ def test_kraft_isr_shrink_bumps_the_leader_epoch_only_before_3_6():
     assert R.decide(KR.EPOCH_BUMP, (3, 6, 0), 1, (1, 2), 1, (1,)) is False
     assert R.decide(KR.EPOCH_BUMP, (3, 9, 0), 1, (1, 2), 2, (2,)) is True
     assert R.decide(KR.EPOCH_BUMP, (3, 9, 0), 1, (1, 2), 1, (1, 2)) is None
+
+
+def test_kraft_created_partition_leaves_out_a_broker_in_controlled_shutdown_from_3_3():
+    # 3.0.0 ReplicationControlManager.createTopic: isr = brokerIds.filter(clusterControl::unfenced), leader isr.get(0);
+    # 3.3.0 (KAFKA-13916): filter(clusterControl::active), unfenced and not in controlled shutdown.
+    replicas, active, shutting = (2, 1, 3), frozenset({1, 3}), frozenset({2})
+    assert R.decide(KR.CREATED, (3, 2, 0), replicas, active, shutting) == (2, (2, 1, 3))
+    assert R.decide(KR.CREATED, (3, 3, 0), replicas, active, shutting) == (1, (1, 3))
+    # nothing usable: Kafka refuses the creation; a record that exists anyway is compared against no leader
+    assert R.decide(KR.CREATED, (3, 9, 0), (2,), frozenset({1}), frozenset()) == (-1, (2,))
+
+
+def test_kraft_target_elr_from_3_7_below_min_isr():
+    # 3.7.0 PartitionChangeBuilder.maybePopulateTargetElr: a target ISR below min ISR puts the members leaving it
+    # (and the ELR kept) in the ELR; at or above min ISR the ELR is cleared. No ELR before 3.7 or without the feature.
+    assert R.decide(KR.TARGET_ELR, (3, 7, 0), (1, 2), (2,), (), 2, True) == (1,)
+    assert R.decide(KR.TARGET_ELR, (3, 7, 0), (1, 2, 3), (2, 3), (1,), 2, True) == ()
+    assert R.decide(KR.TARGET_ELR, (3, 7, 0), (1,), (), (3,), 2, True) == (1, 3)
+    assert R.decide(KR.TARGET_ELR, (3, 7, 0), (1, 2), (2,), (), 2, False) == ()
+    assert R.decide(KR.TARGET_ELR, (3, 6, 0), (1, 2), (2,), (), 2, True) == ()

@@ -10,7 +10,7 @@ from forensics.sources import collect_inputs
 from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
 from replay_engine.api import replay_cluster
-from replay_engine.risk import single_failures, states_from_replay
+from replay_engine.risk import controller_of, single_failures, states_from_replay
 from replay_engine.whatif import parse_changes, whatif
 
 
@@ -78,7 +78,7 @@ def test_risk_on_the_seed_before_the_kill_names_broker_1():
     kill = us(exp["broker_failures"][0]["died_at"])
     res = replay_cluster(load("rf1_broker_kill", before_us=kill), "c")
     parts, live, _ = states_from_replay(res)
-    singles = single_failures(parts, live)
+    singles = single_failures(parts, live, controller_of(res))
     worst = max(singles, key=lambda b: (singles[b].leaderless, -b))
     assert worst == 1
     assert singles[1].leaderless == exp["leaderless"][0]["count"] == 100

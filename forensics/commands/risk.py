@@ -70,22 +70,24 @@ def assess(res, events, failures: int, use_racks: bool, top: int, progress) -> d
     from replay_engine import risk as R
 
     parts, live, notes = R.states_from_replay(res)
+    ctl = R.controller_of(res)
     if not parts:
         raise UserError(f"cluster {res.cluster}: the evidence shows no partition state to start from")
     if not live:
         raise UserError(f"cluster {res.cluster}: no broker is alive in the state at the end of the evidence")
-    singles = R.single_failures(parts, live)
+    singles = R.single_failures(parts, live, ctl)
     single = R.rank([R.impact_json(f"broker {b}", [b], imp) for b, imp in singles.items()])
-    doc = {"cluster": res.cluster, "state_at": iso_utc(res.stream.trace_end), "live_brokers": sorted(live),
+    doc = {"cluster": res.cluster, "state_at": iso_utc(res.stream.trace_end), "rule_set": ctl.rule_set,
+           "live_brokers": sorted(live),
            "partitions": len(parts), "notes": notes, "single_broker": single,
            "broker_table": [{"broker": b, "leaderless": i.leaderless, "unclean": i.unclean,
                              "under_min_isr": i.under_min_isr, "leaders_moved": i.leaders_moved}
                             for b, i in sorted(singles.items())]}
     if failures == 2:
         if len(live) > SPARK_PAIRS_ABOVE:
-            pairs = _pairs_on_spark(parts, live, singles, progress)
+            pairs = _pairs_on_spark(parts, live, ctl, singles, progress)
         else:
-            pairs = R.pair_failures(parts, live, singles)
+            pairs = R.pair_failures(parts, live, ctl, singles)
         doc["broker_pairs"] = R.rank([R.impact_json(f"brokers {a}+{b}", [a, b], imp)
                                       for (a, b), imp in pairs.items()])[:top]
         doc["pairs_evaluated"] = len(pairs)
@@ -95,7 +97,7 @@ def assess(res, events, failures: int, use_racks: bool, top: int, progress) -> d
             doc["notes"].append("--racks: the evidence names no broker.rack; no rack failures evaluated")
         else:
             doc["racks"] = R.rank([R.impact_json(f"rack {r}", sorted(b for b in live if racks.get(b) == r), imp)
-                                   for r, imp in R.rack_failures(parts, live, racks).items()])
+                                   for r, imp in R.rack_failures(parts, live, racks, ctl).items()])
     doc["single_broker"] = doc["single_broker"][:top] if top < len(doc["single_broker"]) else doc["single_broker"]
     return doc
 
@@ -110,7 +112,7 @@ def _racks(events) -> dict[int, str]:
     return out
 
 
-def _pairs_on_spark(parts, live, singles, progress):
+def _pairs_on_spark(parts, live, ctl, singles, progress):
     """Each Spark task scores the pairs whose smaller broker id it was given."""
     import pickle
 
@@ -120,16 +122,16 @@ def _pairs_on_spark(parts, live, singles, progress):
     from replay_engine import risk as R
 
     spark = get_spark()
-    bc = spark.sparkContext.broadcast(pickle.dumps((parts, live, singles)))
+    bc = spark.sparkContext.broadcast(pickle.dumps((parts, live, ctl, singles)))
     brokers = sorted(live)
     df = spark.createDataFrame([(b,) for b in brokers], "first int").repartition(
         max(2, spark.sparkContext.defaultParallelism * 2))
 
     def score(batches):
-        ps, lv, sg = pickle.loads(bc.value)
+        ps, lv, ct, sg = pickle.loads(bc.value)
         for batch in batches:
             firsts = batch.column(0).to_pylist()
-            res = R.pair_failures(ps, lv, sg, first=firsts)
+            res = R.pair_failures(ps, lv, ct, sg, first=firsts)
             rows = [(a, b, pickle.dumps(imp)) for (a, b), imp in res.items()]
             yield pa.RecordBatch.from_arrays([pa.array([r[0] for r in rows], pa.int32()),
                                               pa.array([r[1] for r in rows], pa.int32()),
@@ -143,7 +145,7 @@ def _pairs_on_spark(parts, live, singles, progress):
 
 def render_risk(d: dict) -> str:
     lines = [f"risk for cluster {d['cluster']} (state at {d['state_at']}; {d['partitions']} partitions, "
-             f"live brokers {d['live_brokers']}):"]
+             f"live brokers {d['live_brokers']}; rules {d['rule_set']}):"]
     lines.append(f"  {'failure':24}{'leaderless':>12}{'unclean':>10}{'<min.isr':>10}{'leaders moved':>15}")
     for key in ("single_broker", "broker_pairs", "racks"):
         for x in d.get(key, []):

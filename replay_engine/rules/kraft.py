@@ -1,9 +1,10 @@
 """KRaft mode: the quorum controller's decisions (``ReplicationControlManager``, ``PartitionChangeBuilder``,
 ``BrokerHeartbeatManager``, ``QuorumController``).
 
-What changed: 3.2 marks an unclean leader RECOVERING (KIP-704); 3.7 adds Eligible Leader Replicas
-(KIP-966, behind the ``eligible.leader.replicas.version`` feature): the ISR may then shrink to empty,
-the members that leave it below min.insync.replicas become ELR, and with an empty ISR a live ELR
+What changed: 3.2 marks an unclean leader RECOVERING (KIP-704); 3.3 registers a created partition with only
+the active replicas in its ISR, leaving out those in controlled shutdown too (KAFKA-13916); 3.7 adds Eligible
+Leader Replicas (KIP-966, behind the ``eligible.leader.replicas.version`` feature): the ISR may then shrink to
+empty, the members that leave it below min.insync.replicas become ELR, and with an empty ISR a live ELR
 member is a valid leader, found in *replica* order like an ISR member (``isValidNewLeader``).
 """
 from __future__ import annotations
@@ -61,6 +62,48 @@ def elect_with_elr(replicas: Sequence[int], target_isr: Sequence[int], current_l
             if r in acceptable:
                 return KraftElection(r, (r,), "unclean")
     return KraftElection(-1, isr, "none")
+
+
+def created_unfenced(replicas: Sequence[int], acceptable: AbstractSet[int],
+                     shutting_down: AbstractSet[int] = frozenset()) -> tuple[int, tuple[int, ...]]:
+    """3.0-3.2 createTopic: ``isr = brokerIds.filter(clusterControl::unfenced)``, leader ``isr.get(0)`` (a placed
+    assignment holds only usable brokers, ``new PartitionRegistration(r, r, ..., r[0], 0, 0)``): a broker in
+    controlled shutdown is still unfenced, so it joins the ISR and may lead. ``acceptable``: registered, unfenced
+    and not shutting down; ``shutting_down``: unfenced brokers in controlled shutdown."""
+    return _created(replicas, frozenset(acceptable) | frozenset(shutting_down))
+
+
+def created_active(replicas: Sequence[int], acceptable: AbstractSet[int],
+                   shutting_down: AbstractSet[int] = frozenset()) -> tuple[int, tuple[int, ...]]:
+    """3.3+ createTopic: ``isr = replicas.filter(clusterControl::isActive)`` (unfenced and not in controlled
+    shutdown), leader the first of them, leader epoch 0, partition epoch 0."""
+    return _created(replicas, frozenset(acceptable))
+
+
+def _created(replicas: Sequence[int], usable: AbstractSet[int]) -> tuple[int, tuple[int, ...]]:
+    """No usable replica: Kafka refuses the creation (INVALID_REPLICA_ASSIGNMENT / INVALID_REPLICATION_FACTOR), so
+    a record that exists anyway was made with brokers the replay does not hold usable: leader -1, ISR the replicas,
+    for the judge to compare."""
+    isr = tuple(x for x in replicas if x in usable)
+    return (isr[0], isr) if isr else (-1, tuple(replicas))
+
+
+def target_elr_none(isr: Sequence[int], target_isr: Sequence[int], elr: Sequence[int], min_isr: int,
+                    elr_enabled: bool = False) -> tuple[int, ...]:
+    """3.0-3.6: no Eligible Leader Replicas."""
+    return ()
+
+
+def target_elr(isr: Sequence[int], target_isr: Sequence[int], elr: Sequence[int], min_isr: int,
+               elr_enabled: bool = False) -> tuple[int, ...]:
+    """3.7+ ``maybePopulateTargetElr``, before the election: a target ISR of at least min.insync.replicas clears the
+    ELR; a smaller one makes ELR = (ELR + the current ISR) - the target ISR (replica order is not kept by Kafka's
+    HashSet; ascending here). Brokers marked unclean-shutdown are left out, which a failure does not make them."""
+    if not elr_enabled:
+        return ()
+    if len(target_isr) >= min_isr:
+        return ()
+    return tuple(sorted((set(elr) | set(isr)) - set(target_isr)))
 
 
 def isr_shrink_no_elr(isr: Sequence[int], gone: AbstractSet[int], elr_enabled: bool = False) -> tuple[int, ...]:
@@ -125,6 +168,8 @@ def failed_write_undone(exception: str | None) -> bool:
 
 
 ELECTION = "kraft.election"
+CREATED = "kraft.election.created"
+TARGET_ELR = "kraft.elr.target"
 PREFERRED = "kraft.election.preferred"
 ISR_SHRINK = "kraft.isr_shrink"
 RECOVERY = "kraft.unclean.recovery_state"
@@ -150,6 +195,20 @@ RULES = [
     Rule("first replica if in ISR and acceptable", PREFERRED, (3, 0, 0), None, K.elect_preferred,
          ("3.7.0", PCB, "PartitionChangeBuilder.electPreferredLeader"),
          "Election.PREFERRED: the first replica if valid, else as an ordinary election, never unclean."),
+    Rule("createTopic: unfenced replicas form the ISR", CREATED, (3, 0, 0), (3, 3, 0), created_unfenced,
+         ("3.0.0", RCM, "ReplicationControlManager.createTopic"),
+         "ISR = the assigned replicas that are unfenced (a broker in controlled shutdown included), leader the first "
+         "of them, leader epoch 0, partition epoch 0; none unfenced: the creation is refused."),
+    Rule("createTopic: active replicas form the ISR (KAFKA-13916)", CREATED, (3, 3, 0), None, created_active,
+         ("3.3.0", RCM, "ReplicationControlManager.createTopic"),
+         "ISR = the assigned replicas that are `isActive` (unfenced, not in controlled shutdown), leader the first "
+         "of them, epochs 0; none active: the creation is refused (\"are fenced or in controlled shutdown\")."),
+    Rule("no ELR", TARGET_ELR, (3, 0, 0), (3, 7, 0), target_elr_none,
+         ("3.4.0", PCB, "PartitionChangeBuilder.build"), "No Eligible Leader Replicas before KIP-966."),
+    Rule("maybePopulateTargetElr (KIP-966)", TARGET_ELR, (3, 7, 0), None, target_elr,
+         ("3.7.0", PCB, "PartitionChangeBuilder.maybePopulateTargetElr"),
+         "Before the election: a target ISR at or above min.insync.replicas clears the ELR; below it, ELR = (ELR + "
+         "current ISR) - target ISR, without unclean-shutdown brokers. Needs eligible.leader.replicas.version >= 1."),
     Rule("ISR shrink keeps the last member", ISR_SHRINK, (3, 0, 0), (3, 7, 0), isr_shrink_no_elr,
          ("3.4.0", PCB, "PartitionChangeBuilder.build"),
          "The fenced / shutting-down broker is removed from the target ISR; `if (record.isr() == null && "

@@ -53,11 +53,25 @@ def new_partition_leader(assignment: Sequence[int], live: AbstractSet[int]) -> E
     return Election(alive[0], alive) if alive else None
 
 
+def fails_unless_isr_head(assigned: Sequence[int], live: AbstractSet[int], controlled_shutdown: bool) -> bool:
+    """0.8.0-0.9: the offline selector throws NoReplicaOnlineException ("No replica for partition ... is alive")
+    and the preferred one StateChangeFailedException when no assigned replica is live; the controlled-shutdown
+    selector takes the ISR's head without a liveness test, so its outcome depends on the ISR."""
+    return not controlled_shutdown and not any(r in live for r in assigned)
+
+
+def fails_with_no_live_replica(assigned: Sequence[int], live: AbstractSet[int], controlled_shutdown: bool) -> bool:
+    """0.10.0+: every strategy picks from the assignment filtered by the live (or live-or-shutting-down, of which
+    the shutting-down ones are then excluded) replicas, and the ISR is a subset of the assignment."""
+    return not any(r in live for r in assigned)
+
+
 OFFLINE = "zk.election.offline"
 CONTROLLED_SHUTDOWN = "zk.election.controlled_shutdown"
 PREFERRED = "zk.election.preferred"
 REASSIGN = "zk.election.reassign"
 NEW_PARTITION = "zk.election.new_partition"
+NO_LIVE_REPLICA = "zk.election.fails_whatever_the_isr"
 
 RULES = [
     Rule("first live ISR member in ISR order", OFFLINE, (0, 8, 0), (0, 8, 2), offline_isr_order,
@@ -99,6 +113,20 @@ RULES = [
     Rule("reassignPartitionLeaderElection", REASSIGN, (1, 1, 0), None, E.reassign_partition_leader,
          ("1.1.0", PSM, "PartitionLeaderElectionAlgorithms.reassignPartitionLeaderElection"),
          "`reassignment.find(id => liveReplicas.contains(id) && isr.contains(id))`; ISR unchanged."),
+    Rule("no live assigned replica: offline and preferred fail", NO_LIVE_REPLICA, (0, 8, 0), (0, 10, 0),
+         fails_unless_isr_head, ("0.9.0.1", SEL, "OfflinePartitionLeaderSelector.selectLeader"),
+         "Offline: `liveAssignedReplicas.isEmpty` -> NoReplicaOnlineException whatever the ISR; preferred: the head "
+         "of the assignment must be live. ControlledShutdownLeaderSelector takes `newIsr.headOption` without a "
+         "liveness test, so its failure depends on the ISR."),
+    Rule("no live assigned replica: every strategy fails", NO_LIVE_REPLICA, (0, 10, 0), (1, 1, 0),
+         fails_with_no_live_replica, ("0.10.0.0", SEL, "ControlledShutdownLeaderSelector.selectLeader"),
+         "Offline and preferred as before; controlled shutdown now takes `liveAssignedReplicas.find(newIsr.contains)`,"
+         " so no live (or shutting-down, which it then excludes) assigned replica fails it whatever the ISR."),
+    Rule("no live assigned replica: every algorithm finds none", NO_LIVE_REPLICA, (1, 1, 0), None,
+         fails_with_no_live_replica,
+         ("1.1.0", PSM, "PartitionLeaderElectionAlgorithms.offlinePartitionLeaderElection"),
+         "Each PartitionLeaderElectionAlgorithms function filters `assignment` by `liveReplicas` (and by the ISR, a "
+         "subset of it): with no assigned replica live there is no leader, whatever the ISR."),
     Rule("first live assigned replica, ISR = live replicas", NEW_PARTITION, (0, 8, 0), (1, 1, 0), new_partition_leader,
          ("0.8.2.1", PSM, "PartitionStateMachine.initializeLeaderAndIsrForPartition"),
          "Leader = first live replica of the assignment, ISR = live replicas, leader epoch 0; none live: the "
