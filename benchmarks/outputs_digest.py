@@ -179,12 +179,13 @@ def _cluster_item(load: Callable[[], list], cluster: str, shards: bool) -> Calla
 def _sample_item(name: str) -> Callable[[], dict[str, Any]]:
     def run() -> dict[str, Any]:
         from replay_engine.api import replay_cluster
-        from replay_engine.risk import single_failures, states_from_replay
+        from replay_engine.risk import controller_of, single_failures, states_from_replay
 
         res = replay_cluster(_sample_events(name), name)
         out = result_dump(res)
         parts, live, notes = states_from_replay(res)
-        out["risk"] = {"single_failures": {str(b): vars(i) for b, i in single_failures(parts, live).items()},
+        singles = single_failures(parts, live, controller_of(res))
+        out["risk"] = {"single_failures": {str(b): vars(i) for b, i in singles.items()},
                        "notes": notes}
         return out
     return run
