@@ -16,6 +16,7 @@ from typing import Any
 
 from parsers.schema import Event, iso_utc
 from replay_engine import facts as F
+from replay_engine import rules as R
 from replay_engine.api import Leaderless, ReplayResult, replay_cluster
 from replay_engine.frozen import EMPTY
 from replay_engine.result import assemble
@@ -527,6 +528,12 @@ def verdict(changes: list[Change], bm: dict, vm: dict, base: ReplayResult, var: 
 def whatif(events: list[Event], changes: list[Change], cluster: str | None = None) -> WhatIf:
     events = list(events)
     recorded = replay_cluster(events, cluster)
+    if recorded.mode == "kraft":
+        # Both sides are ZooKeeper-mode replays: a KRaft cluster's facts would go through rules its controller does
+        # not have (no fencing, no ELR) and read as "nothing changed". Refused until a KRaft counterfactual exists.
+        rules = R.rule_set_name("kraft", recorded.image.config.version)
+        raise ChangeError(f"the cluster is in KRaft mode: what-if replays a ZooKeeper-mode "
+                          f"controller only, and the rules of this one ({rules}, docs/semantics.md) are not those")
     stream = build_facts(events)
     inferred = _inferred_inputs(recorded)
     cfg = dataclasses.replace(recorded.image.config, override_cluster=EMPTY, override_topic=EMPTY)
