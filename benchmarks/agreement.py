@@ -1,44 +1,57 @@
-"""Agreement of the replay with the decisions the real controllers recorded, counted the issue-15 way.
+"""Agreement of the replay with the decisions the real controllers recorded: issue 44's measure.
 
-Run from the repo root:
+Run from the repo root (``../shared`` beside the clone, or ``KAFKA_FORENSICS_SHARED``):
 
-    .venv/bin/python benchmarks/agreement.py [--cluster NAME] [--record] [--detail]
+    .venv/bin/python benchmarks/agreement.py [--folder real_logs2] [--cluster NAME] [--detail] [--record]
 
-For every cluster in ``../shared/real_logs`` (ZooKeeper and KRaft mode) and every scenario in
-``../shared/zk_real`` it prints, side by side:
+Every cluster of ``../shared/real_logs`` and ``../shared/real_logs2`` and every scenario of ``../shared/zk_real`` is
+parsed in this process and replayed as ``kafka-forensics replay DIR`` replays it (the same order, the same copies of
+a log entry dropped: ``forensics.pipeline.replay_order`` / ``drop_log_copies``). Per cluster:
 
-- ``recorded``: the decisions the evidence itself holds, counted from the parsed facts and events and
-  not from the comparison code: every controller-recorded leader/ISR decision (state-change
-  ``Changed partition ... to OnlinePartition`` lines, ``Updated leader/ISR`` writes, controller writes
-  of a partition state znode, KRaft leader changes) and every failed election. In KRaft mode with logs
-  only, where the controller logs its elections at DEBUG, a decision is a new leader epoch a broker
-  states it started (every line naming the same partition and leader epoch is one decision).
-- ``gaps``: recorded decisions the replay left unjudged for an evidence gap (decided on a state the evidence
-  does not show: hours whose logs are missing), one per decision: neither agreed nor diverged, and off the
-  denominator.
-- ``compared``, ``agreed``, ``diverged``: recorded decisions the replay judged (a replayed decision that
-  expected a record and found none counts separately, as ``unrecorded``).
-- ``uncompared``: recorded decisions left unjudged, by the reason the replay gives; ``unaccounted`` are
-  recorded decisions the replay neither judged nor listed (should be 0).
-- ``measure`` = agreed / (recorded - gaps): the issue's measure, which counts uncompared records
-  against the replay; ``replay`` = the replay's own agreed / compared.
-- ``no-leader``: moments a log line states a partition had no leader (a controller write of leader -1,
-  a partition moved to OfflinePartition, an OfflinePartition in a controller's initial state, a failed
-  election out of OfflinePartition, a broker or client told ``leader -1`` / LEADER_NOT_AVAILABLE for a
-  partition); ``outside``: those that lie outside every leaderless interval the replay reports, except
-  ``at deletion``: OfflinePartition lines of a topic deletion, whose NonExistentPartition follows at the same
-  instant (no partition is left to be leaderless).
+- ``recorded``: the decisions the evidence records, counted from the parsed events and facts, not from the
+  comparison code. ZooKeeper mode: every controller record of a leader/ISR decision (``RecordedState`` of kind
+  election, new_partition, isr_removal, write) and every failed election (``RecordedFailedElection``). KRaft with a
+  ``__cluster_metadata`` log: every ``PartitionRecord`` (not from a snapshot) and ``PartitionChangeRecord``, once
+  per log offset (each voter's copy of the log, and a checkpoint, hold the same record at the same offset). KRaft
+  lines: one decision per partition and leader epoch (for a change that moves no leader: per partition epoch),
+  whichever lines state it -- the controller's ``Setting new leader ...`` / ``partition change ...`` /
+  ``PartitionRecord`` lines and each broker's ``Leader|Follower ... starts at leader epoch N``; a broker restating
+  an epoch at start-up states no new decision. Lines inside the span of a metadata log restate its records, and
+  those a controller logs while loading a snapshot restate the snapshot's state: neither is a decision.
+- ``compared``, ``agreed``, ``diverged``: recorded decisions the replay judged (agreed: every judged line of it).
+- ``adopted``: broker states the replay adopted from a record (the record that implies the state is the
+  provenance). Contract with the broker-state model: ``ReplayResult.broker_state.adopted`` (a sized collection)
+  when the result has it, else the count of findings of kind ``broker_state_adopted``; 0 until either exists.
+- Unjudged decisions, by the reason the replay gives, split in three:
+  - ``holes`` (the only kind that leaves the denominator): the decision lies in a hole of the evidence, which the
+    reason names: ``history restarted`` (leader epoch or znode version went back: the topic or ZooKeeper's data was
+    recreated where no line shows it), ``first record`` (no line before it states the partition's ISR or leader
+    epoch: they were set before the evidence, or its new ZooKeeper data, begins), ``quorum epochs`` (KRaft epochs
+    no line names, the reason naming them and their times);
+  - ``contradicted``: filed by the replay as an evidence gap, but the replay held a state the cluster's own record
+    contradicts, so it counts against (issue 44): ``state not shown`` (judge.GAP, "decided on a state the evidence
+    does not show"), ``liveness`` (judge.liveness_reason, and KRaft's "whether broker(s) N were acceptable" and
+    "leads at this epoch ... held fenced"), ``unclean default`` (judge.unclean_reason: the record shows which
+    default of unclean.leader.election.enable held, a configuration, not missing lines), ``registration``
+    (judge.unseen_reason: the record elects or registers a broker no line showed joining; the record shows it
+    live);
+  - ``uncompared``: every other reason (the replay could not re-derive the decision), and ``unaccounted``:
+    recorded decisions the replay neither judged nor listed (should be 0).
+- ``measure`` = agreed / (recorded - holes).
+- ``moments`` / ``outside``: lines in which Kafka itself says a partition had no leader (``MOMENT_FAMILIES``,
+  each cited), and those outside every leaderless interval the replay reports.
+- ``unknown``: leaderless intervals whose replicas are known and whose cause is ``unknown``.
 
-Only the replay's public surface is used (``replay_cluster``, ``ReplayResult`` and its intervals,
-leaderless episodes, comparisons, decisions and facts). ``--record`` appends the table to its section of
-``benchmarks/RESULTS.md``; ``--detail`` lists every uncompared record, divergence and no-leader moment
-outside an interval.
+Only the replay's public surface is read (``replay_cluster``, ``ReplayResult``: comparisons, leaderless, image
+findings, stream facts). ``--detail`` lists every divergence, uncompared, contradicted decision and moment
+outside; ``--record`` replaces this table's section of ``benchmarks/RESULTS.md``.
 """
 from __future__ import annotations
 
 import argparse
-import re
+import os
 import sys
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,52 +62,158 @@ if str(REPO) not in sys.path:
 
 from parsers.schema import iso_utc  # noqa: E402
 
-SECTION = "## agreement (recorded controller decisions vs the replay, issue 15's measure)"
-SHARED = REPO.parent / "shared"
+SECTION = "## agreement on real clusters (issue 44's measure)"
+SHARED = Path(os.environ.get("KAFKA_FORENSICS_SHARED", REPO.parent / "shared")).resolve()
+FOLDERS = ("real_logs", "real_logs2")
 OFFLINE = "OfflinePartition"
-# Failed elections of these strategies leave the current (live) leader in place: no leaderless moment.
+GOAL, FLOOR = 0.995, 0.97
+
+# ------------------------------------------------------------------ reasons: hole, contradicted or uncompared
+
+# (kind, test on the replay's reason). Order matters: the first match names the kind.
+HOLES = (
+    ("history restarted", lambda r: r.startswith("evidence gap (history restarted")),
+    ("first record", lambda r: r.startswith("evidence gap (no line before the record states the partition's ISR")),
+    ("quorum epochs", lambda r: r.startswith("evidence gap (") and "quorum epoch" in r and "in no line" in r),
+)
+CONTRADICTED = (
+    ("state not shown", lambda r: r.startswith("evidence gap (decided on a state the evidence does not show")),
+    ("liveness", lambda r: r.startswith("evidence gap (") and (
+        "were live to the controller" in r or "were acceptable to the controller" in r
+        or "so it was acceptable, but the evidence holds it" in r)),
+    ("unclean default", lambda r: r.startswith("evidence gap (the Kafka version is not in the evidence")),
+    ("registration", lambda r: r.startswith("evidence gap (no line before the record states the registration")),
+)
+
+
+def classify_reason(reason: str) -> tuple[str, str]:
+    """('hole' | 'contradicted' | 'uncompared', kind) of an unjudged record's reason."""
+    for kind, test in HOLES:
+        if test(reason):
+            return "hole", kind
+    for kind, test in CONTRADICTED:
+        if test(reason):
+            return "contradicted", kind
+    if reason.startswith("evidence gap"):
+        return "contradicted", "other gap"  # a gap kind this table does not know yet: not a hole until named
+    return "uncompared", reason
+
+
+# ------------------------------------------------------------------ the lines in which Kafka says "no leader"
+
+# A failed election of these strategies leaves the current (live) leader in place: no leaderless moment.
 _KEEPS_LEADER = ("ControlledShutdown", "Preferred", "Reassign")
-_TOPIC_ID = re.compile(r"topic ?[iI]d (?:Some\()?([A-Za-z0-9_-]{22})")
+
+# family -> where Kafka logs it (tag, file, function)
+MOMENT_FAMILIES = {
+    "failed offline election": (
+        "0.9.0.0 controller/PartitionStateMachine.scala handleStateChange ('initiated state change for partition P "
+        "from OfflinePartition to OnlinePartition failed'); 1.0.0 the same, 'Initiated state change ...'; 1.1.0-3.9 "
+        "PartitionStateMachine.logFailedStateChange ('failed to change state for partition P from OfflinePartition "
+        "to OnlinePartition')"),
+    "leader -1 written": (
+        "0.9.0.0-1.0.0 controller/KafkaController.scala removeReplicaFromIsr ('New leader and ISR for partition P "
+        "is {\"leader\":-1,...}'); 1.1.0-3.9 controller/ReplicaStateMachine.scala doHandleStateChanges ('Partition P "
+        "state changed to (Leader:-1,...) after removing replica N from the ISR as part of transition to "
+        "OfflineReplica')"),
+    "leader -1 in controller state": (
+        "0.9.0.0-3.9 controller/KafkaController.scala controlled shutdown's trace 'All leaders = ... P -> "
+        "(Leader:-1,...)' (0.9.0.0 shutdownBroker, 2.7.0 doControlledShutdown); 1.1.0-2.6 "
+        "ControllerChannelManager.sendUpdateMetadataRequests ('Sending UpdateMetadata request "
+        "PartitionState(...leader=-1...) ... for partition P')"),
+    "leader -1 received": (
+        "0.9.0.0-3.9 server/ReplicaManager.scala becomeLeaderOrFollower ('received LeaderAndIsr request "
+        "...Leader:-1 / leader=-1...'), makeFollowers ('cannot become follower since the new leader -1 is "
+        "unavailable')"),
+    "follower, current leader -1": (
+        "3.x-4.x cluster/Partition.scala makeFollower ('Follower P starts at leader epoch E ... Current leader is -1'; "
+        "3.9.0-rc3)"),
+    "new leader after none": (
+        "3.9.0-rc3 metadata/.../controller/PartitionChangeBuilder.java tryElection ('Setting new leader for topicId "
+        "T, partition P to N using ELR | an unclean election'); 4.x adds 'Previous partition: "
+        "PartitionRegistration(...leader=-1...)', the registration the election started from"),
+    "offline state": (
+        "2.7.0 controller/PartitionStateMachine.scala doHandleStateChanges ('Changed partition P state from S to "
+        "OfflinePartition'; 0.9.0.0 handleStateChange, 'changed partition P state from S to OfflinePartition'), "
+        "initializePartitionState / startup ('Started partition state machine with initial state -> ... P -> "
+        "OfflinePartition'): OfflinePartition is 'the leader for the partition dies' (PartitionState). Not counted: "
+        "the OfflinePartition step of a topic deletion, whose NonExistentPartition follows at the same instant"),
+    "partition change to leader -1": (
+        "3.9.0-rc3 metadata/.../metadata/PartitionRegistration.java maybeLogPartitionChange ('UNCLEAN partition "
+        "change for P with topic ID T: ... leader: X -> -1', INFO; without UNCLEAN at DEBUG)"),
+}
 
 
-@dataclass
-class Row:
-    name: str
-    mode: str
-    version: str | None
-    recorded: int = 0
-    gaps: int = 0
-    compared: int = 0
-    agreed: int = 0
-    unrecorded: int = 0
-    uncompared: Counter = field(default_factory=Counter)
-    unaccounted: int = 0
-    no_leader: int = 0
-    outside: int = 0
-    at_deletion: int = 0
-    replay_compared: int = 0
-    replay_agreed: int = 0
-    detail: list[str] = field(default_factory=list)
+def moment_family(e) -> str | None:
+    """The family of a line in which Kafka says the partition had no leader at the line's time, or None."""
+    if e.partition is None or e.ts is None or e.source_kind != "broker_log":
+        return None
+    t, d = e.event_type, e.detail or {}
+    if t == "leader_election_failed":
+        strategy = str(d.get("strategy") or "")
+        if e.from_state == OFFLINE and not any(s in strategy for s in _KEEPS_LEADER):
+            return "failed offline election"
+        return None
+    if t in ("partition_change", "unclean_leader_election") and d.get("via") == "log":
+        if d.get("previous_leader") == -1 and e.leader is not None and e.leader >= 0 and "Setting new leader" in (
+                e.raw or ""):
+            return "new leader after none"
+        if e.leader == -1:
+            return "partition change to leader -1"
+        return None
+    if e.to_state == OFFLINE and t in ("partition_state_change", "partition_state_observed"):
+        return "offline state"
+    if e.leader != -1:
+        return None
+    if t == "partition_leader_isr_written":
+        return "leader -1 written"
+    if t == "partition_state_observed":
+        return "leader -1 in controller state"
+    if t == "leader_and_isr_received":
+        return "leader -1 received"
+    if t == "become_follower":
+        return "follower, current leader -1"
+    return None
 
-    @property
-    def diverged(self) -> int:
-        return self.compared - self.agreed
 
-    @property
-    def measure(self) -> float | None:
-        den = self.recorded - self.gaps
-        return self.agreed / den if den > 0 else None
+# A KRaft controller re-logs the partition changes it replays while loading its log at start-up, and a broker
+# restates the epochs it applies: such a line states a leaderless moment in the past, at no time it gives.
+_RESTATABLE = ("partition change to leader -1", "follower, current leader -1")
 
-    @property
-    def replay_ratio(self) -> float | None:
-        return self.replay_agreed / self.replay_compared if self.replay_compared else None
+
+def log_stated_moments(events):
+    """(event, family, topic) of every line stating the partition had no leader at the line's time (events in replay
+    order). Left out: a topic deletion's OfflinePartition step (NonExistentPartition at the same instant: no partition
+    is left to lead), and a KRaft line at a leader epoch below one an earlier line stated for the partition (a
+    restatement of history: 3.9.0-rc3 ReplicationControlManager.replay logs every change it replays, the log's
+    history included, through PartitionRegistration.maybeLogPartitionChange)."""
+    names = _topic_names(events)
+    deleted = {(e.topic, e.partition, e.ts) for e in events
+               if e.event_type == "partition_state_change" and e.to_state == "NonExistentPartition"}
+    latest: dict[tuple, int] = {}
+    for e in events:
+        topic = e.topic if e.topic and not e.topic.startswith("topic-id:") else names.get((e.detail or {}).get("topic_id"))
+        if topic is not None and e.partition is not None and e.leader_epoch is not None:
+            tp = (topic, int(e.partition))
+            before = latest.get(tp)
+            latest[tp] = e.leader_epoch if before is None else max(before, e.leader_epoch)
+        else:
+            before = None
+        fam = moment_family(e)
+        if fam is None or topic is None:
+            continue
+        if fam == "offline state" and (e.topic, e.partition, e.ts) in deleted:
+            continue
+        if fam in _RESTATABLE and before is not None and e.leader_epoch < before:
+            continue
+        yield e, fam, topic
 
 
 # ------------------------------------------------------------------ loading
 
 
-def real_log_clusters() -> list[str]:
-    root = SHARED / "real_logs"
+def clusters(folder: str) -> list[str]:
+    root = SHARED / folder
     return sorted(p.name for p in root.iterdir() if p.is_dir() and p.name != "issue_snippets")
 
 
@@ -103,11 +222,19 @@ def zk_real_scenarios() -> list[str]:
     return sorted(p.name for p in root.iterdir() if (p / "ground_truth.json").exists())
 
 
-def load_real(name: str):
-    """As tests/conftest.py ``real_cluster_events``: every file of the cluster, parsed, raw txns left out."""
+def as_replayed(events: list) -> list:
+    """The events as ``kafka-forensics replay`` hands them to the replay: in its order, a log entry the evidence holds
+    twice (a rotated copy, kafkaServer.out beside server.log) once."""
+    from forensics.pipeline import drop_log_copies, replay_order
+
+    events = sorted(events, key=replay_order)
+    return drop_log_copies(events)[0]
+
+
+def load(folder: str, name: str) -> list:
     from forensics.sources import parse_folder_in_process
 
-    return parse_folder_in_process(SHARED / "real_logs", name)
+    return as_replayed(parse_folder_in_process(SHARED / folder, name))
 
 
 def load_zk_real(name: str):
@@ -129,199 +256,346 @@ def _key(source_file, source_pos, partition) -> tuple:
     return (source_file, source_pos, partition)
 
 
-def recorded_decisions(res, events) -> list[tuple[str, list[tuple]]]:
-    """The decisions the evidence records, each as (label, [keys of the lines/records stating it])."""
+@dataclass
+class Recorded:
+    label: str
+    keys: list[tuple]  # (file, line or offset, partition) of every line/record stating it
+    ts: int | None
+
+
+def recorded_decisions(res, events) -> list[Recorded]:
+    """The decisions the evidence records, each with the keys of the lines/records stating it."""
     from replay_engine import facts as F
 
-    out: list[tuple[str, list[tuple]]] = []
+    out: list[Recorded] = []
     if res.mode != "kraft":
         for f in res.stream.facts:
             if isinstance(f, F.RecordedState) and f.kind in ("election", "new_partition", "isr_removal", "write"):
-                out.append((f"{f.kind} {f.tp[0]}-{f.tp[1]}", [_key(f.ref.source_file, f.ref.source_pos, f.tp[1])]))
+                out.append(Recorded(f"{f.kind} {f.tp[0]}-{f.tp[1]}",
+                                    [_key(f.ref.source_file, f.ref.source_pos, f.tp[1])], f.ts))
             elif isinstance(f, F.RecordedFailedElection):
-                out.append((f"failed election {f.tp[0]}-{f.tp[1]}", [_key(f.ref.source_file, f.ref.source_pos, f.tp[1])]))
+                out.append(Recorded(f"failed election {f.tp[0]}-{f.tp[1]}",
+                                    [_key(f.ref.source_file, f.ref.source_pos, f.tp[1])], f.ts))
         return out
-    changes = [e for e in events if e.event_type == "partition_change" and "leader" in ((e.detail or {}).get("changed") or [])]
-    for e in changes:
-        out.append((f"leader change {e.topic or (e.detail or {}).get('topic_id')}-{e.partition}",
-                    [_key(e.source_file, e.source_pos, e.partition)]))
-    has_records = any(e.source_kind == "kraft_metadata" for e in events)
-    if has_records:
-        seen_tp = set()
-        for e in events:
-            d = e.detail or {}
-            if e.event_type == "partition_record" and e.source_kind == "kraft_metadata" and d.get("snapshot_offset") is None:
-                tp = (e.topic or d.get("topic_id"), e.partition)
-                if tp not in seen_tp:
-                    out.append((f"new partition {tp[0]}-{tp[1]}", [_key(e.source_file, e.source_pos, e.partition)]))
-                seen_tp.add(tp)
-    elif not changes:
-        # Logs only, elections at DEBUG: a decision as the brokers received it, one per partition and leader epoch.
-        by_epoch: dict[tuple, list[tuple]] = {}
-        for e in events:
-            if e.event_type in ("become_leader", "become_follower") and e.partition is not None \
-                    and e.leader_epoch is not None:
-                tid = (e.detail or {}).get("topic_id")
-                by_epoch.setdefault((e.topic or tid, e.partition, e.leader_epoch), []).append(
-                    _key(e.source_file, e.source_pos, e.partition))
-        for (t, p, le), keys in sorted(by_epoch.items(), key=lambda kv: (str(kv[0][0]), kv[0][1], kv[0][2])):
-            out.append((f"leader epoch {le} of {t}-{p}", keys))
-    return out
+    return kraft_recorded(events)
 
 
-def no_leader_moments(events) -> list:
-    """Log lines (and records) that state a partition had no leader at that moment."""
-    out = []
-    for e in events:
-        if e.partition is None or e.ts is None:
-            continue
-        d = e.detail or {}
-        t = e.event_type
-        if t == "leader_election_failed":
-            strategy = str(d.get("strategy") or "")
-            if e.from_state == OFFLINE and not any(s in strategy for s in _KEEPS_LEADER):
-                out.append(e)
-        elif e.leader == -1 and t not in ("broker_registered",):
-            out.append(e)
-        elif e.to_state == OFFLINE and t in ("partition_state_change", "partition_state_observed"):
-            out.append(e)
-        elif t == "client_error" and d.get("error") == "LEADER_NOT_AVAILABLE":
-            out.append(e)
-    return out
-
-
-# ------------------------------------------------------------------ measuring
-
-
-def measure(name: str, mode_label: str, events) -> Row:
-    from replay_engine.api import replay_cluster
-
-    res = replay_cluster(events, name)
-    row = Row(name, res.mode if mode_label == "real" else "zk_real", res.to_json().get("kafka_version"))
-    ag = res.agreement()
-    row.replay_compared, row.replay_agreed = ag["compared"], ag["agreed"]
-
-    # A comparison is a verdict on one record; a record left unjudged is either a comparison whose verdict is
-    # 'unknown' (with its reason) or listed by the replay with its reason (older shape of the same information).
-    judged: dict[tuple, bool] = {}
-    left: dict[tuple, str] = {}
-    for c in res.comparisons:
-        k = _key(c.record.source_file, c.record.source_pos, c.tp[1])
-        if getattr(c, "verdict", None) == "unknown":
-            left[(k[0], k[1], None)] = getattr(c, "reason", None) or "unknown"
-            continue
-        judged[k] = judged.get(k, True) and c.agreed
-    row.unrecorded = ag["compared"] - sum(1 for c in res.comparisons if getattr(c, "verdict", None) != "unknown")
-    recorded = recorded_decisions(res, events)
-    row.recorded = len(recorded)
-    for label, keys in recorded:
-        verdicts = [judged[k] for k in keys if k in judged]
-        if verdicts:
-            row.compared += 1
-            row.agreed += all(verdicts)
-            if not all(verdicts):
-                row.detail.append(f"  diverged: {label} at {keys[0][0]}:{keys[0][1]}")
-            continue
-        why = next((left[(k[0], k[1], None)] for k in keys if (k[0], k[1], None) in left), None)
-        if why is None:
-            row.unaccounted += 1
-            why = "not judged and not listed by the replay"
-        row.uncompared[why] += 1
-        # a gap is a recorded decision left unjudged for an evidence gap (counted per decision, not per line)
-        row.gaps += why.startswith("evidence gap")
-        row.detail.append(f"  uncompared ({why}): {label} at {keys[0][0]}:{keys[0][1]}")
-
-    eps: dict[tuple, list[tuple[int, int | None]]] = {}
-    for lp in res.leaderless:
-        eps.setdefault((lp.episode.topic, lp.episode.partition), []).append((lp.episode.start, lp.episode.end))
+def kraft_recorded(events) -> list[Recorded]:
     names = _topic_names(events)
-    # TopicDeletionManager moves a deleted topic's partitions OfflinePartition -> NonExistentPartition in one step:
-    # no leader at that instant, and no partition (so no outage) after it.
-    deleted = {(e.topic, e.partition, e.ts) for e in events
-               if e.event_type == "partition_state_change" and e.to_state == "NonExistentPartition"}
-    for e in no_leader_moments(events):
-        topic = e.topic or names.get((e.detail or {}).get("topic_id"))
-        if topic is None:
+    ids_of: dict[str, set[str]] = {}
+    for tid, n in names.items():
+        ids_of.setdefault(n, set()).add(tid)
+
+    def part(e) -> tuple:
+        tid = (e.detail or {}).get("topic_id")
+        if not tid and e.topic is not None and len(ids_of.get(e.topic, ())) == 1:
+            tid = next(iter(ids_of[e.topic]))
+        return (tid or e.topic, e.partition)
+
+    out: list[Recorded] = []
+    by_offset: dict[tuple, Recorded] = {}
+    span = None
+    for e in events:
+        d = e.detail or {}
+        if e.source_kind != "kraft_metadata" or e.event_type not in ("partition_change", "partition_record") \
+                or d.get("snapshot_offset") is not None or e.partition is None:
             continue
-        row.no_leader += 1
-        spans = eps.get((topic, int(e.partition)), [])
-        if (topic, e.partition, e.ts) in deleted:
-            row.at_deletion += 1
-        elif not any(a <= e.ts and (b is None or e.ts <= b) for a, b in spans):
-            row.outside += 1
-            row.detail.append(f"  no leader outside intervals: {topic}-{e.partition} {iso_utc(e.ts)} "
-                              f"{e.source_file}:{e.source_pos} {e.event_type}")
-    return row
+        k = (e.source_pos, e.source_sub, e.event_type, part(e))
+        rec = by_offset.get(k)
+        if rec is None:
+            what = "new partition" if e.event_type == "partition_record" else "partition change"
+            rec = by_offset[k] = Recorded(f"{what} {e.topic or d.get('topic_id')}-{e.partition} (offset {e.source_pos})",
+                                          [], e.ts)
+            out.append(rec)
+        rec.keys.append(_key(e.source_file, e.source_pos, e.partition))
+        if e.ts is not None:
+            span = (e.ts, e.ts) if span is None else (min(span[0], e.ts), max(span[1], e.ts))
+    loading = snapshot_loads(events)
+    by_epoch: dict[tuple, Recorded] = {}
+    for e in events:
+        if e.source_kind != "broker_log" or e.partition is None or e.ts is None:
+            continue
+        writer = e.controller_id if e.controller_id is not None else e.broker_id
+        if any(a <= e.ts <= b for a, b in loading.get(writer, ())):
+            continue  # a snapshot's registrations: the state as of the snapshot, no decision at this line
+        t, d = e.event_type, e.detail or {}
+        if t in ("become_leader", "become_follower"):
+            epoch = ("leader epoch", e.leader_epoch)
+        elif t in ("partition_change", "unclean_leader_election", "partition_record") and d.get("via") == "log":
+            le = e.leader_epoch
+            if le is None and t != "partition_record" and "previous_leader_epoch" in d:
+                le = d["previous_leader_epoch"] + 1  # PartitionChangeBuilder bumps the epoch with the new leader
+            epoch = ("leader epoch", le) if le is not None else ("partition epoch", e.zk_version)
+        else:
+            continue
+        if epoch[1] is None or span is not None and span[0] <= e.ts <= span[1]:
+            continue
+        k = (part(e), epoch)
+        rec = by_epoch.get(k)
+        if rec is None:
+            rec = by_epoch[k] = Recorded(f"{epoch[0]} {epoch[1]} of {e.topic or d.get('topic_id')}-{e.partition}",
+                                         [], e.ts)
+            out.append(rec)
+        rec.keys.append(_key(e.source_file, e.source_pos, e.partition))
+    return out
+
+
+def snapshot_loads(events) -> dict[int | None, list[tuple[int, int]]]:
+    """Controller -> the times it spent loading a snapshot (3.9.0-rc3 OffsetControlManager 'Starting to load snapshot
+    O-E' .. 'Successfully loaded snapshot'): the records it re-logs meanwhile restate the snapshot's state."""
+    out: dict[int | None, list[tuple[int, int]]] = {}
+    began: dict[int | None, int] = {}
+    for e in events:
+        if e.event_type != "kraft_snapshot_load" or e.ts is None:
+            continue
+        who = e.controller_id if e.controller_id is not None else e.broker_id
+        if (e.detail or {}).get("phase") == "start":
+            began[who] = e.ts
+        elif who in began:
+            out.setdefault(who, []).append((began.pop(who), e.ts))
+    for who, a in began.items():
+        out.setdefault(who, []).append((a, a))
+    return out
 
 
 def _topic_names(events) -> dict[str, str]:
     out: dict[str, str] = {}
     for e in events:
         tid = (e.detail or {}).get("topic_id")
-        if tid and e.topic:
-            out[tid] = e.topic
+        if tid and e.topic and not e.topic.startswith("topic-id:"):
+            out.setdefault(tid, e.topic)
     return out
+
+
+# ------------------------------------------------------------------ measuring
+
+
+@dataclass
+class Row:
+    folder: str
+    name: str
+    mode: str
+    version: str | None
+    recorded: int = 0
+    compared: int = 0
+    agreed: int = 0
+    adopted: int = 0
+    holes: Counter = field(default_factory=Counter)
+    contradicted: Counter = field(default_factory=Counter)
+    uncompared: Counter = field(default_factory=Counter)
+    unaccounted: int = 0
+    moments: Counter = field(default_factory=Counter)
+    outside: Counter = field(default_factory=Counter)
+    unknown_causes: int = 0
+    seconds: float = 0.0
+    # (class, text) per item for --detail and the triage files
+    detail: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def diverged(self) -> int:
+        return self.compared - self.agreed
+
+    @property
+    def denominator(self) -> int:
+        return self.recorded - sum(self.holes.values())
+
+    @property
+    def measure(self) -> float | None:
+        return self.agreed / self.denominator if self.denominator > 0 else None
+
+    def add(self, other: "Row") -> None:
+        for k in ("recorded", "compared", "agreed", "adopted", "unaccounted", "unknown_causes", "seconds"):
+            setattr(self, k, getattr(self, k) + getattr(other, k))
+        for k in ("holes", "contradicted", "uncompared", "moments", "outside"):
+            getattr(self, k).update(getattr(other, k))
+
+
+def adopted_states(res) -> int:
+    """See the module docstring: the broker-state model's adopted states, else its findings, else 0."""
+    model = getattr(res, "broker_state", None)
+    if model is not None and hasattr(model, "adopted"):
+        return len(model.adopted)
+    return sum(1 for f in res.image.findings if f.get("kind") == "broker_state_adopted")
+
+
+def measure(folder: str, name: str, events) -> Row:
+    from replay_engine.api import replay_cluster
+    from replay_engine.cases import UNKNOWN
+
+    t0 = time.perf_counter()
+    res = replay_cluster(events, name)
+    row = Row(folder, name, res.mode, res.image.kafka_version)
+    row.adopted = adopted_states(res)
+
+    judged: dict[tuple, bool] = {}
+    left: dict[tuple, str] = {}
+    for c in res.comparisons:
+        k = _key(c.record.source_file, c.record.source_pos, c.tp[1])
+        if c.verdict == "unknown":
+            left.setdefault(k, c.reason or "unknown")
+        else:
+            judged[k] = judged.get(k, True) and c.agreed
+    for rec in recorded_decisions(res, events):
+        row.recorded += 1
+        where = f"{rec.keys[0][0]}:{rec.keys[0][1]}"
+        verdicts = [judged[k] for k in rec.keys if k in judged]
+        if verdicts:
+            row.compared += 1
+            row.agreed += all(verdicts)
+            if not all(verdicts):
+                row.detail.append(("diverged", f"{rec.label} at {where}"))
+            continue
+        why = next((left[k] for k in rec.keys if k in left), None)
+        if why is None:
+            row.unaccounted += 1
+            row.uncompared["not judged and not listed by the replay"] += 1
+            row.detail.append(("unaccounted", f"{rec.label} at {where}"))
+            continue
+        how, kind = classify_reason(why)
+        if how == "hole":
+            row.holes[kind] += 1
+            continue
+        getattr(row, how)[kind] += 1
+        row.detail.append((how, f"{rec.label} at {where}: {why}"))
+
+    spans: dict[tuple, list[tuple[int, int | None]]] = {}
+    for lp in res.leaderless:
+        ep = lp.episode
+        spans.setdefault((ep.topic, ep.partition), []).append((ep.start, ep.end))
+        if lp.cause.kind == UNKNOWN and lp.cause.details.get("replicas"):
+            row.unknown_causes += 1
+            row.detail.append(("unknown cause", f"{ep.topic}-{ep.partition} from {iso_utc(ep.start)} to "
+                                                f"{iso_utc(ep.end)}: {lp.cause.summary} [{_opened(ep)}]"))
+    for e, fam, topic in log_stated_moments(events):
+        row.moments[fam] += 1
+        if not any(a <= e.ts and (b is None or e.ts <= b) for a, b in spans.get((topic, int(e.partition)), ())):
+            row.outside[fam] += 1
+            row.detail.append(("outside", f"{topic}-{e.partition} {iso_utc(e.ts)} {e.source_file}:{e.source_pos} "
+                                          f"({fam})"))
+    row.seconds = time.perf_counter() - t0
+    return row
+
+
+def _opened(ep) -> str:
+    r = ep.intervals[0].opened_by
+    return f"opened by {r.event} at {r.source_file}:{r.source_pos}" if r.source_file else f"opened by {r.event}"
 
 
 # ------------------------------------------------------------------ output
 
 
 def _pct(x: float | None) -> str:
-    return "-" if x is None else f"{100 * x:.1f}%"
+    return "none compared" if x is None else f"{100 * x:.1f}%"
 
 
-def table(rows: list[Row]) -> str:
-    head = ("| cluster | mode | version | recorded | gaps | compared | agreed | diverged | uncompared | unaccounted "
-            "| unrecorded | measure | replay | no-leader | outside | at deletion |")
-    lines = [head, "|" + "|".join(["---"] * 16) + "|"]
-    tot = Row("all", "", None)
+def _kinds(c: Counter) -> str:
+    return ", ".join(f"{n} {k}" for k, n in sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))) or "0"
+
+
+HEAD = ("| cluster | mode | Kafka | recorded | compared | agreed | diverged | adopted | contradicted | uncompared "
+        "| holes (share) | measure | moments | outside | unknown |")
+
+
+def row_line(r: Row, label: str | None = None) -> str:
+    holes = sum(r.holes.values())
+    share = f"{holes} ({100 * holes / r.recorded:.1f}%)" if r.recorded else "0"
+    return (f"| {label or r.name} | {r.mode} | {r.version or '?'} | {r.recorded} | {r.compared} | {r.agreed} "
+            f"| {r.diverged} | {r.adopted} | {sum(r.contradicted.values())} | {sum(r.uncompared.values())} | {share} "
+            f"| {_pct(r.measure)} | {sum(r.moments.values())} | {sum(r.outside.values())} | {r.unknown_causes} |")
+
+
+def folder_summary(folder: str, rows: list[Row]) -> str:
+    tot = Row(folder, "all", "", None)
     for r in rows:
-        lines.append(f"| {r.name} | {r.mode} | {r.version or '?'} | {r.recorded} | {r.gaps} | {r.compared} | {r.agreed} "
-                     f"| {r.diverged} | {sum(r.uncompared.values())} | {r.unaccounted} | {r.unrecorded} "
-                     f"| {_pct(r.measure)} | {_pct(r.replay_ratio)} | {r.no_leader} | {r.outside} | {r.at_deletion} |")
-        for k in ("recorded", "gaps", "compared", "agreed", "unaccounted", "unrecorded", "no_leader", "outside",
-                  "at_deletion", "replay_compared", "replay_agreed"):
-            setattr(tot, k, getattr(tot, k) + getattr(r, k))
-        tot.uncompared.update(r.uncompared)
-    lines.append(f"| **all** | | | {tot.recorded} | {tot.gaps} | {tot.compared} | {tot.agreed} | {tot.diverged} "
-                 f"| {sum(tot.uncompared.values())} | {tot.unaccounted} | {tot.unrecorded} | {_pct(tot.measure)} "
-                 f"| {_pct(tot.replay_ratio)} | {tot.no_leader} | {tot.outside} | {tot.at_deletion} |")
-    lines.append("")
-    lines.append("Uncompared, by reason:")
-    lines.append("")
-    for r in rows:
-        for why, n in sorted(r.uncompared.items(), key=lambda kv: (-kv[1], kv[0])):
-            lines.append(f"- {r.name}: {n} {why}")
-    return "\n".join(lines)
+        tot.add(r)
+    measured = [r for r in rows if r.measure is not None]
+    below = [r for r in measured if r.measure < GOAL]
+    floor = [r for r in measured if r.measure < FLOOR]
+    return (f"{folder}: {_pct(tot.measure)} ({tot.agreed} of {tot.denominator}); {len(below)} of {len(measured)} "
+            f"clusters below 99.5%, {len(floor)} below 97%; {tot.diverged} diverged, "
+            f"{sum(tot.contradicted.values())} contradicted, {sum(tot.uncompared.values())} uncompared; "
+            f"{sum(tot.outside.values())} of {sum(tot.moments.values())} log-stated moments outside; "
+            f"{tot.unknown_causes} unknown causes")
+
+
+def table(rows: list[Row], kinds: bool = True) -> str:
+    lines: list[str] = []
+    folders = list(dict.fromkeys(r.folder for r in rows))
+    for folder in folders:
+        mine = [r for r in rows if r.folder == folder]
+        tot = Row(folder, "all", "", None)
+        for r in mine:
+            tot.add(r)
+        lines += [f"### {folder}", "", folder_summary(folder, mine), "", HEAD, "|" + "|".join(["---"] * 15) + "|"]
+        lines += [row_line(r) for r in mine]
+        lines += [row_line(tot, "**all**"), ""]
+        by_kind = [(r, what, c) for r in mine for what, c in (("holes", r.holes), ("contradicted", r.contradicted),
+                                                               ("uncompared", r.uncompared), ("outside", r.outside))
+                   if c] if kinds else []
+        if by_kind:
+            lines.append("By kind:")
+            lines.append("")
+            for r, what, c in by_kind:
+                lines.append(f"- {r.name}: {what}: {_kinds(c)}")
+            lines.append("")
+    return "\n".join(lines).rstrip("\n")
+
+
+def replace_section(section: str, body: str) -> None:
+    """Replaces ``section``'s body in RESULTS.md (made if missing): the table is kept current, not appended."""
+    results = REPO / "benchmarks" / "RESULTS.md"
+    text = results.read_text(encoding="utf-8")
+    start = text.find("\n" + section + "\n")
+    if start < 0:
+        text = text.rstrip("\n") + "\n\n" + section + "\n\n" + body.rstrip("\n") + "\n"
+    else:
+        nxt = text.find("\n## ", start + 1 + len(section))
+        tail = "" if nxt < 0 else text[nxt:]
+        text = text[:start + 1] + section + "\n\n" + body.rstrip("\n") + "\n" + tail
+    results.write_text(text, encoding="utf-8")
+
+
+def run(folders: list[str], want: set[str], zk_real: bool) -> list[Row]:
+    rows = []
+    for folder in folders:
+        for name in clusters(folder):
+            if not want or name in want:
+                rows.append(measure(folder, name, load(folder, name)))
+    if zk_real:
+        for name in zk_real_scenarios():
+            if not want or name in want:
+                rows.append(measure("zk_real", name, load_zk_real(name)))
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--folder", action="append", choices=FOLDERS, help="only this folder of ../shared (repeatable)")
     ap.add_argument("--cluster", action="append", help="only this cluster or zk_real scenario (repeatable)")
-    ap.add_argument("--record", action="store_true", help="append the table to benchmarks/RESULTS.md")
-    ap.add_argument("--detail", action="store_true", help="list every uncompared record, divergence, no-leader moment")
+    ap.add_argument("--record", action="store_true", help="write the table to its section of benchmarks/RESULTS.md")
+    ap.add_argument("--detail", action="store_true",
+                    help="list every divergence, uncompared and contradicted decision, moment outside, unknown cause")
     args = ap.parse_args(argv)
     want = set(args.cluster or [])
-    rows = []
-    for name in real_log_clusters():
-        if not want or name in want:
-            rows.append(measure(name, "real", load_real(name)))
-    for name in zk_real_scenarios():
-        if not want or name in want:
-            rows.append(measure(name, "zk_real", load_zk_real(name)))
+    folders = args.folder or list(FOLDERS)
+    t0 = time.perf_counter()
+    rows = run(folders, want, zk_real=not args.folder)
     out = table(rows)
     print(out)
+    print(f"\n({len(rows)} clusters in {time.perf_counter() - t0:.0f} s)")
     if args.detail:
         for r in rows:
             if r.detail:
-                print(f"\n{r.name}:")
-                print("\n".join(r.detail))
+                print(f"\n{r.folder}/{r.name}:")
+                print("\n".join(f"  {what}: {text}" for what, text in r.detail))
     if args.record:
         sys.path.insert(0, str(Path(__file__).resolve().parent))
-        from _common import now_utc, record
+        from _common import now_utc
 
-        cmd = "python benchmarks/agreement.py" + "".join(f" --cluster {c}" for c in sorted(want))
-        record(SECTION, f"{now_utc()}, `{cmd}`:\n\n{out}\n")
+        cmd = "python benchmarks/agreement.py" + "".join(f" --folder {f}" for f in args.folder or []) \
+            + "".join(f" --cluster {c}" for c in sorted(want))
+        replace_section(SECTION, f"{now_utc()}, `{cmd}` (definitions: the script's docstring; holes, "
+                                 f"contradicted and uncompared by kind: `--detail`):\n\n{table(rows, kinds=False)}\n")
     return 0
 
 

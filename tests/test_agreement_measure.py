@@ -1,0 +1,41 @@
+"""benchmarks/agreement.py counts issue 44's way: which unjudged records leave the measure's denominator, and which
+lines are log-stated moments.
+
+Truth: issue 44's definition (only decisions in a hole of the evidence leave the denominator: hours or quorum epochs
+no line covers, ZooKeeper history restarted, a partition's first record; a state the record contradicts counts
+against), and the real log itself for the moments (every 4.x ``Setting new leader ... Previous partition:
+PartitionRegistration(...leader=-1...)`` line of GraphLogistics's controller.log, read here apart from the parsers).
+"""
+from __future__ import annotations
+
+import gzip
+import re
+import sys
+
+from conftest import REAL_LOGS, REPO, real_cluster_events
+from replay_engine import judge
+
+sys.path.insert(0, str(REPO / "benchmarks"))
+from agreement import as_replayed, classify_reason, log_stated_moments  # noqa: E402
+
+
+def test_only_holes_leave_the_denominator():
+    assert classify_reason(judge.NEW_HISTORY) == ("hole", "history restarted")
+    assert classify_reason(judge.UNSEEN) == ("hole", "first record")
+    # the replay held a state the record contradicts: counted against, whatever the replay filed it as
+    assert classify_reason(judge.GAP) == ("contradicted", "state not shown")
+    assert classify_reason(judge.unseen_reason([2])) == ("contradicted", "registration")
+    assert classify_reason("election: ISR before the record unknown")[0] == "uncompared"
+
+
+def test_every_election_after_no_leader_is_a_log_stated_moment():
+    path = REAL_LOGS / "GraphLogistics__kafka" / "logs" / "controller.log.gz"
+    lines = gzip.decompress(path.read_bytes()).decode().splitlines()
+    want = {i for i, line in enumerate(lines, 1)
+            if "Setting new leader for topicId" in line and re.search(r"Previous partition: PartitionRegistration\("
+                                                                     r"[^)]*\bleader=-1\b", line)}
+    assert len(want) == 52  # controller.log.gz lines 51.. (one per partition the ELR election gave a leader)
+    got = {(e.source_file, e.source_pos): fam for e, fam, _ in log_stated_moments(
+        as_replayed(real_cluster_events("GraphLogistics__kafka")))}
+    rel = "GraphLogistics__kafka/logs/controller.log.gz"
+    assert {pos for (f, pos), fam in got.items() if f == rel and fam == "new leader after none"} == want
