@@ -129,12 +129,12 @@ def test_offline_election_unclean_takes_first_live_assigned_replica_with_isr_of_
     assert R.decide(EL.OFFLINE, (2, 0, 0), (1, 2, 3), (1,), {3, 2}, False) is None
 
 
-def test_controlled_shutdown_before_0_10_2_takes_the_isr_head():
-    # 0.10.1.1 ControlledShutdownLeaderSelector: newIsr = isr.filter(!shuttingDown); newLeaderOpt = newIsr.headOption
-    # 0.10.2.0: liveAssignedReplicas.find(newIsr.contains)
+def test_controlled_shutdown_before_0_10_0_takes_the_isr_head():
+    # 0.9.0.1 ControlledShutdownLeaderSelector: newIsr = isr.filter(!shuttingDown); newLeaderOpt = newIsr.headOption
+    # 0.10.0.0 (KAFKA-3670): liveAssignedReplicas.filter(newIsr.contains).headOption
     ar, isr = (1, 2, 3), (1, 3, 2)
-    old = R.decide(EL.CONTROLLED_SHUTDOWN, (0, 10, 1), ar, isr, {1, 2, 3}, {1})
-    new = R.decide(EL.CONTROLLED_SHUTDOWN, (0, 10, 2), ar, isr, {1, 2, 3}, {1})
+    old = R.decide(EL.CONTROLLED_SHUTDOWN, (0, 9, 0), ar, isr, {1, 2, 3}, {1})
+    new = R.decide(EL.CONTROLLED_SHUTDOWN, (0, 10, 0), ar, isr, {1, 2, 3}, {1})
     assert (old.leader, old.isr) == (3, (3, 2))
     assert (new.leader, new.isr) == (2, (3, 2))
 

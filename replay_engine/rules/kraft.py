@@ -21,6 +21,47 @@ QC = "metadata/src/main/java/org/apache/kafka/controller/QuorumController.java"
 BHM = "metadata/src/main/java/org/apache/kafka/controller/BrokerHeartbeatManager.java"
 
 
+def elect_best_leader(replicas: Sequence[int], target_isr: Sequence[int], current_leader: int | None,
+                      acceptable: AbstractSet[int], unclean: bool, elr: Sequence[int] = (),
+                      elr_enabled: bool = False, last_known_elr: Sequence[int] = ()) -> KraftElection:
+    """3.0-3.1: ``shouldTryElection`` only when the target ISR no longer holds the current leader (whether that leader
+    is still acceptable is not asked); then ``BestLeader``: the first replica in the target ISR and acceptable, else
+    (unclean allowed) the first acceptable replica with ISR = [it], else no leader."""
+    isr = tuple(target_isr)
+    if current_leader is not None and current_leader >= 0 and current_leader in isr:
+        return KraftElection(current_leader, isr, "kept")
+    return _best_leader(replicas, isr, acceptable, unclean)
+
+
+def _best_leader(replicas: Sequence[int], isr: tuple[int, ...], acceptable: AbstractSet[int],
+                 unclean: bool) -> KraftElection:
+    for r in replicas:
+        if r in isr and r in acceptable:
+            return KraftElection(r, isr, "isr")
+    if unclean:
+        for r in replicas:
+            if r in acceptable:
+                return KraftElection(r, (r,), "unclean")
+    return KraftElection(-1, isr, "none")
+
+
+def preferred_best_leader(replicas: Sequence[int], isr: Sequence[int], current_leader: int | None,
+                          acceptable: AbstractSet[int], elr: Sequence[int] = (),
+                          elr_enabled: bool = False) -> KraftElection:
+    """3.0-3.1 ``setAlwaysElectPreferredIfPossible(true)``: a partition not led by its first replica (or whose leader
+    left the ISR) gets ``BestLeader``, the first replica in the ISR and acceptable, whichever it is: with the first
+    replica unusable the leadership may still move to another one ahead of the current leader. Never unclean."""
+    isr_t = tuple(isr)
+    if replicas and current_leader == replicas[0] and current_leader in isr_t:
+        return KraftElection(current_leader, isr_t, "kept")
+    res = _best_leader(replicas, isr_t, acceptable, False)
+    if res.leader >= 0 and replicas and res.leader == replicas[0]:
+        return KraftElection(res.leader, isr_t, "preferred")
+    if res.leader == current_leader:
+        return KraftElection(res.leader, isr_t, "kept")
+    return res
+
+
 def elect_no_elr(replicas: Sequence[int], target_isr: Sequence[int], current_leader: int | None,
                  acceptable: AbstractSet[int], unclean: bool, elr: Sequence[int] = (),
                  elr_enabled: bool = False, last_known_elr: Sequence[int] = ()) -> KraftElection:
@@ -181,7 +222,12 @@ RENOUNCE_FAILED_WRITE = "kraft.renounce.failed_write"
 EPOCH_BUMP = "kraft.leader_epoch_bump"
 
 RULES = [
-    Rule("PartitionChangeBuilder without ELR", ELECTION, (3, 0, 0), (3, 7, 0), elect_no_elr,
+    Rule("shouldTryElection, then BestLeader", ELECTION, (3, 0, 0), (3, 2, 0), elect_best_leader,
+         ("3.0.0", PCB, "PartitionChangeBuilder.shouldTryElection"),
+         "An election only when the target ISR no longer holds the current leader; then the first replica in the "
+         "target ISR and acceptable (`BestLeader`); else, unclean allowed, the first acceptable replica with ISR = "
+         "[it]; else no leader (-1)."),
+    Rule("PartitionChangeBuilder without ELR", ELECTION, (3, 2, 0), (3, 7, 0), elect_no_elr,
          ("3.4.0", PCB, "PartitionChangeBuilder.electAnyLeader"),
          "The current leader if it stays in the target ISR and is acceptable (registered, unfenced, not shutting "
          "down); else the first replica in the target ISR and acceptable; else, unclean allowed, the first "
@@ -192,7 +238,11 @@ RULES = [
          "order; an ELR winner becomes the sole ISR member; with ISR and ELR empty, a single lastKnownElr member "
          "(the last leader) is elected unclean (`canElectLastKnownLeader`). Needs eligible.leader.replicas.version "
          ">= 1."),
-    Rule("first replica if in ISR and acceptable", PREFERRED, (3, 0, 0), None, K.elect_preferred,
+    Rule("alwaysElectPreferredIfPossible: BestLeader", PREFERRED, (3, 0, 0), (3, 2, 0), preferred_best_leader,
+         ("3.0.0", PCB, "PartitionChangeBuilder.setAlwaysElectPreferredIfPossible"),
+         "A partition not led by its first replica gets `BestLeader`: the first replica in the ISR and acceptable, "
+         "which need not be the first replica; never unclean."),
+    Rule("first replica if in ISR and acceptable", PREFERRED, (3, 2, 0), None, K.elect_preferred,
          ("3.7.0", PCB, "PartitionChangeBuilder.electPreferredLeader"),
          "Election.PREFERRED: the first replica if valid, else as an ordinary election, never unclean."),
     Rule("createTopic: unfenced replicas form the ISR", CREATED, (3, 0, 0), (3, 3, 0), created_unfenced,

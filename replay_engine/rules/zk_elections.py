@@ -1,10 +1,11 @@
 """ZooKeeper mode: the partition-leader elections (Kafka's leader selectors, later
 ``PartitionLeaderElectionAlgorithms``).
 
-Two things changed across releases: which replica an offline election prefers (0.8.0-0.8.1: the
-ISR's order; 0.8.2 on: the assignment's) and which one a controlled shutdown hands leadership to
-(before 0.10.2: the head of the ISR left after the shutting-down brokers; 0.10.2 on: the first
-replica of the assignment that is live or shutting down and in that ISR). The 1.1 rewrite
+Three things changed across releases: which replica an offline election prefers (0.8.0-0.8.1: the
+ISR's order; 0.8.2 on: the assignment's, kafka-1503), which one a controlled shutdown hands leadership to
+(before 0.10.0: the head of the ISR left after the shutting-down brokers; 0.10.0 on: the first
+replica of the assignment that is live or shutting down and in that ISR, KAFKA-3670), and whether a
+reassignment's new leader must be in the ISR (not in 0.8.0; from 0.8.1, kafka-1202). The 1.1 rewrite
 (KAFKA-5642/5027) moved the selectors into ``PartitionLeaderElectionAlgorithms`` without changing what
 they pick; the rows split there only so each cites the code that ran.
 """
@@ -35,7 +36,7 @@ def offline_isr_order(assignment: Sequence[int], isr: Sequence[int], live: Abstr
 
 def controlled_shutdown_isr_head(assignment: Sequence[int], isr: Sequence[int], live_or_shutting_down: AbstractSet[int],
                                  shutting_down: AbstractSet[int]) -> Election | None:
-    """Before 0.10.2: ``newIsr = isr without shutting-down brokers; newLeader = newIsr.headOption``.
+    """Before 0.10.0: ``newIsr = isr without shutting-down brokers; newLeader = newIsr.headOption``.
 
     No liveness test beyond that, and the ISR's order, not the assignment's. (0.8.0-0.8.1 also drop the
     current leader from newIsr; the strategy runs only for partitions led by a broker being shut down, which
@@ -45,6 +46,14 @@ def controlled_shutdown_isr_head(assignment: Sequence[int], isr: Sequence[int], 
     if not new_isr:
         return None
     return Election(new_isr[0], new_isr)
+
+
+def reassign_any_live(target_replicas: Sequence[int], isr: Sequence[int], live: AbstractSet[int]) -> Election | None:
+    """0.8.0: the first live replica of the target assignment, in the ISR or not; ISR unchanged."""
+    for r in target_replicas:
+        if r in live:
+            return Election(r, tuple(isr))
+    return None
 
 
 def new_partition_leader(assignment: Sequence[int], live: AbstractSet[int]) -> Election | None:
@@ -87,14 +96,15 @@ RULES = [
          ("1.1.0", PSM, "PartitionLeaderElectionAlgorithms.offlinePartitionLeaderElection"),
          "`assignment.find(id => liveReplicas.contains(id) && isr.contains(id))`, else (unclean allowed) "
          "`assignment.find(liveReplicas.contains)`; ISR = live ISR members, or [leader] when unclean."),
-    Rule("ISR head after removing shutting-down brokers", CONTROLLED_SHUTDOWN, (0, 8, 0), (0, 10, 2),
-         controlled_shutdown_isr_head, ("0.10.1.1", SEL, "ControlledShutdownLeaderSelector.selectLeader"),
+    Rule("ISR head after removing shutting-down brokers", CONTROLLED_SHUTDOWN, (0, 8, 0), (0, 10, 0),
+         controlled_shutdown_isr_head, ("0.9.0.1", SEL, "ControlledShutdownLeaderSelector.selectLeader"),
          "`newIsr = isr.filter(!shuttingDownBrokerIds.contains(_)); newLeader = newIsr.headOption`: the ISR's "
          "order, no liveness test; none left: StateChangeFailedException, the leader stays."),
-    Rule("first live-or-shutting-down AR replica in the reduced ISR", CONTROLLED_SHUTDOWN, (0, 10, 2), (1, 1, 0),
-         E.controlled_shutdown_leader, ("0.10.2.0", SEL, "ControlledShutdownLeaderSelector.selectLeader"),
-         "`liveAssignedReplicas.find(newIsr.contains)` with liveAssignedReplicas = assigned replicas live or "
-         "shutting down, newIsr = ISR without shutting-down brokers."),
+    Rule("first live-or-shutting-down AR replica in the reduced ISR", CONTROLLED_SHUTDOWN, (0, 10, 0), (1, 1, 0),
+         E.controlled_shutdown_leader, ("0.10.0.0", SEL, "ControlledShutdownLeaderSelector.selectLeader"),
+         "KAFKA-3670: `liveAssignedReplicas.filter(newIsr.contains).headOption` (0.10.1 on: `.find(newIsr.contains)`) "
+         "with liveAssignedReplicas = assigned replicas live or shutting down, newIsr = ISR without shutting-down "
+         "brokers: the preferred replica when it can lead."),
     Rule("controlledShutdownPartitionLeaderElection", CONTROLLED_SHUTDOWN, (1, 1, 0), None,
          E.controlled_shutdown_leader,
          ("1.1.0", PSM, "PartitionLeaderElectionAlgorithms.controlledShutdownPartitionLeaderElection"),
@@ -107,7 +117,11 @@ RULES = [
     Rule("preferredReplicaPartitionLeaderElection", PREFERRED, (1, 1, 0), None, E.preferred_replica_leader,
          ("1.1.0", PSM, "PartitionLeaderElectionAlgorithms.preferredReplicaPartitionLeaderElection"),
          "`assignment.headOption.filter(id => liveReplicas.contains(id) && isr.contains(id))`; ISR unchanged."),
-    Rule("first live reassigned replica in ISR", REASSIGN, (0, 8, 0), (1, 1, 0), E.reassign_partition_leader,
+    Rule("first live reassigned replica", REASSIGN, (0, 8, 0), (0, 8, 1), reassign_any_live,
+         ("0.8.0", SEL, "ReassignedPartitionLeaderSelector.selectLeader"),
+         "`reassignedInSyncReplicas.filter(r => controllerContext.liveBrokerIds.contains(r)).headOption`: the ISR is "
+         "not consulted (the selector runs once the new replicas caught up); ISR unchanged."),
+    Rule("first live reassigned replica in ISR", REASSIGN, (0, 8, 1), (1, 1, 0), E.reassign_partition_leader,
          ("0.8.2.1", SEL, "ReassignedPartitionLeaderSelector.selectLeader"),
          "The first replica of the target assignment that is live and in the ISR; ISR unchanged."),
     Rule("reassignPartitionLeaderElection", REASSIGN, (1, 1, 0), None, E.reassign_partition_leader,
