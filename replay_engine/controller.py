@@ -22,12 +22,13 @@ from replay_engine import elections as E
 from replay_engine import facts as F
 from replay_engine import rules as R
 from replay_engine import judge as J
+from replay_engine.brokers import RULE_SHUTDOWN_TAKEN, BrokerStates
 from replay_engine.apply import DECIDED, OBSERVED, RECORDED, PartitionStore
 from replay_engine.config import UNCLEAN, ConfigImage, ConfigState, as_bool, parse_version
 from replay_engine.decide import WRITES, change_for
 from replay_engine.from_events import Coverage
 from replay_engine.modes import CounterfactualMode, ZkRecordsMode, mode_for
-from replay_engine.partition import UNKNOWN, BrokerPeriod, Decision, PState, Tenure
+from replay_engine.partition import UNKNOWN, Decision, PState, Tenure
 from replay_engine.roles import Router
 from replay_engine.states import NEW, NON_EXISTENT, OFFLINE, ONLINE
 from replay_engine.timeline import TimelineBuilder, View
@@ -73,34 +74,16 @@ class ZkControllerReplay:
         self.coverage = self.mode.coverage(coverage)
         self.rewrite = dict(self.mode.rewrite) if isinstance(self.mode, CounterfactualMode) else {}
         self.next_rebalance: int | None = None
-        self.live: set[int] = set()  # the controller's view: what its elections use
-        self.registered: set[int] = set()  # registration truth: what the timeline and broker lanes show
-        self.self_reporting: set[int] = set()  # brokers whose own logs are in the evidence
-        self.shutting: set[int] = set()
-        # brokers whose controlled shutdown the controller took up, until they are seen down or back
-        # (unlike ``shutting``, a controller failover does not forget them: the broker is still leaving)
-        self.leaving: set[int] = set()
-        # brokers whose KafkaServer logged "shutting down", or whose controlled-shutdown request the controller
-        # logged (not one inferred from records: a partition shard infers only from its own), until seen down
-        self.server_stopping: set[int] = set()
-        self.stopped: set[int] = set()  # process dead (halted, or what-if's kill), session not yet expired
-        self.stopped_at: dict[int, F.Ref] = {}  # the line where it died: its down period starts there
+        # Every broker's state (registered, live to the controller, shutting down, stopping, stopped, epochs, log
+        # dirs, periods), each change with its provenance: written only there (replay_engine.brokers).
+        self.brokers = BrokerStates()
         # topic -> its deletions: (the record that began one, when it ended or None). One ends when the topic is
         # gone, or when another controller takes over (it re-reads the queue and says so if the topic is in it).
         self.deletions: dict[str, list[tuple[F.Ref, int | None]]] = {}
         self.deletion_halts: dict[str, list[tuple[F.Ref, str | None]]] = {}  # topic -> (line, reason) of each hold
-        self.offline_replicas: dict[int, set[F.TP]] = {}  # broker -> replicas on a failed log dir
-        self.known_brokers: set[int] = set()
-        # the cluster's whole membership was stated once (a ZooKeeper snapshot, a controller's list of live
-        # brokers): from then on a broker never seen is one that never registered
-        self.membership_stated = False
-        # brokers some fact has shown registered or gone since the evidence began, or since its last hole
-        self.seen: set[int] = set()
         self.after_hole = False  # ZooKeeper's data had a hole: records on states not seen since are evidence gaps
         self.hidden: set[F.TP] = set()  # partitions that existed before a hole, their state since unknown
         self.covered_before: int | None = None  # the first zxid after the last hole a snapshot covered
-        self.broker_epochs: dict[int, Any] = {}
-        self.broker_versions: dict[int, tuple[int, int, int]] = {}  # each broker's own 'Kafka version:'
         self.controller: int | None = None
         self.controller_epoch: int | None = None
         # a controller elected whose failover waits for its logged view of live brokers (see _controller_elected)
@@ -120,7 +103,6 @@ class ZkControllerReplay:
         self.decisions: list[Decision] = []
         self.comparisons: list[J.Comparison] = []  # one per record judged, whatever the verdict
         self.preferred_requested: dict[F.TP, int] = {}  # partition -> when a preferred election was asked
-        self.periods: dict[int, list[BrokerPeriod]] = {}
         self.tenures: list[Tenure] = []
         self.evidence_by_broker: dict[int, list[F.Ref]] = {}
         self.evidence_by_tp: dict[F.TP, list[F.Ref]] = {}
@@ -219,20 +201,34 @@ class ZkControllerReplay:
     # ------------------------------------------------------------------ helpers
 
     def unseen(self, brokers) -> frozenset[int]:
-        if self.membership_stated:
-            return frozenset()
-        return frozenset(b for b in brokers if b is not None and b >= 0 and b not in self.seen)
+        return self.brokers.unseen(brokers)
 
     def online(self, b: int) -> bool:
-        return b in self.live and b not in self.shutting
+        return self.brokers.online(b)
 
     def online_set(self, tp: F.TP | None = None) -> frozenset[int]:
-        """Kafka's isReplicaOnline: live, not shutting down, and (for a partition) not on a failed log dir."""
-        if tp is None or not self.offline_replicas:  # the common case, in C (called for every record)
-            return frozenset(self.live.difference(self.shutting))
-        offline = self.offline_replicas
-        return frozenset(b for b in self.live if b not in self.shutting and tp not in offline.get(b, ()))
+        return self.brokers.online_set(tp)
 
+    # What readers of a finished replay (the image) and the judge read of the brokers (replay_engine.brokers)
+    @property
+    def live(self) -> AbstractSet[int]:
+        return self.brokers.live
+
+    @property
+    def shutting(self) -> AbstractSet[int]:
+        return self.brokers.shutting
+
+    @property
+    def known_brokers(self) -> AbstractSet[int]:
+        return self.brokers.known
+
+    @property
+    def periods(self) -> dict[int, list]:
+        return self.brokers.periods
+
+    @property
+    def offline_replicas(self) -> dict[int, set[F.TP]]:
+        return self.brokers.offline_replicas
 
     def liveness_known(self, ts: int) -> bool:
         """Is the controller's view of live brokers in the evidence at ``ts``: ZooKeeper's registrations, or the acting
@@ -256,18 +252,12 @@ class ZkControllerReplay:
             state = OFFLINE
         if state == NEW and p.init_failed:
             leader = -1
-        if leader is None or leader < 0:
-            alive = None
-        elif leader in self.registered:
-            alive = True
-        else:
-            # a broker the evidence never shows joining or leaving (logs that start mid-life) is not known dead
-            alive = False if leader in self.known_brokers else None
-        serving = None if leader is None or leader < 0 or leader not in self.stopped else False
+        alive = None if leader is None or leader < 0 else self.brokers.alive(leader)
+        serving = None if leader is None or leader < 0 or leader not in self.brokers.stopped else False
         return View(leader, p.isr, p.leader_epoch, p.controller_epoch, state, alive, serving)
 
     def serving(self, b: int) -> bool:
-        return b in self.registered and b not in self.stopped
+        return self.brokers.serving(b)
 
     def _touch(self, p: PState, ts: int, ref: F.Ref, basis: str) -> None:
         if p.state == UNKNOWN and p.leader is None:
@@ -284,8 +274,8 @@ class ZkControllerReplay:
         self.timeline.update(tp, ts, view, ref, basis)
 
     def _liveness_changed(self, b: int, ts: int, ref: F.Ref) -> None:
-        alive = b in self.registered
-        serving = False if b in self.stopped else None
+        alive = b in self.brokers.registered
+        serving = False if b in self.brokers.stopped else None
         for tp in sorted(self.shown_led_by.get(b, ())):
             v = self.shown[tp]
             if v.leader_alive != alive or v.leader_serving != serving:
@@ -303,7 +293,7 @@ class ZkControllerReplay:
     def _rule(self, decision: str, *args):
         """Kafka's rule for ``decision`` in the version that wrote the evidence (replay_engine.rules): the acting
         controller's own version when it logged one (a rolling upgrade mixes them), else the cluster's."""
-        return R.decide(decision, self.broker_versions.get(self.controller, self.config.version), *args)
+        return R.decide(decision, self.brokers.versions.get(self.controller, self.config.version), *args)
 
     def _recorded_here(self, ts: int, kind: str) -> bool:
         return self.coverage.recorded(ts, self.controller, kind)
@@ -418,17 +408,8 @@ class ZkControllerReplay:
 
     # ------------------------------------------------------------------ membership and controller
 
-    def _period_open(self, b: int, ts: int, ref: F.Ref, state: str) -> None:
-        ps = self.periods.setdefault(b, [])
-        if ps and ps[-1].end is None:
-            ps[-1].end = ts
-            ps[-1].end_ref = ref
-        ps.append(BrokerPeriod(b, ts, start_ref=ref, state=state))
-
     def _broker_stopped(self, f: F.BrokerStopped) -> None:
-        if f.broker in self.registered and f.broker not in self.stopped:
-            self.stopped.add(f.broker)
-            self.stopped_at[f.broker] = f.ref
+        if self.brokers.stop(f.broker, f.ref):
             self._note_broker(f.broker, f.ref)
             self._liveness_changed(f.broker, f.ts, f.ref)
 
@@ -440,96 +421,68 @@ class ZkControllerReplay:
         return view != "self" or not self.coverage.controller_logged(f.ts, self.controller)
 
     def _register(self, b: int, f: F.Fact) -> None:
-        self.seen.add(b)
-        if b not in self.registered:
-            self.registered.add(b)
-            self.known_brokers.add(b)
-            self._period_open(b, f.ts, f.ref, "up")
+        if self.brokers.register(b, f.ts, f.ref):
             self._liveness_changed(b, f.ts, f.ref)
-
-    def _unstop(self, b: int) -> F.Ref | None:
-        """The broker is heard of again (up or down): no longer a dead process ZooKeeper lists. Where it died."""
-        self.stopped.discard(b)
-        return self.stopped_at.pop(b, None)
 
     def _deregister(self, b: int, f: F.Fact, cause: str, died: F.Ref | None = None) -> None:
-        self.leaving.discard(b)
-        self.server_stopping.discard(b)
-        self.seen.add(b)
-        if b in self.registered:
-            self.registered.discard(b)
-            # A process that died earlier (BrokerStopped) was down from then, whenever ZooKeeper let it go.
-            at = died if died is not None else f.ref
-            self._period_open(b, at.ts, at, "down")
-            self.periods[b][-2].end_cause = "halted" if died is not None else cause
+        if self.brokers.deregister(b, f.ref, cause, died):
             self._liveness_changed(b, f.ts, f.ref)
-        elif b not in self.known_brokers:
-            self.known_brokers.add(b)
-            self._period_open(b, f.ts, f.ref, "down")
-            self.periods[b][-1].end_cause = cause
 
     def _replicas_online(self, f: F.ReplicasOnline) -> None:
-        held = self.offline_replicas.get(f.broker)
-        if held:
-            held.difference_update(f.tps)
-            if not held:
-                del self.offline_replicas[f.broker]
+        self.brokers.replicas_online(f.broker, f.tps, f.ref)
 
     def _replicas_offline(self, f: F.ReplicasOffline) -> None:
         tps = f.tps
         if f.cause == "failover":
             tps = tuple(tp for tp in tps if not (tp in self.parts and self.parts[tp].deleting))
-        self.offline_replicas.setdefault(f.broker, set()).update(tps)
+        self.brokers.replicas_offline(f.broker, tps, f.ref)
         self._note_broker(f.broker, f.ref)
         for tp in f.tps:
             self.evidence_by_tp.setdefault(tp, []).append(f.ref)
 
     def _broker_up(self, f: F.BrokerUp) -> None:
         b = f.broker
+        brokers = self.brokers
         self._note_broker(b, f.ref)
-        died = self._unstop(b)
+        died = brokers.unstop(b, f.ref)
         if f.view != "self" or self._controller_view_follows(f):
-            self.offline_replicas.pop(b, None)  # a restarted broker brings its log dirs back
+            brokers.log_dirs_back(b, f.ref)
         if f.view == "self":
-            self.self_reporting.add(b)
-        self.leaving.discard(b)
-        self.server_stopping.discard(b)
-        bounced = (b in self.registered and f.epoch is not None and self.broker_epochs.get(b) is not None
-                   and self.broker_epochs[b] != f.epoch)
-        old_epoch = self.broker_epochs.get(b)
+            brokers.self_reports(b, f.ref)
+        brokers.back(b, f.ref)
+        old_epoch = brokers.epochs.get(b)
+        bounced = b in self.brokers.registered and f.epoch is not None and old_epoch is not None and old_epoch != f.epoch
         if bounced:
             self._deregister(b, f, "bounced", died)
         self._register(b, f)
         if f.epoch is not None:
-            self.broker_epochs[b] = f.epoch
+            brokers.set_epoch(b, f.epoch, f.ref)
         bounced = bounced and self._rule("zk.broker.bounce", old_epoch, f.epoch)  # the controller notices it
-        if not self._controller_view_follows(f) or (b in self.live and not bounced):
+        if not self._controller_view_follows(f) or (b in self.brokers.live and not bounced):
             return
-        if bounced and b in self.live and self.controller is not None:
+        if bounced and b in self.brokers.live and self.controller is not None:
             self._controller_sees_failure(b, F.BrokerDown(f.ts, f.ref, broker=b, cause="bounced"))
-        self.live.add(b)
-        self.shutting.discard(b)
-        if self.controller is not None and self.controller in self.live and self.controller != b:
+        brokers.controller_sees_up(b, f.ref)
+        if self.controller is not None and self.controller in self.brokers.live and self.controller != b:
             self._trigger_online_state_change(f)
 
     def _broker_down(self, f: F.BrokerDown) -> None:
         b = f.broker
         self._note_broker(b, f.ref)
-        died = self._unstop(b)
+        died = self.brokers.unstop(b, f.ref)
         if f.view == "self":
-            self.self_reporting.add(b)
+            self.brokers.self_reports(b, f.ref)
         self._deregister(b, f, f.cause, died)
         if not self._controller_view_follows(f):
             if b == self.controller:
                 self._controller_gone(F.ControllerGone(f.ts, f.ref, controller=b, cause=f"controller's broker {f.cause}"))
             return
-        if b not in self.live:
+        if b not in self.brokers.live:
             return
         self._controller_sees_failure(b, f)
 
     def _controller_sees_failure(self, b: int, f: F.Fact) -> None:
-        self.live.discard(b)
-        self.shutting.discard(b)
+        self.brokers.controller_sees_down(b, f.ref)
         if b == self.controller:
             cause = getattr(f, "cause", "")
             self._controller_gone(F.ControllerGone(f.ts, f.ref, controller=b, cause=f"controller's broker {cause}"))
@@ -551,21 +504,17 @@ class ZkControllerReplay:
             self._failover(f)
 
     def _live_set_view(self, f: F.LiveSet) -> None:
-        self.membership_stated = True
-        for b in sorted(f.brokers - self.live):
-            self.live.add(b)
-        for b in sorted(self.live - f.brokers):
-            self.live.discard(b)
-            self.shutting.discard(b)
+        self.brokers.state_membership(True, f.ref)
+        self.brokers.controller_view(f.brokers, f.ref)
         for b in sorted(f.brokers):
             self._register(b, f)
-        for b in sorted(self.registered - f.brokers):
-            if b in self.server_stopping:
+        for b in sorted(self.brokers.registered - f.brokers):
+            if b in self.brokers.stopping:
                 # It asked to shut down and is now gone from the controller's view: stopped, even if its
                 # own "shut down completed" line is not in the evidence (rotated away, overwritten). Only a
                 # shutdown the evidence states counts: one inferred from records differs between shards.
                 self._deregister(b, f, "shutdown")
-            elif b not in self.self_reporting:
+            elif b not in self.brokers.self_reporting:
                 self._deregister(b, f, "controller_detected")
 
     def _controller_elected(self, f: F.ControllerElected) -> None:
@@ -591,8 +540,7 @@ class ZkControllerReplay:
         self.tenures.append(Tenure(c, self.controller_epoch, f.ts, start_ref=f.ref))
         self.next_rebalance = f.ts + 5_000_000
         self._register(c, f)
-        self.live.add(c)
-        self.shutting.clear()
+        self.brokers.failover(c, f.ref)
         if self.coverage.controller_logged(f.ts, c) and not self.coverage.zk_covers(f.ts):
             # onControllerFailover (0.8.0 .. 3.9 KafkaController): initializeControllerContext logs "Currently
             # active brokers in the cluster" before the state machines start and elect. Logs only, that line is
@@ -605,7 +553,7 @@ class ZkControllerReplay:
         """onControllerFailover: ReplicaStateMachine.startup before PartitionStateMachine.startup."""
         self.failover_waiting = None
         if self._rule("zk.failover.offline_replicas"):
-            for b in sorted(self.known_brokers - self.live):
+            for b in sorted(self.brokers.known - self.brokers.live):
                 self._remove_replica_from_isr(b, f)
         # A tenure inferred from a record began before the evidence, its view of live brokers never stated: a leader
         # no line shows joining or leaving is not known dead to it (logs that start mid-tenure name few brokers live).
@@ -617,8 +565,8 @@ class ZkControllerReplay:
             if p.state == NEW:
                 continue
             # PartitionStateMachine.initializePartitionState: set from what is known, not a checked transition
-            if p.leader is not None and (p.leader < 0 or p.leader not in self.live and (
-                    not inferred or p.leader in self.known_brokers)):
+            if p.leader is not None and (p.leader < 0 or p.leader not in self.brokers.live and (
+                    not inferred or p.leader in self.brokers.known)):
                 self.store.initialize(p, OFFLINE)
             elif p.leader is not None:
                 self.store.initialize(p, ONLINE)
@@ -642,7 +590,7 @@ class ZkControllerReplay:
         self.pending.clear()
 
     def _controller_gone(self, f: F.ControllerGone) -> None:
-        if f.cause == "resigned" and f.controller is not None and f.controller in self.server_stopping:
+        if f.cause == "resigned" and f.controller is not None and f.controller in self.brokers.stopping:
             # KafkaServer.shutdown (0.9.0.0 .. 3.9, core/src/main/scala/kafka/server/KafkaServer.scala): after
             # info("shutting down") and the controlled shutdown, kafkaController.shutdown() (which logs the
             # resignation on every broker) is followed by the ZooKeeper client's close: the broker's registration
@@ -696,7 +644,7 @@ class ZkControllerReplay:
     def _reassign_away(self, f: F.ReassignAway) -> None:
         """Move every replica off a broker, onto the live broker holding fewest replicas (lowest id first)."""
         b = f.broker
-        load: dict[int, int] = {x: 0 for x in self.live}
+        load: dict[int, int] = {x: 0 for x in self.brokers.live}
         for p in self.parts.values():
             for r in p.replicas or ():
                 if r in load:
@@ -806,7 +754,7 @@ class ZkControllerReplay:
     def _kafka_version(self, f: F.KafkaVersion) -> None:
         v = parse_version(f.version)
         if v is not None and f.ref.broker is not None:
-            self.broker_versions[f.ref.broker] = v
+            self.brokers.note_version(f.ref.broker, v, f.ref)
         if v is not None and (self.config.version is None or self.config.version_source.startswith("inter.broker")):
             self.config.version = v
             self.config.version_source = f"logged 'Kafka version: {f.version}'"
@@ -826,18 +774,16 @@ class ZkControllerReplay:
     def _controlled_shutdown(self, f: F.ControlledShutdownRequest) -> None:
         b = f.broker
         self._note_broker(b, f.ref)
-        if self.controller is None or b not in self.live:
+        if self.controller is None or b not in self.brokers.live:
             return
-        self.shutting.add(b)
-        self.leaving.add(b)
-        if not self._inferring:
-            self.server_stopping.add(b)
+        self.brokers.shutdown_taken(b, f.ref, server_stopping=not self._inferring,
+                                    rule=RULE_SHUTDOWN_TAKEN if self._inferring else None)
         self._commit_all(self._propose_controlled_shutdown(b, f))
 
     def _propose_controlled_shutdown(self, b: int, f: F.Fact) -> list[Decision | None]:
         """Move leadership off a broker in controlled shutdown, and take it out of the other ISRs."""
         out = []
-        live_or_sd = frozenset(self.live)
+        live_or_sd = frozenset(self.brokers.live)
         for tp in sorted(self.parts):
             p = self.parts[tp]
             if p.deleting or p.isr is None or p.candidates is None or p.leader is None:
@@ -845,7 +791,7 @@ class ZkControllerReplay:
             if p.leader == b:
                 if len(p.candidates) <= 1:
                     continue  # RF=1: nothing to move; the partition goes down with the broker
-                res = self._rule("zk.election.controlled_shutdown", p.candidates, p.isr, live_or_sd, self.shutting)
+                res = self._rule("zk.election.controlled_shutdown", p.candidates, p.isr, live_or_sd, self.brokers.shutting)
                 if res is not None:
                     out.append(self._propose(p, "election", E.CONTROLLED_SHUTDOWN, f, res.leader, res.isr))
                 else:
@@ -892,15 +838,14 @@ class ZkControllerReplay:
         if f.tp is not None:
             self.evidence_by_tp.setdefault(f.tp, []).append(f.ref)
         if f.kind == "broker_shutdown_started" and f.broker is not None:
-            self.server_stopping.add(f.broker)
+            self.brokers.server_stopping(f.broker, f.ref)
         if f.kind == "zk_snapshot_taken":
-            self.membership_stated = True
-        if f.kind == "controlled_shutdown_taken" and f.broker in self.live and self.controller is not None \
+            self.brokers.state_membership(True, f.ref)
+        if f.kind == "controlled_shutdown_taken" and f.broker in self.brokers.live and self.controller is not None \
                 and not self.coverage.controller_logged(f.ts, self.controller):
             # the broker's word that the controller took its request: the controller's own line is not in the
             # evidence, and its moves were recorded (or not) in the state-change log, judged there
-            self.shutting.add(f.broker)
-            self.leaving.add(f.broker)
+            self.brokers.shutdown_taken(f.broker, f.ref, server_stopping=False)
         if f.kind == "zk_write_failed":
             self.findings.append({"kind": "zk_write_failed", "ts": f.ts, "evidence": [f.ref.to_json()]})
         if f.kind == "unclean_leader_election" and f.tp is not None and f.broker is not None:
@@ -936,11 +881,11 @@ class ZkControllerReplay:
         self.hidden.update(tp for tp in self.parts if tp not in f.keep)
         self._forget_partitions(keep=f.keep, assigned=f.assigned)
         if f.snapshot is None:
-            self.membership_stated = False
-            self.seen.clear()
+            self.brokers.state_membership(False, f.ref)
+            self.brokers.forget_seen(f.ref)
             return
-        self.membership_stated = True
-        for b in sorted((self.registered | self.live) - (f.members - f.anew)):
+        self.brokers.state_membership(True, f.ref)
+        for b in sorted((self.brokers.registered | self.brokers.live) - (f.members - f.anew)):
             self._broker_down(F.BrokerDown(f.ts, f.ref, broker=b, cause="zk_hole"))
 
     def _recorded_unclean(self, f: F.Evidence) -> None:
@@ -1019,27 +964,27 @@ class ZkControllerReplay:
                 # OfflineReplica: the controller saw that broker go, unless it is leaving by a controlled shutdown
                 # (its followed replicas leave the ISRs while it is still registered). A shutdown the broker logged
                 # counts in every shard; one inferred from a partition's records only in that partition's shard.
-                if r in self.live and r not in self.shutting and r not in self.server_stopping:
-                    self.live.discard(r)
+                if r in self.brokers.live and r not in self.brokers.shutting and r not in self.brokers.stopping:
+                    self.brokers.implied_gone(r, f.ref)
             alive = implied_alive(f.kind, f.leader, f.isr, f.from_state)
             if alive:
-                self.live.update(alive)
+                self.brokers.implied_live(alive, f.ref)
         elif isinstance(f, F.RecordedFailedElection) and f.live is not None:
-            self.live = set(f.live) | (self.live & self.shutting)  # the exception message states its view
+            self.brokers.stated_live(f.live, f.ref)  # the exception message states its view
 
     def _new_zk_data(self, f, cid: int) -> bool:
         """A partition write logged under a controller epoch below the one known: from 2.1 no zombie can write
         (see rule zk.controller.stale_epoch_write), so ZooKeeper's data was recreated and a new history starts."""
         if not isinstance(f, F.RecordedState) or f.kind not in ("election", "new_partition", "isr_removal", "write"):
             return False  # in-memory transitions and failed elections write nothing: a zombie may still log them
-        version = self.broker_versions.get(cid, self.config.version)
+        version = self.brokers.versions.get(cid, self.config.version)
         return R.decide("zk.controller.stale_epoch_write", version) == "new_data"
 
     def _cluster_state(self) -> tuple:
         # Brokers in controlled shutdown are left out: a shutdown inferred from records (no request in the
         # evidence) is inferred by each shard from its own partitions' elections, milliseconds apart.
-        return (self.controller, self.controller_epoch, frozenset(self.live), frozenset(self.registered),
-                frozenset(self.stopped))
+        return (self.controller, self.controller_epoch, frozenset(self.brokers.live), frozenset(self.brokers.registered),
+                frozenset(self.brokers.stopped))
 
     def _record_hint(self, f: F.RecordHint) -> None:
         self._infer_from_record(f.record)

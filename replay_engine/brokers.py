@@ -1,0 +1,323 @@
+"""Broker state: the one writer of each broker's state over time, and the questions decisions ask of it.
+
+Kafka keeps a broker's state in one place and asks it one question per decision. ZooKeeper mode:
+``ControllerContext`` holds the registered brokers with their epochs and ``shuttingDownBrokerIds``;
+``liveBrokerIds`` is the registered set minus the brokers shutting down, the controller's own broker included
+(0.10.2.0 core/src/main/scala/kafka/controller/KafkaController.scala, ``ControllerContext.liveBrokerIds``;
+2.7.0 core/src/main/scala/kafka/controller/ControllerContext.scala, ``liveBrokerIds``), and every election asks
+``isReplicaOnline(broker, partition)``: live, not shutting down, and (1.1+, KIP-112) the replica not on a failed
+log directory (2.7.0 ``ControllerContext.isReplicaOnline``). Its state changes in a handful of places: the
+broker-change handler (registrations come and go, with their epochs), controlled shutdown
+(``doControlledShutdown`` adds the broker to ``shuttingDownBrokerIds``; ``onBrokerFailure`` removes it when it
+dies), a failover (``resetContext`` clears the set), a log-directory failure. KRaft's ``ClusterControlManager``
+owns every ``BrokerRegistration`` the same way (fenced, in controlled shutdown, epoch).
+
+A replay reads evidence instead of receiving ZooKeeper watches, so it holds more than the controller did: what
+ZooKeeper lists (``registered``: the timeline's "alive"), what the acting controller believes (``live``: Kafka's
+``liveOrShuttingDownBrokerIds``; ``shutting``), what the broker itself says (``stopping``: its server is shutting
+down; ``stopped``: its process halted while ZooKeeper still lists it; ``self_reporting``: its own log is in the
+evidence), and what the evidence has shown at all (``known``, ``seen`` since the evidence or its last hole began,
+``membership_stated``). Every change carries where it came from (:class:`Change`): the line or zxid that shows it,
+the Kafka rule that implies it from a record (``rule``), or neither (unknown). :class:`BrokerStates` is the only
+code that writes any of it (``tests/test_brokers.py`` reads every module to hold that); the replays read the
+sets and ask the questions below.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable, NamedTuple
+
+from replay_engine.facts import TP, Ref
+from replay_engine.partition import BrokerPeriod
+
+# The fields of a broker's state (the names :class:`Change` uses, and that no other module may write).
+REGISTERED, LIVE, SHUTTING, STOPPING, STOPPED = "registered", "live", "shutting", "stopping", "stopped"
+EPOCH, SEEN, OFFLINE_REPLICAS, SELF_REPORTING, VERSION = "epoch", "seen", "offline_replicas", "self_reporting", "version"
+MEMBERSHIP = "membership_stated"  # a cluster-wide fact: broker None
+
+
+class Change(NamedTuple):
+    """One change of one broker's state, with its provenance: ``ref`` the line or zxid that shows it (or the
+    record that implies it), ``rule`` the Kafka rule by which a record implies it (tag, file, function); both
+    None: the replay does not know why (a default)."""
+
+    ts: int | None
+    broker: int | None
+    field: str
+    value: Any
+    ref: Ref | None
+    rule: str | None = None
+
+
+# Why a record implies a state (``Change.rule``): each cites the Kafka source it is read from.
+RULE_ELECTED_LIVE = ("2.7.0 core/src/main/scala/kafka/controller/PartitionStateMachine.scala, "
+                     "PartitionLeaderElectionAlgorithms: every strategy elects among the replicas isReplicaOnline "
+                     "holds; initializeLeaderAndIsrForPartitions / Election.leaderForOffline: the ISR written is the "
+                     "online part")
+RULE_REMOVED_GONE = ("2.7.0 core/src/main/scala/kafka/controller/ReplicaStateMachine.scala, doHandleStateChanges "
+                     "OfflineReplica: a replica leaves the ISR when its broker is gone to the controller (or shutting "
+                     "down)")
+RULE_STATED_LIVE = ("0.8.2.2 core/src/main/scala/kafka/controller/PartitionLeaderSelector.scala, "
+                    "OfflinePartitionLeaderSelector.selectLeader: the NoReplicaOnlineException names the live brokers "
+                    "the controller held")
+RULE_FAILOVER = ("2.8.0 core/src/main/scala/kafka/controller/ControllerContext.scala, resetContext: a new controller "
+                 "starts with no broker shutting down; KafkaController.onControllerFailover registers its own broker")
+RULE_SHUTDOWN_TAKEN = ("2.7.0 core/src/main/scala/kafka/controller/KafkaController.scala, doControlledShutdown: "
+                       "the broker joins shuttingDownBrokerIds before its leadership moves")
+RULE_DIED = ("0.10.2.0 core/src/main/scala/kafka/controller/KafkaController.scala, onBrokerFailure: a dead broker "
+             "leaves shuttingDownBrokerIds")
+
+
+class BrokerStates:
+    """Every broker's state in one ZooKeeper-mode replay. Read the sets; write only through the methods."""
+
+    def __init__(self) -> None:
+        self.registered: set[int] = set()  # ZooKeeper lists it: what the timeline and broker lanes show
+        self.live: set[int] = set()  # the acting controller's view, shutting-down brokers included
+        self.shutting: set[int] = set()  # its controlled shutdown taken up by the acting controller
+        # its KafkaServer logged "shutting down", or the controller logged its controlled-shutdown request (not one
+        # inferred from records: a partition shard infers only from its own), until it is seen down or back
+        self.stopping: set[int] = set()
+        self.stopped: dict[int, Ref] = {}  # process dead (halted, or a what-if's kill), session not yet expired
+        self.self_reporting: set[int] = set()  # brokers whose own logs are in the evidence
+        self.known: set[int] = set()  # ever seen joining or leaving
+        self.seen: set[int] = set()  # seen registered or gone since the evidence began, or since its last hole
+        # the cluster's whole membership was stated once (a ZooKeeper snapshot, a controller's list of live
+        # brokers): from then on a broker never seen is one that never registered
+        self.membership_stated = False
+        self.epochs: dict[int, Any] = {}  # broker epoch of its registration (the znode's czxid)
+        self.versions: dict[int, tuple[int, int, int]] = {}  # each broker's own 'Kafka version:'
+        self.offline_replicas: dict[int, set[TP]] = {}  # broker -> its replicas on a failed log dir
+        self.periods: dict[int, list[BrokerPeriod]] = {}  # broker -> its up and down periods, in order
+        self.changes: list[Change] = []  # every change, in order, with its provenance
+        self.writes = 0  # how many changes so far (a reader caching a view of the sets compares it)
+
+    def _note(self, ref: Ref | None, b: int | None, field: str, value: Any, rule: str | None = None) -> None:
+        self.changes.append(Change(ref.ts if ref is not None else None, b, field, value, ref, rule))
+        self.writes += 1
+
+    def history(self, b: int) -> list[Change]:
+        """Every change of broker ``b``'s state, in order, each with its provenance."""
+        return [c for c in self.changes if c.broker == b]
+
+    # ---------------------------------------------------------------- questions (as Kafka asks them)
+
+    def online(self, b: int) -> bool:
+        """``liveBrokerIds.contains(b)``: live to the controller and not shutting down."""
+        return b in self.live and b not in self.shutting
+
+    def online_set(self, tp: TP | None = None) -> frozenset[int]:
+        """Kafka's ``isReplicaOnline`` over every broker: live, not shutting down, and (for a partition) not on a
+        failed log dir."""
+        if tp is None or not self.offline_replicas:  # the common case, in C (called for every record)
+            return frozenset(self.live.difference(self.shutting))
+        offline = self.offline_replicas
+        return frozenset(b for b in self.live if b not in self.shutting and tp not in offline.get(b, ()))
+
+    def unseen(self, brokers: Iterable[int | None]) -> frozenset[int]:
+        """Brokers no fact has shown registered or gone since the evidence (or its last hole) began, while the
+        cluster's membership was never stated."""
+        if self.membership_stated:
+            return frozenset()
+        return frozenset(b for b in brokers if b is not None and b >= 0 and b not in self.seen)
+
+    def serving(self, b: int) -> bool:
+        return b in self.registered and b not in self.stopped
+
+    def alive(self, b: int) -> bool | None:
+        """Is ``b`` registered: True, False, or None for a broker the evidence never shows joining or leaving (logs
+        that start mid-life: not known dead)."""
+        if b in self.registered:
+            return True
+        return False if b in self.known else None
+
+    # ---------------------------------------------------------------- registration (what ZooKeeper lists)
+
+    def _period_open(self, b: int, ts: int | None, ref: Ref, state: str) -> None:
+        ps = self.periods.setdefault(b, [])
+        if ps and ps[-1].end is None:
+            ps[-1].end = ts
+            ps[-1].end_ref = ref
+        ps.append(BrokerPeriod(b, ts, start_ref=ref, state=state))
+
+    def register(self, b: int, ts: int, ref: Ref) -> bool:
+        """``b`` is registered from ``ref`` on. True when that changes what ZooKeeper lists."""
+        if b not in self.seen:
+            self.seen.add(b)
+            self._note(ref, b, SEEN, True)
+        if b in self.registered:
+            return False
+        self.registered.add(b)
+        self.known.add(b)
+        self._period_open(b, ts, ref, "up")
+        self._note(ref, b, REGISTERED, True)
+        return True
+
+    def deregister(self, b: int, ref: Ref, cause: str, died: Ref | None = None) -> bool:
+        """``b``'s registration is gone (``cause``); a process that died earlier (``died``, a halt) was down from
+        then, whenever ZooKeeper let it go. True when that changes what ZooKeeper lists."""
+        if b in self.stopping:
+            self.stopping.discard(b)
+            self._note(ref, b, STOPPING, False)
+        if b not in self.seen:
+            self.seen.add(b)
+            self._note(ref, b, SEEN, True)
+        if b in self.registered:
+            self.registered.discard(b)
+            at = died if died is not None else ref
+            self._period_open(b, at.ts, at, "down")
+            self.periods[b][-2].end_cause = "halted" if died is not None else cause
+            self._note(at, b, REGISTERED, False)
+            return True
+        if b not in self.known:
+            self.known.add(b)
+            self._period_open(b, ref.ts, ref, "down")
+            self.periods[b][-1].end_cause = cause
+            self._note(ref, b, REGISTERED, False)
+        return False
+
+    def set_epoch(self, b: int, epoch: Any, ref: Ref) -> None:
+        if self.epochs.get(b) != epoch or b not in self.epochs:
+            self.epochs[b] = epoch
+            self._note(ref, b, EPOCH, epoch)
+
+    def stop(self, b: int, ref: Ref) -> bool:
+        """``b``'s process halted at ``ref`` (no shutdown hook ran) while ZooKeeper still lists it."""
+        if b not in self.registered or b in self.stopped:
+            return False
+        self.stopped[b] = ref
+        self._note(ref, b, STOPPED, True)
+        return True
+
+    def unstop(self, b: int, ref: Ref) -> Ref | None:
+        """``b`` is heard of again (up or down): no longer a dead process ZooKeeper lists. Where it died."""
+        died = self.stopped.pop(b, None)
+        if died is not None:
+            self._note(ref, b, STOPPED, False)
+        return died
+
+    def self_reports(self, b: int, ref: Ref) -> None:
+        if b not in self.self_reporting:
+            self.self_reporting.add(b)
+            self._note(ref, b, SELF_REPORTING, True)
+
+    def back(self, b: int, ref: Ref) -> None:
+        """``b`` starts (again): whatever shutdown it was in is over."""
+        if b in self.stopping:
+            self.stopping.discard(b)
+            self._note(ref, b, STOPPING, False)
+
+    def server_stopping(self, b: int, ref: Ref) -> None:
+        """``b``'s server said it is shutting down (KafkaServer.shutdown's "shutting down"), or the controller logged
+        its controlled-shutdown request."""
+        if b not in self.stopping:
+            self.stopping.add(b)
+            self._note(ref, b, STOPPING, True)
+
+    def note_version(self, b: int, version: tuple[int, int, int], ref: Ref) -> None:
+        if self.versions.get(b) != version:
+            self.versions[b] = version
+            self._note(ref, b, VERSION, version)
+
+    def state_membership(self, stated: bool, ref: Ref) -> None:
+        """The cluster's whole membership is stated (``stated``) or, after a hole, no longer known."""
+        if self.membership_stated != stated:
+            self.membership_stated = stated
+            self._note(ref, None, MEMBERSHIP, stated)
+
+    def forget_seen(self, ref: Ref) -> None:
+        """ZooKeeper transactions no file holds: no broker counts as seen until a fact shows it."""
+        for b in sorted(self.seen):
+            self._note(ref, b, SEEN, False)
+        self.seen.clear()
+
+    # ---------------------------------------------------------------- log directories
+
+    def replicas_offline(self, b: int, tps: Iterable[TP], ref: Ref) -> None:
+        self.offline_replicas.setdefault(b, set()).update(tps)
+        self._note(ref, b, OFFLINE_REPLICAS, frozenset(self.offline_replicas[b]))
+
+    def replicas_online(self, b: int, tps: Iterable[TP], ref: Ref) -> None:
+        held = self.offline_replicas.get(b)
+        if held:
+            held.difference_update(tps)
+            if not held:
+                del self.offline_replicas[b]
+            self._note(ref, b, OFFLINE_REPLICAS, frozenset(self.offline_replicas.get(b, ())))
+
+    def log_dirs_back(self, b: int, ref: Ref) -> None:
+        """A restarted broker brings its log dirs back."""
+        if self.offline_replicas.pop(b, None) is not None:
+            self._note(ref, b, OFFLINE_REPLICAS, frozenset())
+
+    # ---------------------------------------------------------------- the acting controller's view
+
+    def _live(self, b: int, ref: Ref | None, rule: str | None = None) -> None:
+        if b not in self.live:
+            self.live.add(b)
+            self._note(ref, b, LIVE, True, rule)
+
+    def _gone(self, b: int, ref: Ref | None, rule: str | None = None) -> None:
+        if b in self.live:
+            self.live.discard(b)
+            self._note(ref, b, LIVE, False, rule)
+
+    def _not_shutting(self, b: int, ref: Ref | None, rule: str | None = None) -> None:
+        if b in self.shutting:
+            self.shutting.discard(b)
+            self._note(ref, b, SHUTTING, False, rule)
+
+    def controller_sees_up(self, b: int, ref: Ref) -> None:
+        """The broker-change handler finds ``b`` registered (onBrokerStartup): live, not shutting down."""
+        self._live(b, ref)
+        self._not_shutting(b, ref)
+
+    def controller_sees_down(self, b: int, ref: Ref) -> None:
+        """The broker-change handler finds ``b`` gone (onBrokerFailure): out of the live and shutting-down sets."""
+        self._gone(b, ref)
+        self._not_shutting(b, ref, RULE_DIED)
+
+    def controller_view(self, brokers: frozenset[int], ref: Ref) -> None:
+        """The controller's whole view of live brokers, stated (``Currently active brokers``, a broker-change line,
+        a snapshot's registrations)."""
+        for b in sorted(brokers - self.live):
+            self._live(b, ref)
+        for b in sorted(self.live - brokers):
+            self._gone(b, ref)
+            self._not_shutting(b, ref, RULE_DIED)
+
+    def failover(self, controller: int, ref: Ref) -> None:
+        """A controller takes office: its own broker is live, and no broker is shutting down to it."""
+        self._live(controller, ref, RULE_FAILOVER)
+        for b in sorted(self.shutting):
+            self._note(ref, b, SHUTTING, False, RULE_FAILOVER)
+        self.shutting.clear()
+
+    def shutdown_taken(self, b: int, ref: Ref, server_stopping: bool, rule: str | None = None) -> None:
+        """The acting controller took up ``b``'s controlled shutdown (``doControlledShutdown``). ``server_stopping``:
+        the request itself is in the evidence (not inferred from a record, nor only the broker's word that it was
+        answered)."""
+        if b not in self.shutting:
+            self.shutting.add(b)
+            self._note(ref, b, SHUTTING, True, rule)
+        if server_stopping:
+            self.server_stopping(b, ref)
+
+    # ---------------------------------------------------------------- what a controller's record implies
+
+    def implied_live(self, brokers: Iterable[int], ref: Ref) -> None:
+        """Brokers a record shows its controller held live (an elected leader, an ISR written from online replicas)."""
+        for b in brokers:
+            self._live(b, ref, RULE_ELECTED_LIVE)
+
+    def implied_gone(self, b: int, ref: Ref) -> None:
+        """A replica the controller removed from an ISR (OfflineReplica): it saw the broker go."""
+        self._gone(b, ref, RULE_REMOVED_GONE)
+
+    def stated_live(self, brokers: Iterable[int], ref: Ref) -> None:
+        """A failed election's exception states the controller's live brokers; those shutting down stay as they
+        were (the message lists only the ones it could elect)."""
+        new = set(brokers) | (self.live & self.shutting)
+        for b in sorted(self.live - new):
+            self._gone(b, ref, RULE_STATED_LIVE)
+        for b in sorted(new - self.live):
+            self._live(b, ref, RULE_STATED_LIVE)

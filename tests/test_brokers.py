@@ -1,0 +1,154 @@
+"""Broker state: one writer (replay_engine/brokers.py), every change with its provenance, Kafka's questions.
+
+Independent truth: Kafka's source. 0.10.2.0 core/src/main/scala/kafka/controller/KafkaController.scala,
+``ControllerContext.liveBrokerIds`` = the registered brokers minus ``shuttingDownBrokerIds`` (the controller's own
+broker is one of them like any other), ``liveOrShuttingDownBrokerIds`` = the registered ones;
+``onBrokerFailure`` removes a dead broker from ``shuttingDownBrokerIds``; 2.7.0
+core/src/main/scala/kafka/controller/ControllerContext.scala ``isReplicaOnline``: live, not shutting down, and
+the replica not on an offline log directory; 2.8.0 ``resetContext`` clears ``shuttingDownBrokerIds`` at failover.
+"""
+import ast
+from pathlib import Path
+
+from replay_engine import facts as F
+from replay_engine.brokers import LIVE, REGISTERED, SHUTTING, BrokerStates
+from replay_engine.config import ConfigState
+from replay_engine.controller import ZkControllerReplay
+from replay_engine.from_events import Coverage
+
+REPO = Path(__file__).resolve().parents[1]
+
+# What BrokerStates holds; no other module may write an attribute of these names (nor an alias of one).
+BROKER_FIELDS = frozenset({"registered", "live", "shutting", "stopping", "stopped", "self_reporting", "known",
+                           "seen", "membership_stated", "epochs", "versions", "offline_replicas", "periods",
+                           # the names ZkControllerReplay kept them under before brokers.py
+                           "server_stopping", "leaving", "stopped_at", "known_brokers", "broker_epochs",
+                           "broker_versions"})
+# KRaft keeps its own registrations until it adopts BrokerStates (engineer "kraft", issue 45): then it leaves here.
+NOT_YET = frozenset({"kraft.py"})
+MUTATORS = frozenset({"add", "discard", "remove", "clear", "update", "difference_update", "intersection_update",
+                      "symmetric_difference_update", "pop", "popitem", "setdefault", "append", "extend", "insert",
+                      "__setitem__", "__delitem__"})
+
+
+def ref(ts=1, text="line"):
+    return F.Ref(ts, "test", "f.log", ts, text)
+
+
+def _field_of(node) -> str | None:
+    """``x.live`` -> "live"; ``x.live[b]`` -> "live"; else None."""
+    if isinstance(node, ast.Subscript):
+        node = node.value
+    if isinstance(node, ast.Attribute) and node.attr in BROKER_FIELDS:
+        return node.attr
+    return None
+
+
+def writes_outside(tree: ast.AST) -> list[int]:
+    """Lines that write a broker-state attribute: assigned, deleted, subscript-assigned, or mutated by a method
+    call, directly or through a local name bound to one (``live = ctx.live; live.add(b)``)."""
+    out = []
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        aliases = set()
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Assign) and _field_of(node.value) and not isinstance(node.value, ast.Subscript):
+                aliases.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        for node in ast.walk(fn):
+            targets = []
+            if isinstance(node, ast.Assign):
+                targets = node.targets
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+                targets = [node.target]
+            elif isinstance(node, ast.Delete):
+                targets = node.targets
+            for t in targets:
+                for e in (t.elts if isinstance(t, ast.Tuple) else [t]):
+                    if _field_of(e) or isinstance(e, ast.Subscript) and isinstance(e.value, ast.Name) \
+                            and e.value.id in aliases:
+                        out.append(node.lineno)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in MUTATORS:
+                owner = node.func.value
+                if _field_of(owner) or isinstance(owner, ast.Name) and owner.id in aliases:
+                    out.append(node.lineno)
+    return sorted(set(out))
+
+
+def test_only_the_brokers_module_writes_broker_state():
+    offenders = []
+    for path in sorted((REPO / "replay_engine").rglob("*.py")):
+        if path.name in ("brokers.py",) or path.name in NOT_YET:
+            continue
+        offenders += [f"{path.relative_to(REPO)}:{n}" for n in writes_outside(ast.parse(path.read_text()))]
+    assert offenders == []
+
+
+def test_the_write_check_sees_each_way_of_writing():
+    src = ("def f(ctx, b):\n"
+           "    ctx.live.add(b)\n"
+           "    ctx.brokers.shutting = set()\n"
+           "    ctx.stopped[b] = None\n"
+           "    seen = ctx.seen\n"
+           "    seen.discard(b)\n"
+           "    x = {b}\n"
+           "    x.add(1)\n"
+           "    del ctx.epochs[b]\n")
+    assert writes_outside(ast.parse(src)) == [2, 3, 4, 6, 9]
+
+
+# ------------------------------------------------------------------------------------------ Kafka's questions
+
+
+def test_live_broker_ids_leave_out_shutting_down_brokers_the_controllers_own_included():
+    s = BrokerStates()
+    s.controller_view(frozenset({1, 2, 3}), ref(1))
+    s.failover(1, ref(2))  # broker 1 controls
+    s.shutdown_taken(1, ref(3), server_stopping=True)  # and is itself in controlled shutdown
+    assert s.online_set() == {2, 3}  # liveBrokerIds
+    assert not s.online(1) and 1 in s.live  # still in liveOrShuttingDownBrokerIds
+    s.replicas_offline(3, [("t", 0)], ref(4))
+    assert s.online_set(("t", 0)) == {2} and s.online_set(("t", 1)) == {2, 3}  # isReplicaOnline
+    s.controller_sees_down(1, ref(5))  # onBrokerFailure: out of shuttingDownBrokerIds too
+    assert 1 not in s.shutting and 1 not in s.live
+
+
+def test_a_failover_forgets_every_shutdown_in_progress():
+    s = BrokerStates()
+    s.controller_view(frozenset({1, 2}), ref(1))
+    s.shutdown_taken(2, ref(2), server_stopping=True)
+    s.failover(1, ref(3))
+    assert s.shutting == set() and s.online_set() == {1, 2}
+    assert 2 in s.stopping  # the broker's own shutdown goes on: only the new controller does not know it
+
+
+# ------------------------------------------------------------------------------------------ provenance
+
+
+def test_every_change_carries_the_line_or_the_rule_that_gives_it():
+    ctrl = ZkControllerReplay(ConfigState(), Coverage(zk=[(0, 10**12)]))
+    up = F.BrokerUp(1, ref(1, "registered broker 1"), broker=1, epoch=7)
+    ctrl.run([up, F.BrokerUp(2, ref(2, "registered broker 2"), broker=2),
+              F.ControllerElected(3, ref(3, "controller 1 elected"), controller=1, epoch=1),
+              F.ControlledShutdownRequest(4, ref(4, "Shutting down broker 2"), broker=2),
+              F.BrokerDown(5, ref(5, "broker 2 gone"), broker=2, cause="shutdown")])
+    changes = ctrl.brokers.changes
+    assert changes and all(c.ref is not None for c in changes)
+    assert [(c.field, c.value, c.ref.text) for c in ctrl.brokers.history(2) if c.field in (REGISTERED, LIVE, SHUTTING)] \
+        == [(REGISTERED, True, "registered broker 2"), (LIVE, True, "registered broker 2"),
+            (SHUTTING, True, "Shutting down broker 2"), (REGISTERED, False, "broker 2 gone"),
+            (LIVE, False, "broker 2 gone"), (SHUTTING, False, "broker 2 gone")]
+    (left,) = [c for c in ctrl.brokers.history(2) if c.field == SHUTTING and not c.value]
+    assert "onBrokerFailure" in left.rule  # implied by Kafka's rule, not shown by a line of its own
+    assert ctrl.brokers.epochs[1] == 7
+
+
+def test_a_record_implies_a_state_with_the_rule_it_follows_from():
+    """Logs only: an election names a leader the controller held live (PartitionLeaderElectionAlgorithms)."""
+    ctrl = ZkControllerReplay(ConfigState())
+    rec = F.RecordedState(5, ref(5, "Changed partition t-0 from OfflinePartition to OnlinePartition with leader 3"),
+                          tp=("t", 0), kind="election", leader=3, isr=(3,), leader_epoch=1, from_state="OfflinePartition",
+                          controller_id=1, controller_epoch=1)
+    ctrl.run([rec])
+    (c,) = [c for c in ctrl.brokers.history(3) if c.field == LIVE]
+    assert c.value is True and c.ref is rec.ref and "PartitionLeaderElectionAlgorithms" in c.rule
