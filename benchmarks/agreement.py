@@ -3,6 +3,7 @@
 Run from the repo root (``../shared`` beside the clone, or ``KAFKA_FORENSICS_SHARED``):
 
     .venv/bin/python benchmarks/agreement.py [--folder real_logs2] [--cluster NAME] [--detail] [--record]
+    .venv/bin/python benchmarks/agreement.py --triage DIR   # DIR/INDEX.md, a file per cluster short (agreement_triage)
 
 Every cluster of ``../shared/real_logs`` and ``../shared/real_logs2`` and every scenario of ``../shared/zk_real`` is
 parsed in this process and replayed as ``kafka-forensics replay DIR`` replays it (the same order, the same copies of
@@ -371,6 +372,25 @@ def _topic_names(events) -> dict[str, str]:
 
 
 @dataclass
+class Item:
+    """One thing --detail lists and the triage files group: a decision not agreed, a moment outside, an unknown
+    cause. ``what``: diverged | contradicted | uncompared | unaccounted | outside | unknown cause."""
+
+    what: str
+    kind: str  # the reason's kind, the moment's family, or the decision's label
+    text: str
+    where: str  # file:line (or offset) of the first line stating it
+    ts: int | None = None
+    recorded: dict | None = None
+    replayed: dict | None = None
+    metadata: bool = False  # stated by a __cluster_metadata record
+
+    def line(self) -> str:
+        vs = "" if self.recorded is None else f" [recorded {self.recorded}, replayed {self.replayed}]"
+        return f"{self.what}: {self.text}{vs}"
+
+
+@dataclass
 class Row:
     folder: str
     name: str
@@ -388,8 +408,7 @@ class Row:
     outside: Counter = field(default_factory=Counter)
     unknown_causes: int = 0
     seconds: float = 0.0
-    # (class, text) per item for --detail and the triage files
-    detail: list[tuple[str, str]] = field(default_factory=list)
+    detail: list[Item] = field(default_factory=list)  # for --detail and the triage files
 
     @property
     def diverged(self) -> int:
@@ -428,35 +447,45 @@ def measure(folder: str, name: str, events) -> Row:
     row.adopted = adopted_states(res)
 
     judged: dict[tuple, bool] = {}
-    left: dict[tuple, str] = {}
+    disagreed: dict[tuple, object] = {}
+    left: dict[tuple, object] = {}
     for c in res.comparisons:
         k = _key(c.record.source_file, c.record.source_pos, c.tp[1])
         if c.verdict == "unknown":
-            left.setdefault(k, c.reason or "unknown")
+            left.setdefault(k, c)
         else:
             judged[k] = judged.get(k, True) and c.agreed
+            if not c.agreed:
+                disagreed.setdefault(k, c)
     for rec in recorded_decisions(res, events):
         row.recorded += 1
         where = f"{rec.keys[0][0]}:{rec.keys[0][1]}"
+        meta = "__cluster_metadata" in where or ".checkpoint" in where
         verdicts = [judged[k] for k in rec.keys if k in judged]
         if verdicts:
             row.compared += 1
             row.agreed += all(verdicts)
             if not all(verdicts):
-                row.detail.append(("diverged", f"{rec.label} at {where}"))
+                c = next(disagreed[k] for k in rec.keys if k in disagreed)
+                row.detail.append(Item("diverged", c.how, f"{rec.label} at {c.record.source_file}:{c.record.source_pos}",
+                                       f"{c.record.source_file}:{c.record.source_pos}", rec.ts, c.recorded, c.replayed,
+                                       meta))
             continue
-        why = next((left[k] for k in rec.keys if k in left), None)
-        if why is None:
+        c = next((left[k] for k in rec.keys if k in left), None)
+        if c is None:
             row.unaccounted += 1
             row.uncompared["not judged and not listed by the replay"] += 1
-            row.detail.append(("unaccounted", f"{rec.label} at {where}"))
+            row.detail.append(Item("unaccounted", "not judged and not listed", f"{rec.label} at {where}", where, rec.ts,
+                                   metadata=meta))
             continue
+        why = c.reason or "unknown"
         how, kind = classify_reason(why)
         if how == "hole":
             row.holes[kind] += 1
             continue
         getattr(row, how)[kind] += 1
-        row.detail.append((how, f"{rec.label} at {where}: {why}"))
+        at = f"{c.record.source_file}:{c.record.source_pos}"
+        row.detail.append(Item(how, kind, f"{rec.label} at {at}: {why}", at, rec.ts, c.recorded, c.replayed, meta))
 
     spans: dict[tuple, list[tuple[int, int | None]]] = {}
     for lp in res.leaderless:
@@ -464,14 +493,16 @@ def measure(folder: str, name: str, events) -> Row:
         spans.setdefault((ep.topic, ep.partition), []).append((ep.start, ep.end))
         if lp.cause.kind == UNKNOWN and lp.cause.details.get("replicas"):
             row.unknown_causes += 1
-            row.detail.append(("unknown cause", f"{ep.topic}-{ep.partition} from {iso_utc(ep.start)} to "
-                                                f"{iso_utc(ep.end)}: {lp.cause.summary} [{_opened(ep)}]"))
+            r = ep.intervals[0].opened_by
+            row.detail.append(Item("unknown cause", lp.cause.case.form if lp.cause.case is not None else "",
+                                   f"{lp.cause.summary} [{_opened(ep)}]", f"{r.source_file}:{r.source_pos}", ep.start))
     for e, fam, topic in log_stated_moments(events):
         row.moments[fam] += 1
         if not any(a <= e.ts and (b is None or e.ts <= b) for a, b in spans.get((topic, int(e.partition)), ())):
             row.outside[fam] += 1
-            row.detail.append(("outside", f"{topic}-{e.partition} {iso_utc(e.ts)} {e.source_file}:{e.source_pos} "
-                                          f"({fam})"))
+            row.detail.append(Item("outside", fam, f"{topic}-{e.partition} {iso_utc(e.ts)} {e.source_file}:"
+                                                   f"{e.source_pos} ({fam})", f"{e.source_file}:{e.source_pos}", e.ts,
+                                   metadata=False))
     row.seconds = time.perf_counter() - t0
     return row
 
@@ -575,6 +606,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--record", action="store_true", help="write the table to its section of benchmarks/RESULTS.md")
     ap.add_argument("--detail", action="store_true",
                     help="list every divergence, uncompared and contradicted decision, moment outside, unknown cause")
+    ap.add_argument("--triage", metavar="DIR", help="write DIR/INDEX.md and a file per cluster below 99.5%%, or with "
+                    "a log-stated moment outside or an unknown cause (benchmarks/agreement_triage.py)")
     args = ap.parse_args(argv)
     want = set(args.cluster or [])
     folders = args.folder or list(FOLDERS)
@@ -587,7 +620,12 @@ def main(argv: list[str] | None = None) -> int:
         for r in rows:
             if r.detail:
                 print(f"\n{r.folder}/{r.name}:")
-                print("\n".join(f"  {what}: {text}" for what, text in r.detail))
+                print("\n".join(f"  {item.line()}" for item in r.detail))
+    if args.triage:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from agreement_triage import write_triage
+
+        write_triage(Path(args.triage), rows)
     if args.record:
         sys.path.insert(0, str(Path(__file__).resolve().parent))
         from _common import now_utc
