@@ -3,7 +3,7 @@
 Run from the repo root (``../shared`` beside the clone, or ``KAFKA_FORENSICS_SHARED``):
 
     .venv/bin/python benchmarks/agreement.py [--folder real_logs2] [--cluster NAME] [--detail] [--record]
-    .venv/bin/python benchmarks/agreement.py --triage DIR   # DIR/INDEX.md, a file per cluster short (agreement_triage)
+    .venv/bin/python benchmarks/agreement_triage.py DIR    # DIR/INDEX.md and a file per cluster short of the goal
 
 Every cluster of ``../shared/real_logs`` and ``../shared/real_logs2`` and every scenario of ``../shared/zk_real`` is
 parsed in this process and replayed as ``kafka-forensics replay DIR`` replays it (the same order, the same copies of
@@ -606,8 +606,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--record", action="store_true", help="write the table to its section of benchmarks/RESULTS.md")
     ap.add_argument("--detail", action="store_true",
                     help="list every divergence, uncompared and contradicted decision, moment outside, unknown cause")
-    ap.add_argument("--triage", metavar="DIR", help="write DIR/INDEX.md and a file per cluster below 99.5%%, or with "
-                    "a log-stated moment outside or an unknown cause (benchmarks/agreement_triage.py)")
     args = ap.parse_args(argv)
     want = set(args.cluster or [])
     folders = args.folder or list(FOLDERS)
@@ -621,11 +619,6 @@ def main(argv: list[str] | None = None) -> int:
             if r.detail:
                 print(f"\n{r.folder}/{r.name}:")
                 print("\n".join(f"  {item.line()}" for item in r.detail))
-    if args.triage:
-        sys.path.insert(0, str(Path(__file__).resolve().parent))
-        from agreement_triage import write_triage
-
-        write_triage(Path(args.triage), rows)
     if args.record:
         sys.path.insert(0, str(Path(__file__).resolve().parent))
         from _common import now_utc
