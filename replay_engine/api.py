@@ -12,7 +12,7 @@ from replay_engine.result import Leaderless, ReplayResult, assemble
 from replay_engine.roles import retire
 from replay_engine.shard_cut import shard_facts
 
-__all__ = ["Leaderless", "ReplayResult", "replay", "replay_cluster", "replay_kraft"]
+__all__ = ["Leaderless", "ReplayResult", "kraft_result", "replay", "replay_cluster", "replay_kraft", "zk_result"]
 
 
 def _broker_versions(events: list[Event], config: ConfigState) -> tuple[dict[int, str], list[str]]:
@@ -40,7 +40,6 @@ def replay_kraft(events: list[Event], cluster: str | None, keep_tp: Callable[[tu
 
 
 def _replay_kraft(events, cluster, keep_tp, kpass, context) -> ReplayResult:
-    from replay_engine.from_events import Coverage
     from replay_engine.kraft import KraftReplay
     from replay_engine.kraft_facts import kraft_facts, prepared
 
@@ -53,13 +52,22 @@ def _replay_kraft(events, cluster, keep_tp, kpass, context) -> ReplayResult:
     if keep_tp is not None:
         ctrl.journal = []
     ctrl.run(kraft_facts(events, config.version, kpass, ctx, keep_tp))
+    return kraft_result(ctrl, events, cluster, version, ctx, keep_tp)
+
+
+def kraft_result(ctrl, events: list[Event], cluster: str | None, version: str | None, ctx: ClusterContext,
+                 keep_tp: Callable[[tuple[str, int]], bool] | None = None) -> ReplayResult:
+    """The result of a KRaft replay that has taken its last fact (the end of ``replay_kraft``; ``watch`` ends
+    each picture of its replay the same way). ``version``: as logged; ``ctx``: the cluster's context."""
+    from replay_engine.from_events import Coverage
+
     retire(ctrl)
     stream = FactStream([], "kraft", Coverage(), version, ctx.trace_start, ctx.trace_end, None, [])
     if not ctrl.has_records:
         stream.notes.append("no __cluster_metadata log given: leader changes come from the broker logs and the "
                             "replay's own PartitionChangeBuilder decisions")
     recorded = (lambda _ts, _c, _k: True) if ctrl.has_records else None
-    versions, version_notes = _broker_versions(events, config)
+    versions, version_notes = _broker_versions(events, ctrl.config)
     return assemble(ctrl, stream, cluster=cluster, mode="kraft", recorded=recorded, events=events, keep_tp=keep_tp,
                     notes=list(stream.notes) + version_notes, broker_versions=versions)
 
@@ -91,6 +99,13 @@ def _replay_cluster(events, cluster, overrides, topic_overrides, keep_tp, contex
         stream.facts = shard_facts(stream.facts, keep_tp)
         ctrl.journal = []
     ctrl.run(stream.facts, stream.trace_end)
+    return zk_result(ctrl, stream, events, cluster, keep_tp)
+
+
+def zk_result(ctrl: ZkControllerReplay, stream: FactStream, events: list[Event], cluster: str | None,
+              keep_tp: Callable[[tuple[str, int]], bool] | None = None) -> ReplayResult:
+    """The result of a ZooKeeper-mode replay after its ``finish`` (the end of ``replay_cluster``; ``watch`` ends
+    each picture of its replay the same way)."""
     retire(ctrl)
     versions, version_notes = _broker_versions(events, ctrl.config)
     return assemble(ctrl, stream, cluster=cluster, mode=stream.mode, recorded=stream.coverage.recorded,
