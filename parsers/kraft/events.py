@@ -278,8 +278,8 @@ def _segment_place(item: LogRecord) -> tuple[int, int, Where]:
 class _Accounts:
     """Counts and messages for one file; damage beyond MAX_MESSAGES is counted but not spelled out."""
 
-    def __init__(self, ctx: SourceContext, summary: FileSummary, payload: bytes):
-        self.ctx, self.summary, self.payload = ctx, summary, payload
+    def __init__(self, ctx: SourceContext, summary: FileSummary, payload: bytes, base: int = 0):
+        self.ctx, self.summary, self.payload, self.base = ctx, summary, payload, base
         self.messages = 0
         self.undecoded: dict[str, int] = {}
 
@@ -294,15 +294,16 @@ class _Accounts:
         s = self.summary
         s.lines += d.records
         s.quarantined += d.records
-        text = f"{self.ctx.path}: byte {d.pos}: {d.reason}"
+        text = f"{self.ctx.path}: byte {d.pos + self.base}: {d.reason}"
         if d.records:
             text += f"; {d.records} record(s) quarantined"
-            s.sample(Quarantined(self.ctx.path, d.pos, "quarantined", d.reason, self.payload[d.pos : d.pos + 64].hex()))
+            s.sample(Quarantined(self.ctx.path, d.pos + self.base, "quarantined", d.reason,
+                                 self.payload[d.pos : d.pos + 64].hex()))
         if d.kind in ("truncated", "padding"):
             s.notes.append(text)
         else:
             if d.end < len(self.payload):
-                text += f"; reading went on at byte {d.end}"
+                text += f"; reading went on at byte {d.end + self.base}"
             self._say(text)
 
     def bad_record(self, item: LogRecord) -> None:
@@ -310,7 +311,7 @@ class _Accounts:
         rec = item.record
         s.lines += 1
         s.quarantined += 1
-        pos = rec.pos if rec.pos is not None else item.batch.pos
+        pos = (rec.pos if rec.pos is not None else item.batch.pos) + self.base
         reason = f"record at offset {rec.offset} (byte {pos}): {item.error}"
         s.sample(Quarantined(self.ctx.path, pos, "quarantined", reason, (rec.value or b"")[:64].hex()))
         self._say(f"{self.ctx.path}: {reason}")
@@ -323,7 +324,10 @@ class _Accounts:
             self.undecoded[key] = self.undecoded.get(key, 0) + 1
 
     def close(self) -> None:
-        for key, n in sorted(self.undecoded.items()):
+        self.close_with(self.undecoded)
+
+    def close_with(self, undecoded: dict[str, int]) -> None:
+        for key, n in sorted(undecoded.items()):
             self.summary.notes.append(f"{n} record(s) {key}: kept by name, fields not decoded (unknown to this tool)")
 
 
@@ -331,31 +335,56 @@ def parse_metadata_file(data: bytes, ctx: SourceContext, summary: FileSummary) -
     problems = ReadProblems()
     payload = b"".join(decompressed_chunks(data, problems))
     summary.errors.extend(f"{ctx.path}: {e}" for e in problems.errors)
-    accounts = _Accounts(ctx, summary, payload)
-    events: list[Event] = []
-    snapshot: _Snapshot | None = None
-    first = True
-    expected = None  # the offset the next record must have: a Raft log has no gaps inside a file
-    for index, item in enumerate(read_metadata_log(payload)):
-        if isinstance(item, Damage):
-            accounts.damage(item)
-            expected = None
-            continue
-        # baseOffset is outside the batch CRC: a damaged one moves a whole batch, unnoticed but for this
-        if expected is not None and item.record.offset != expected:
-            accounts._say(f"{ctx.path}: byte {item.batch.pos}: offsets jump from {expected - 1} to {item.record.offset} "
-                          "(a damaged batch header, or records missing); offsets kept as written")
-        expected = item.record.offset + 1
-        if item.decoded is None:
-            accounts.bad_record(item)
-            continue
-        if first:
-            # A snapshot starts with its header control record; a segment never does.
-            first = False
-            if item.decoded.control_type == 3:
-                snapshot = _Snapshot(ctx.path)
-        pos, sub, at = snapshot.place(item, index) if snapshot else _segment_place(item)
-        events.append(stamp(record_event(item.decoded), item.decoded, at, ctx, pos, sub))
-        accounts.parsed(item.decoded)
-    accounts.close()
+    reader = MetadataReader(ctx, summary)
+    events = reader.read(payload)
+    reader.close()
     return finish(events, summary)
+
+
+class MetadataReader:
+    """A metadata segment or snapshot read in order: whole (``parse_metadata_file``), or as the controller appends
+    to it (``parsers.kraft.growing``: each call reads the whole batches after the last, ``base`` bytes in)."""
+
+    def __init__(self, ctx: SourceContext, summary: FileSummary):
+        self.ctx, self.summary = ctx, summary
+        self.snapshot: _Snapshot | None = None
+        self.first = True
+        self.expected: int | None = None  # the offset the next record must have: a Raft log has no gaps in a file
+        self.index = 0
+        self.undecoded: dict[str, int] = {}
+
+    def read(self, payload: bytes, base: int = 0) -> list[Event]:
+        ctx = self.ctx
+        accounts = _Accounts(ctx, self.summary, payload, base)
+        accounts.undecoded = self.undecoded
+        events: list[Event] = []
+        for item in read_metadata_log(payload):
+            index = self.index
+            self.index += 1
+            if isinstance(item, Damage):
+                accounts.damage(item)
+                self.expected = None
+                continue
+            # baseOffset is outside the batch CRC: a damaged one moves a whole batch, unnoticed but for this
+            if self.expected is not None and item.record.offset != self.expected:
+                accounts._say(f"{ctx.path}: byte {item.batch.pos + base}: offsets jump from {self.expected - 1} to "
+                              f"{item.record.offset} (a damaged batch header, or records missing); offsets kept as "
+                              "written")
+            self.expected = item.record.offset + 1
+            if item.decoded is None:
+                accounts.bad_record(item)
+                continue
+            if self.first:
+                # A snapshot starts with its header control record; a segment never does.
+                self.first = False
+                if item.decoded.control_type == 3:
+                    self.snapshot = _Snapshot(ctx.path)
+            pos, sub, at = self.snapshot.place(item, index) if self.snapshot else _segment_place(item)
+            if base and at.byte_pos is not None:
+                at.byte_pos += base
+            events.append(stamp(record_event(item.decoded), item.decoded, at, ctx, pos, sub))
+            accounts.parsed(item.decoded)
+        return events
+
+    def close(self) -> None:
+        _Accounts(self.ctx, self.summary, b"").close_with(self.undecoded)

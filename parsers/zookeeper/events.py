@@ -417,9 +417,20 @@ def parse_txnlog_file(data: bytes, ctx: SourceContext, summary: FileSummary) -> 
     log = read_txnlog(_payload(data, summary))
     for note in log.notes:
         _error(summary, note)
-    state = FileState()
+    events = txnlog_events(log.records, ctx, summary, FileState())
+    summary.notes.append(f"txn log: {len(log.txns)} entries, valid data ends at byte {log.end_offset} ({log.end_reason})")
+    span = _span_event(log, ctx)
+    if span is not None:
+        events.append(span)
+    _finish(events, summary)
+    return events
+
+
+def txnlog_events(records: list, ctx: SourceContext, summary: FileSummary, state: FileState) -> list[Event]:
+    """The events of a txn log's entries (and the accounting of its damage), in file order; ``state`` carries what
+    the entries before them showed (a log read as it grows: ``parsers.zookeeper.growing``)."""
     events: list[Event] = []
-    for rec in log.records:
+    for rec in records:
         summary.lines += 1
         if isinstance(rec, Damage):
             summary.count("quarantined")
@@ -441,11 +452,6 @@ def parse_txnlog_file(data: bytes, ctx: SourceContext, summary: FileSummary) -> 
             summary.sample(Quarantined(ctx.path, rec.offset, "quarantined", "; ".join(problems), dump_line(rec)[:2000]))
         else:
             summary.count("parsed")
-    summary.notes.append(f"txn log: {len(log.txns)} entries, valid data ends at byte {log.end_offset} ({log.end_reason})")
-    span = _span_event(log, ctx)
-    if span is not None:
-        events.append(span)
-    _finish(events, summary)
     return events
 
 
@@ -455,11 +461,15 @@ def _span_event(log, ctx: SourceContext) -> Event | None:
     good = log.good
     if not good:
         return None
-    first, last = good[0], good[-1]
+    return span_event(good[0], good[-1], len(good), ctx)
+
+
+def span_event(first: Txn, last: Txn, entries: int, ctx: SourceContext) -> Event:
+    """The statement of a txn log's span, from its first and last readable entries."""
     st = Stamp(ctx, "zk_txnlog", first.offset, first.zxid, first.time, None, f"txn log span {hex_id(first.zxid)}-"
-               f"{hex_id(last.zxid)} ({len(good)} entries)")
+               f"{hex_id(last.zxid)} ({entries} entries)")
     ev = st.event("zk_txnlog_span", _SPAN_SUB, {"first_zxid": first.zxid, "last_zxid": last.zxid,
-                                                 "entries": len(good), "last_ts_ms": last.time})
+                                                 "entries": entries, "last_ts_ms": last.time})
     ev.zxid = None  # a statement about the file, not a transaction's event
     return ev
 
