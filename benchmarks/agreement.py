@@ -21,8 +21,9 @@ a log entry dropped: ``forensics.pipeline.replay_order`` / ``drop_log_copies``).
   those a controller logs while loading a snapshot restate the snapshot's state: neither is a decision.
 - ``compared``, ``agreed``, ``diverged``: recorded decisions the replay judged (agreed: every judged line of it).
 - ``adopted``: broker states the replay adopted from a record (the record that implies the state is the
-  provenance). Contract with the broker-state model: ``ReplayResult.broker_state.adopted`` (a sized collection)
-  when the result has it, else the count of findings of kind ``broker_state_adopted``; 0 until either exists.
+  provenance). Contract with the broker-state model (``replay_engine/brokers.py``): ``ReplayResult.broker_state``,
+  its ``adopted`` (a sized collection) or else its ``changes`` that carry a ``rule`` (a state a record implies by
+  that Kafka rule); without it, the findings of kind ``broker_state_adopted``; 0 until either exists.
 - Unjudged decisions, by the reason the replay gives, split in three:
   - ``holes`` (the only kind that leaves the denominator): the decision lies in a hole of the evidence, which the
     reason names: ``history restarted`` (leader epoch or znode version went back: the topic or ZooKeeper's data was
@@ -177,17 +178,16 @@ def moment_family(e) -> str | None:
     return None
 
 
-# A KRaft controller re-logs the partition changes it replays while loading its log at start-up, and a broker
-# restates the epochs it applies: such a line states a leaderless moment in the past, at no time it gives.
-_RESTATABLE = ("partition change to leader -1", "follower, current leader -1")
 
 
 def log_stated_moments(events):
     """(event, family, topic) of every line stating the partition had no leader at the line's time (events in replay
     order). Left out: a topic deletion's OfflinePartition step (NonExistentPartition at the same instant: no partition
-    is left to lead), and a KRaft line at a leader epoch below one an earlier line stated for the partition (a
-    restatement of history: 3.9.0-rc3 ReplicationControlManager.replay logs every change it replays, the log's
-    history included, through PartitionRegistration.maybeLogPartitionChange)."""
+    is left to lead), and a line stating leader -1 at a leader epoch below one an earlier line stated for the partition:
+    it restates history, a leaderless moment in the past at no time it gives (3.9.0-rc3 ReplicationControlManager.replay
+    logs every change it replays, the log's history included, through PartitionRegistration.maybeLogPartitionChange;
+    a ZooKeeper-mode broker logs a LeaderAndIsr request when it handles it, 2.4.0 ReplicaManager.becomeLeaderOrFollower,
+    after requests the controller sent later may have been logged by another broker)."""
     names = _topic_names(events)
     deleted = {(e.topic, e.partition, e.ts) for e in events
                if e.event_type == "partition_state_change" and e.to_state == "NonExistentPartition"}
@@ -205,7 +205,7 @@ def log_stated_moments(events):
             continue
         if fam == "offline state" and (e.topic, e.partition, e.ts) in deleted:
             continue
-        if fam in _RESTATABLE and before is not None and e.leader_epoch < before:
+        if before is not None and e.leader_epoch is not None and e.leader_epoch < before:
             continue
         yield e, fam, topic
 
@@ -432,8 +432,11 @@ class Row:
 def adopted_states(res) -> int:
     """See the module docstring: the broker-state model's adopted states, else its findings, else 0."""
     model = getattr(res, "broker_state", None)
-    if model is not None and hasattr(model, "adopted"):
-        return len(model.adopted)
+    if model is not None:
+        adopted = getattr(model, "adopted", None)
+        if adopted is None:  # replay_engine.brokers.BrokerStates: a change a record implies carries its Kafka rule
+            adopted = [c for c in getattr(model, "changes", ()) if getattr(c, "rule", None)]
+        return len(adopted)
     return sum(1 for f in res.image.findings if f.get("kind") == "broker_state_adopted")
 
 
