@@ -26,6 +26,7 @@ from replay_engine.brokers import RULE_SHUTDOWN_TAKEN, BrokerStates
 from replay_engine.apply import DECIDED, OBSERVED, RECORDED, PartitionStore
 from replay_engine.config import UNCLEAN, ConfigImage, ConfigState, as_bool, parse_version
 from replay_engine.decide import WRITES, change_for
+from replay_engine.frozen import FrozenMap
 from replay_engine.from_events import Coverage
 from replay_engine.modes import CounterfactualMode, ZkRecordsMode, mode_for
 from replay_engine.partition import UNKNOWN, Decision, PState, Tenure
@@ -103,6 +104,9 @@ class ZkControllerReplay:
         self.decisions: list[Decision] = []
         self.comparisons: list[J.Comparison] = []  # one per record judged, whatever the verdict
         self.preferred_requested: dict[F.TP, int] = {}  # partition -> when a preferred election was asked
+        self._preferred_asks = 0  # how many times it was written (the judge's view holds a copy)
+        self._view_key: tuple | None = None
+        self._view: J.JudgeView | None = None
         self.tenures: list[Tenure] = []
         self.evidence_by_broker: dict[int, list[F.Ref]] = {}
         self.evidence_by_tp: dict[F.TP, list[F.Ref]] = {}
@@ -230,17 +234,26 @@ class ZkControllerReplay:
     def offline_replicas(self) -> dict[int, set[F.TP]]:
         return self.brokers.offline_replicas
 
-    def liveness_known(self, ts: int) -> bool:
-        """Is the controller's view of live brokers in the evidence at ``ts``: ZooKeeper's registrations, or the acting
-        controller's own log (its broker-change lines) since its tenure began? A controller starts its view afresh
-        at failover (2.8.0 onControllerResignation -> ControllerContext.resetContext clears shuttingDownBrokerIds;
-        initializeControllerContext reads the live brokers); a tenure the replay
-        only inferred from a record began before the evidence, with a view (shutting-down brokers) it never stated."""
-        if self.coverage.zk_covers(ts):
-            return True
+    def judge_view(self) -> J.JudgeView:
+        """The frozen view the judge reads at a record: the brokers as the acting controller sees them, and the rules
+        in force. Built again only when one of them changed since the last record."""
+        t = self.tenures[-1] if self.tenures else None
+        key = (self.brokers.writes, self.controller, self.controller_epoch, len(self.tenures),
+               t is not None and t.end is None, len(self.config_history), self._preferred_asks)
+        if key != self._view_key:
+            self._view_key, self._view = key, self._build_judge_view()
+        return self._view
+
+    def _build_judge_view(self) -> J.JudgeView:
+        brokers = self.brokers
         t = self.tenures[-1] if self.tenures and self.tenures[-1].end is None else None
         inherited = t is None or t.start_ref is None or t.start_ref.event == "inferred_controller"
-        return not inherited and self.coverage.controller_logged(ts, self.controller)
+        return J.JudgeView(
+            self.controller, frozenset(brokers.live), frozenset(brokers.shutting), brokers.online_set(),
+            FrozenMap({b: frozenset(tps) for b, tps in brokers.offline_replicas.items()}),
+            None if brokers.membership_stated else frozenset(brokers.seen),
+            brokers.versions.get(self.controller, self.config.version), self.config.image(),
+            FrozenMap(self.preferred_requested), self.coverage, inherited)
 
     def _config_changed(self, ts: int) -> None:
         self.config_history.append((ts, self.config.image()))
@@ -281,11 +294,6 @@ class ZkControllerReplay:
             if v.leader_alive != alive or v.leader_serving != serving:
                 self._show(tp, View(v.leader, v.isr, v.leader_epoch, v.controller_epoch, v.state, alive, serving),
                            ts, ref, "liveness")
-
-    def unclean_assumed(self, topic: str) -> bool:
-        """No Kafka version in the evidence and no config for the topic's unclean.leader.election.enable: the replay
-        runs on 3.x's default, one of two a release may have had."""
-        return self.config.version is None and self.config.unclean_enabled(topic, self.controller).default
 
     def _unclean_allowed(self, topic: str) -> bool:
         return as_bool(self.config.unclean_enabled(topic, self.controller).value)
@@ -810,6 +818,7 @@ class ZkControllerReplay:
         tps = f.tps if f.tps is not None else tuple(sorted(self.parts))
         for tp in tps:
             self.preferred_requested[tp] = f.ts
+        self._preferred_asks += 1
         for tp in sorted(set(tps)):
             p = self.parts.get(tp)
             if p is None or p.deleting or p.replicas is None or p.isr is None or p.leader == p.replicas[0]:
@@ -1112,7 +1121,7 @@ class ZkControllerReplay:
         self._touch(p, f.ts, f.ref, "recorded")
 
     def _compare(self, p: PState, kind: str, f: F.RecordedState, recorded: dict[str, Any]) -> None:
-        out = J.judge_write(self, self.pending, p, kind, f, recorded,
+        out = J.judge_write(self.judge_view(), self.pending, p, kind, f, recorded,
                             may_infer=self.controller is not None and not self._inferring,
                             defer_gaps=self._defers_gaps())
         if isinstance(out, J.InferShutdown):
@@ -1134,7 +1143,7 @@ class ZkControllerReplay:
         p = self.part(f.tp)
         self._infer_from_record(f)
         self.failed_elections.setdefault(f.tp, []).append(f.ref)
-        self.comparisons.append(J.judge_failed(self, self.pending, p, f, defer_gaps=self._defers_gaps()))
+        self.comparisons.append(J.judge_failed(self.judge_view(), self.pending, p, f, defer_gaps=self._defers_gaps()))
         if f.isr is not None and p.isr is None:
             self.store.set(p, isr=tuple(f.isr))
         if f.assigned is not None:

@@ -3,15 +3,18 @@
 Every record that could be judged gets a :class:`Comparison` whose verdict is ``agreed``, ``diverged`` or
 ``unknown``; an unknown verdict carries the reason it could not be judged (an evidence gap, too little known
 about the partition, ...). Nothing here changes the replay's state: the functions read the controller's view
-through the small surface of :class:`View` and return verdicts as data.
+through a frozen :class:`JudgeView` built at the record and return verdicts as data.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import AbstractSet, Any, Protocol
+from typing import AbstractSet, Any, Mapping
 
 from replay_engine import elections as E
 from replay_engine import facts as F
+from replay_engine import rules as R
+from replay_engine.config import ConfigImage, as_bool
+from replay_engine.from_events import Coverage
 from replay_engine.partition import Decision, PState
 from replay_engine.states import OFFLINE, ONLINE
 
@@ -102,26 +105,58 @@ def unknown_reasons(comparisons: list[Comparison]) -> dict[str, int]:
     return dict(sorted(out.items()))
 
 
-class View(Protocol):
-    """What the judge reads of the controller (never writes)."""
+@dataclass(frozen=True)
+class JudgeView:
+    """What the judge reads at a record, frozen: the acting controller's view of the brokers (as the cluster image
+    holds them) and the rules in force (the Kafka version whose rule rows apply, the configuration). Built by the
+    replay at the record (``ZkControllerReplay.judge_view``); the judge never reads the replay itself."""
 
     controller: int | None
-    live: set[int]
-    shutting: set[int]
-    offline_replicas: dict[int, set[F.TP]]
-    preferred_requested: dict[F.TP, int]
+    live: frozenset[int]  # the controller's live brokers, shutting-down ones included (liveOrShuttingDownBrokerIds)
+    shutting: frozenset[int]  # shuttingDownBrokerIds
+    online: frozenset[int]  # liveBrokerIds: live and not shutting down
+    offline_replicas: Mapping[int, frozenset[F.TP]]  # broker -> its replicas on a failed log dir
+    seen: frozenset[int] | None  # brokers some fact has shown since the evidence began; None: membership stated
+    version: Any  # the Kafka version whose rules are in force: the acting controller's own, else the cluster's
+    config: ConfigImage  # the configuration in force
+    preferred_requested: Mapping[F.TP, int]  # partition -> when a preferred election was asked
+    coverage: Coverage  # what the evidence records, and when
+    inherited: bool  # the acting controller's tenure began before the evidence (its view never stated)
 
-    def online_set(self, tp: F.TP | None = None) -> frozenset[int]: ...
+    def online_set(self, tp: F.TP | None = None) -> frozenset[int]:
+        """Kafka's ``isReplicaOnline`` over every broker (see ``replay_engine.brokers``)."""
+        if tp is None or not self.offline_replicas:
+            return self.online
+        offline = self.offline_replicas
+        return frozenset(b for b in self.online if tp not in offline.get(b, ()))
 
-    def unseen(self, brokers: Any) -> frozenset[int]: ...  # brokers whose membership no fact has stated
+    def unseen(self, brokers: Any) -> frozenset[int]:
+        """Brokers whose membership no fact has stated (empty once the cluster's membership was stated)."""
+        if self.seen is None:
+            return frozenset()
+        return frozenset(b for b in brokers if b is not None and b >= 0 and b not in self.seen)
 
-    def _unclean_allowed(self, topic: str) -> bool: ...
+    def rule(self, decision: str, *args: Any) -> Any:
+        """Kafka's rule for ``decision`` in the version in force (``replay_engine.rules``)."""
+        return R.decide(decision, self.version, *args)
 
-    def _rule(self, decision: str, *args: Any) -> Any: ...  # Kafka's rule for the acting controller's version
+    def unclean_allowed(self, topic: str) -> bool:
+        return as_bool(self.config.unclean_enabled(topic, self.controller).value)
 
-    def liveness_known(self, ts: int) -> bool: ...  # ZooKeeper's data or the acting controller's log covers ts
+    def unclean_assumed(self, topic: str) -> bool:
+        """No Kafka version in the evidence and no config for the topic's unclean.leader.election.enable: the replay
+        runs on 3.x's default, one of two a release may have had."""
+        return self.config.version is None and self.config.unclean_enabled(topic, self.controller).default
 
-    def unclean_assumed(self, topic: str) -> bool: ...  # its unclean setting is a default of a version not known
+    def liveness_known(self, ts: int) -> bool:
+        """Is the controller's view of live brokers in the evidence at ``ts``: ZooKeeper's registrations, or the acting
+        controller's own log (its broker-change lines) since its tenure began? A controller starts its view afresh
+        at failover (2.8.0 onControllerResignation -> ControllerContext.resetContext clears shuttingDownBrokerIds;
+        initializeControllerContext reads the live brokers); a tenure the replay only inferred from a record began
+        before the evidence, with a view (shutting-down brokers) it never stated."""
+        if self.coverage.zk_covers(ts):
+            return True
+        return not self.inherited and self.coverage.controller_logged(ts, self.controller)
 
 
 # ------------------------------------------------------------------------------------ replayed decisions waiting
@@ -210,7 +245,7 @@ def same(replayed: dict[str, Any], recorded: dict[str, Any]) -> bool:
     return True
 
 
-def point_decision(ctx: View, p: PState, kind: str, f: F.RecordedState) -> tuple[dict[str, Any] | None, str]:
+def point_decision(ctx: JudgeView, p: PState, kind: str, f: F.RecordedState) -> tuple[dict[str, Any] | None, str]:
     """What the controller would have written at the record, from the replay's view there.
 
     Returns (decision, strategy), or (None, "") when it cannot be re-derived (see :func:`unknown_why`)."""
@@ -223,7 +258,7 @@ def point_decision(ctx: View, p: PState, kind: str, f: F.RecordedState) -> tuple
         ar = p.replicas
         if ar is None:
             return None, ""
-        res = ctx._rule("zk.election.new_partition", ar, live)
+        res = ctx.rule("zk.election.new_partition", ar, live)
         if res is None:
             return None, ""
         return {"leader": res.leader, "isr": list(res.isr), "leader_epoch": 0}, "NewPartition"
@@ -232,7 +267,7 @@ def point_decision(ctx: View, p: PState, kind: str, f: F.RecordedState) -> tuple
         if cand is None:
             return None, ""
         live_isr = [r for r in p.isr if r in live]
-        if p.replicas is None and (len(live_isr) > 1 or not live_isr and ctx._unclean_allowed(p.tp[0])):
+        if p.replicas is None and (len(live_isr) > 1 or not live_isr and ctx.unclean_allowed(p.tp[0])):
             # The assignment order decides (several live ISR members, or an unclean pick) and the
             # evidence does not give it.
             return None, ""
@@ -241,12 +276,12 @@ def point_decision(ctx: View, p: PState, kind: str, f: F.RecordedState) -> tuple
             # "Starting preferred replica leader election for partitions ..." came first. The ISR is not
             # changed by this election, so the recorded one is the ISR it was decided on.
             isr = list(f.isr) if f.isr is not None else list(p.isr)
-            res = ctx._rule("zk.election.preferred", cand, isr, live)
+            res = ctx.rule("zk.election.preferred", cand, isr, live)
             le = None if p.leader_epoch is None else p.leader_epoch + 1
             if res is None:
                 return {"leader": p.leader, "isr": list(p.isr), "leader_epoch": p.leader_epoch}, E.PREFERRED
             return {"leader": res.leader, "isr": list(res.isr), "leader_epoch": le}, E.PREFERRED
-        res = ctx._rule("zk.election.offline", cand, p.isr, live, ctx._unclean_allowed(p.tp[0]))
+        res = ctx.rule("zk.election.offline", cand, p.isr, live, ctx.unclean_allowed(p.tp[0]))
         if res is None:
             return {"leader": -1, "isr": list(p.isr), "leader_epoch": p.leader_epoch}, E.OFFLINE
         le = None if p.leader_epoch is None else p.leader_epoch + 1
@@ -270,13 +305,13 @@ def point_decision(ctx: View, p: PState, kind: str, f: F.RecordedState) -> tuple
             # Kafka logs this line for every partition of the replica, but writes (and bumps the
             # leader epoch) only where the replica was in the ISR.
             return {"leader": p.leader, "isr": list(p.isr), "leader_epoch": p.leader_epoch}, "OfflineReplica (not in ISR)"
-        leader, isr = ctx._rule("zk.offline_replica.isr", p.leader, p.isr, int(removed), ctx._unclean_allowed(p.tp[0]))
+        leader, isr = ctx.rule("zk.offline_replica.isr", p.leader, p.isr, int(removed), ctx.unclean_allowed(p.tp[0]))
         le = None if p.leader_epoch is None else p.leader_epoch + 1
         return {"leader": leader, "isr": list(isr), "leader_epoch": le}, "OfflineReplica"
     return None, ""
 
 
-def alternatives(ctx: View, p: PState, f: F.RecordedState, recorded: dict[str, Any]) -> tuple[str | None, int | None]:
+def alternatives(ctx: JudgeView, p: PState, f: F.RecordedState, recorded: dict[str, Any]) -> tuple[str | None, int | None]:
     """Was the recorded election one of the other strategies, triggered by something not in the trace?
 
     Returns (which, broker whose controlled shutdown it implies or None). A controlled shutdown is never in
@@ -292,11 +327,11 @@ def alternatives(ctx: View, p: PState, f: F.RecordedState, recorded: dict[str, A
     if cand and cand[0] == f.leader and f.leader in isr_then and f.leader in live and f.from_state != OFFLINE:
         return "preferred replica election (auto rebalance or admin request not in the trace)", None
     if p.leader is not None and p.leader >= 0 and p.leader in ctx.live and cand:
-        res = ctx._rule("zk.election.controlled_shutdown", cand, p.isr, frozenset(ctx.live), frozenset({p.leader}))
+        res = ctx.rule("zk.election.controlled_shutdown", cand, p.isr, frozenset(ctx.live), frozenset({p.leader}))
         if res is not None and res.leader == f.leader and (rec_isr is None or list(rec_isr) == list(res.isr)):
             return f"controlled shutdown of broker {p.leader} (request inferred: not in the trace)", p.leader
     if p.reassign_target is not None:
-        res = ctx._rule("zk.election.reassign", p.reassign_target, p.isr, live)
+        res = ctx.rule("zk.election.reassign", p.reassign_target, p.isr, live)
         if res is not None and res.leader == f.leader:
             return "partition reassignment", None
     return None, None
@@ -316,7 +351,7 @@ class InferShutdown:
     broker: int
 
 
-def liveness_reason(ctx: View, p: PState, f: F.Fact, recorded: dict[str, Any],
+def liveness_reason(ctx: JudgeView, p: PState, f: F.Fact, recorded: dict[str, Any],
                     replayed: dict[str, Any] | None) -> str | None:
     """Why a record that differs from the replay is not judged: at its time neither ZooKeeper's data nor the acting
     controller's own log is in the evidence, so which brokers the controller held live is the replay's inference
@@ -337,14 +372,14 @@ def liveness_reason(ctx: View, p: PState, f: F.Fact, recorded: dict[str, Any],
             "follows from the same rule with them the other way)")
 
 
-def unclean_reason(ctx: View, p: PState, recorded: dict[str, Any], replayed: dict[str, Any] | None) -> str | None:
+def unclean_reason(ctx: JudgeView, p: PState, recorded: dict[str, Any], replayed: dict[str, Any] | None) -> str | None:
     """Why a record that differs from the replay is not judged: the Kafka version is not in the evidence and no
     config sets the topic's unclean.leader.election.enable, whose default changed in 0.11.0 (KIP-106: true before,
     false since); the offline election with the other default gives the record."""
     if replayed is None or not ctx.unclean_assumed(p.tp[0]) or not p.candidates or p.isr is None:
         return None
-    other = not ctx._unclean_allowed(p.tp[0])
-    res = ctx._rule("zk.election.offline", p.candidates, p.isr, ctx.online_set(p.tp), other)
+    other = not ctx.unclean_allowed(p.tp[0])
+    res = ctx.rule("zk.election.offline", p.candidates, p.isr, ctx.online_set(p.tp), other)
     theirs = -1 if recorded.get("failed") else recorded.get("leader")
     if (res.leader if res is not None else -1) != theirs:
         return None
@@ -353,13 +388,13 @@ def unclean_reason(ctx: View, p: PState, recorded: dict[str, Any], replayed: dic
             f"follows from the {'true' if other else 'false'} default)")
 
 
-def assumed_reason(ctx: View, p: PState, f: F.Fact, recorded: dict[str, Any],
+def assumed_reason(ctx: JudgeView, p: PState, f: F.Fact, recorded: dict[str, Any],
                    replayed: dict[str, Any] | None) -> str | None:
     """A record that differs from the replay only through what the replay had to assume (liveness, a default)."""
     return liveness_reason(ctx, p, f, recorded, replayed) or unclean_reason(ctx, p, recorded, replayed)
 
 
-def _liveness_explains(ctx: View, p: PState, recorded: dict[str, Any], mine: Any, theirs: Any) -> set[int]:
+def _liveness_explains(ctx: JudgeView, p: PState, recorded: dict[str, Any], mine: Any, theirs: Any) -> set[int]:
     """The brokers whose liveness, taken the other way, makes the offline or preferred election give the record."""
     cand, isr = p.candidates, p.isr
     if theirs is None or theirs < 0 or not cand or isr is None:
@@ -371,7 +406,7 @@ def _liveness_explains(ctx: View, p: PState, recorded: dict[str, Any], mine: Any
     if mine is not None and mine >= 0 and mine != theirs:
         tries.append((up | {mine}, (live | up) - {mine}))
     for flipped, view in tries:
-        res = ctx._rule("zk.election.offline", cand, isr, frozenset(view), ctx._unclean_allowed(p.tp[0]))
+        res = ctx.rule("zk.election.offline", cand, isr, frozenset(view), ctx.unclean_allowed(p.tp[0]))
         if res is not None and res.leader == theirs and (not rec_isr or sorted(res.isr) == sorted(rec_isr)):
             return flipped
     if cand[0] == theirs and theirs in (rec_isr or isr) and up:
@@ -388,7 +423,7 @@ def _order_decided(d: Decision, recorded: dict[str, Any]) -> bool:
         and sorted((d.after or {}).get("isr") or ()) == sorted(recorded.get("isr") or ())
 
 
-def judge_write(ctx: View, pending: Pending, p: PState, kind: str, f: F.RecordedState, recorded: dict[str, Any],
+def judge_write(ctx: JudgeView, pending: Pending, p: PState, kind: str, f: F.RecordedState, recorded: dict[str, Any],
                 may_infer: bool, defer_gaps: bool) -> Comparison | InferShutdown:
     """A recorded write against the replayed decision it answers, else against one re-derived at the record.
 
@@ -442,7 +477,7 @@ def judge_write(ctx: View, pending: Pending, p: PState, kind: str, f: F.Recorded
         return unknown(p.tp, f.ts, f.ref, recorded, unseen_reason(unseen_named), replayed)
     if replayed is not None and defer_gaps:
         unseen_isr = f.isr is not None and p.isr is not None and bool(
-            set(f.isr) - set(p.isr) - ({f.leader} if kind == "election" and ctx._unclean_allowed(p.tp[0]) else set()))
+            set(f.isr) - set(p.isr) - ({f.leader} if kind == "election" and ctx.unclean_allowed(p.tp[0]) else set()))
         ahead = f.leader_epoch is not None and replayed.get("leader_epoch") is not None \
             and f.leader_epoch > replayed["leader_epoch"]
         if unseen_isr or ahead:
@@ -477,7 +512,7 @@ def judge_kraft(tp: F.TP, ts: int, record: F.Ref, recorded: dict[str, Any], repl
     return Comparison(tp, ts, record, recorded, replayed, verdict(ok), how)
 
 
-def judge_failed(ctx: View, pending: Pending, p: PState, f: F.RecordedFailedElection,
+def judge_failed(ctx: JudgeView, pending: Pending, p: PState, f: F.RecordedFailedElection,
                  defer_gaps: bool = False) -> Comparison:
     """A recorded failed election against the replay's decision, else against one re-derived at the record.
 
@@ -505,7 +540,7 @@ def judge_failed(ctx: View, pending: Pending, p: PState, f: F.RecordedFailedElec
     # a controlled shutdown is named, or (0.8-1.0 logs name no strategy) an Online -> Online attempt may be one
     shutdown = "ControlledShutdown" in strategy or not strategy and f.from_state == ONLINE
     if isr is None and live is not None and cand is not None and not strategy.startswith("Reassign") \
-            and ctx._rule("zk.election.fails_whatever_the_isr", cand, live, shutdown):
+            and ctx.rule("zk.election.fails_whatever_the_isr", cand, live, shutdown):
         return Comparison(f.tp, f.ts, f.ref, recorded, {"leader": -1, "failed": True}, AGREED,
                           "point: no assigned replica alive (any ISR)")
     if isr is None or live is None or cand is None:
@@ -513,24 +548,24 @@ def judge_failed(ctx: View, pending: Pending, p: PState, f: F.RecordedFailedElec
             return unknown(f.tp, f.ts, f.ref, recorded, UNSEEN)
         missing = "ISR" if isr is None else "live brokers" if live is None else "assigned replicas"
         return unknown(f.tp, f.ts, f.ref, recorded, f"election_failed: {missing} unknown")
-    unclean = ctx._unclean_allowed(f.tp[0]) if not (f.strategy or "").endswith("(true)") else True
+    unclean = ctx.unclean_allowed(f.tp[0]) if not (f.strategy or "").endswith("(true)") else True
     if not f.strategy and f.from_state == ONLINE:
         # Online -> Online without a named strategy (1.x logs): an auto-rebalance preferred
         # election or a controlled-shutdown move; judge it by whichever was attempted.
         sd = set(ctx.shutting) | ({p.leader} if p.leader is not None and p.leader >= 0 else set())
-        pref = ctx._rule("zk.election.preferred", cand, isr, live)
-        cs = ctx._rule("zk.election.controlled_shutdown", cand, isr, frozenset(ctx.live | sd), frozenset(sd))
+        pref = ctx.rule("zk.election.preferred", cand, isr, live)
+        cs = ctx.rule("zk.election.controlled_shutdown", cand, isr, frozenset(ctx.live | sd), frozenset(sd))
         res = None if (pref is None or p.leader in ctx.shutting and cs is None) else pref
     elif f.strategy and "ControlledShutdown" in f.strategy:
         # Kafka runs this strategy only for partitions led by a broker in controlled shutdown:
         # the current leader is shutting down even if its request is not in the evidence.
         sd = set(ctx.shutting) | ({p.leader} if p.leader is not None and p.leader >= 0 else set())
-        res = ctx._rule("zk.election.controlled_shutdown", cand, isr, frozenset(ctx.live | sd), frozenset(sd))
+        res = ctx.rule("zk.election.controlled_shutdown", cand, isr, frozenset(ctx.live | sd), frozenset(sd))
     elif f.strategy and "Preferred" in f.strategy or (
             f.from_state == ONLINE and f.ts - ctx.preferred_requested.get(f.tp, -1 << 62) <= MATCH_WINDOW_US):
-        res = ctx._rule("zk.election.preferred", cand, isr, live)
+        res = ctx.rule("zk.election.preferred", cand, isr, live)
     else:
-        res = ctx._rule("zk.election.offline", cand, isr, live, unclean)
+        res = ctx.rule("zk.election.offline", cand, isr, live, unclean)
     replayed = {"leader": -1, "failed": True} if res is None else {"leader": res.leader, "isr": list(res.isr)}
     unseen_leader = ctx.unseen([res.leader]) if res is not None else frozenset()
     if unseen_leader:

@@ -7,42 +7,23 @@ assignment order is not in the evidence and several live ISR members could win, 
 """
 from replay_engine import facts as F
 from replay_engine import judge as J
+from replay_engine.config import UNCLEAN, ConfigImage
+from replay_engine.from_events import Coverage
+from replay_engine.frozen import FrozenMap
 from replay_engine.partition import PState
 
 
-class Ctx:
-    """The controller's view as the judge reads it."""
-
-    def __init__(self, live, unclean=False, seen=None, liveness_known=True, unclean_assumed=False):
-        self.controller = 1
-        self._liveness_known = liveness_known  # False: neither ZooKeeper's data nor the controller's log covers it
-        self._unclean_assumed = unclean_assumed  # True: version unknown, the default assumed
-        self.seen = None if seen is None else set(seen)  # None: the cluster's membership is stated
-        self.live = set(live)
-        self.shutting = set()
-        self.offline_replicas = {}
-        self.preferred_requested = {}
-        self.unclean = unclean
-
-    def online_set(self, tp=None):
-        return frozenset(self.live - self.shutting)
-
-    def unseen(self, brokers):
-        return frozenset() if self.seen is None else frozenset(b for b in brokers if b >= 0 and b not in self.seen)
-
-    def _rule(self, decision, *args):
-        from replay_engine import rules
-
-        return rules.decide(decision, None, *args)  # version unknown: the newest rules
-
-    def _unclean_allowed(self, topic):
-        return self.unclean
-
-    def liveness_known(self, ts):
-        return self._liveness_known
-
-    def unclean_assumed(self, topic):
-        return self._unclean_assumed
+def Ctx(live, unclean=False, seen=None, liveness_known=True, unclean_assumed=False):
+    """The frozen view the judge reads. ``seen`` None: the cluster's membership is stated; ``liveness_known`` False:
+    neither ZooKeeper's data nor the controller's log covers the record; ``unclean_assumed``: the version is unknown and
+    the topic's unclean.leader.election.enable is the default assumed."""
+    config = ConfigImage(version=None if unclean_assumed else (3, 9, 0),
+                         override_cluster=FrozenMap({UNCLEAN: "true"}) if unclean else FrozenMap())
+    coverage = Coverage(zk=[(0, 10**18)]) if liveness_known else Coverage()
+    live = frozenset(live)
+    return J.JudgeView(1, live, frozenset(), live, FrozenMap(), None if seen is None else frozenset(seen),
+                       None,  # version unknown: the newest rules
+                       config, FrozenMap(), coverage, inherited=not liveness_known)
 
 
 TP = ("t", 0)
@@ -153,3 +134,29 @@ def test_a_record_electing_a_broker_never_seen_is_a_gap_until_membership_is_stat
     assert c.replayed["leader"] == 3
     c = J.judge_write(Ctx({3}), J.Pending(), p, "election", f, recorded, may_infer=False, defer_gaps=False)
     assert c.verdict == J.DIVERGED
+
+
+def test_the_judge_reads_a_frozen_view_never_the_controller(monkeypatch):
+    """Every judgment of a replay is handed a JudgeView (frozen: the brokers as the controller saw them, the rules in
+    force), and judge.py reads no private member of anything it is given."""
+    import ast
+    import dataclasses
+    from pathlib import Path
+
+    import pytest
+
+    from replay_engine.api import replay_cluster
+    from conftest import real_cluster_events
+
+    given = []
+    for name in ("judge_write", "judge_failed"):
+        real = getattr(J, name)
+        monkeypatch.setattr(J, name, lambda ctx, *a, _real=real, **k: given.append(ctx) or _real(ctx, *a, **k))
+    replay_cluster(real_cluster_events("Eniyanilavan__Kafka"), "c")
+    assert given and all(type(v) is J.JudgeView for v in given)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        given[0].controller = 7
+    src = ast.parse((Path(J.__file__)).read_text())
+    private = [n.lineno for n in ast.walk(src) if isinstance(n, ast.Attribute) and n.attr.startswith("_")
+               and not n.attr.startswith("__") and not (isinstance(n.value, ast.Name) and n.value.id == "self")]
+    assert private == []
