@@ -286,6 +286,7 @@ class ObservedState(Fact):
     previous: tuple[int, int] | None = None
     # a registration a controller restates while loading a snapshot: (the snapshot's offset, its quorum epoch)
     snapshot: tuple[int, int] | None = None
+    topic_id: str | None = None  # KRaft: the topic's id the line names (one incarnation of the topic)
 
     role = "observation"
 
@@ -393,6 +394,7 @@ class PartitionRegistration(RecordedState):
     last_known_elr: tuple[int, ...] | None = None
     metadata_log: bool = False  # read from __cluster_metadata itself, not from a log line
     snapshot: bool = False  # a snapshot's or a line's restatement, not a creation just now
+    topic_id: str | None = None
 
 
 @dataclass
@@ -408,3 +410,4 @@ class PartitionChange(RecordedState):
     # (kraft_pass.broker_events)
     broker_events: tuple[tuple[str, int], ...] = ()
     metadata_log: bool = False
+    topic_id: str | None = None

@@ -54,6 +54,7 @@ class KraftReplay:
         self.live: set[int] = set()  # registered and unfenced (what the timeline calls alive)
         self.known_brokers: set[int] = set()
         self.topic_names: dict[str, str] = {}
+        self.incarnations: dict[F.TP, list[str]] = {}  # partition -> the topic ids it has had, in order
         # Partitions are written only through the apply module. KRaft has no partition state machine: the
         # state shown is Online with a leader, Offline without, and moves between those pass the table.
         self.findings: list[dict[str, Any]] = []
@@ -99,6 +100,9 @@ class KraftReplay:
         self.epoch_first_seen: dict[F.TP, dict[int, int]] = {}
         self.liveness_at: dict[int, int] = {}  # broker -> time of the last line the replay took its liveness from
         self.min_epoch: dict[F.TP, int] = {}  # a leader epoch the partition has reached in a step not derived
+        # partition -> leader epoch -> the leader the replay gave it: by its own decision, or re-derived at a line and
+        # agreed (what a later line stating that epoch again is compared with, see _restated)
+        self.epoch_decided: dict[F.TP, dict[int, int]] = {}
         self._seq = 0
         # KRaft has one mode: the metadata log (or the lines the controller logs of it) is followed
         self.router = Router(
@@ -228,8 +232,11 @@ class KraftReplay:
     def _broker_down(self, f: F.BrokerDown) -> None:
         b = f.broker
         if f.cause == "heartbeat_timeout":
-            # the controller's reason for the fence; the fence itself follows as its record or line
-            self.evidence_by_broker.setdefault(b, []).append(f.ref)
+            # "Fencing broker N because its session has timed out": maybeFenceOneStaleBroker logs it and runs
+            # handleBrokerFenced in the same event (3.5.1 .. 3.9.0-rc3 ReplicationControlManager); 3.4-3.6 log the
+            # fence record at no INFO line, 3.7+ as "Replayed BrokerRegistrationChangeRecord ..." (the same fence
+            # stated again, see _fence)
+            self._fence(b, f, "fenced")
         elif f.cause == "unregistered":
             self.registered.pop(b, None)
             self.recent_gone[b] = f.ts
@@ -238,6 +245,13 @@ class KraftReplay:
             self._fence(b, f, f.cause)
 
     def _fence(self, b: int, f: F.Fact, cause: str) -> None:
+        if b in self.fenced and b in self.registered:
+            # handleBrokerFenced runs only when a broker's state becomes fenced (maybeFenceOneStaleBroker finds unfenced
+            # brokers only; processBrokerHeartbeat on a change of state): a fence of a fenced broker is the same one,
+            # stated again (its liveness read from this line too)
+            self.evidence_by_broker.setdefault(b, []).append(f.ref)
+            self.liveness_at[b] = f.ts
+            return
         self.registered.setdefault(b, None)
         self.fenced.add(b)
         self.recent_gone[b] = f.ts
@@ -288,11 +302,41 @@ class KraftReplay:
 
     def _topic_named(self, f: F.TopicNamed) -> None:
         self.topic_names[f.topic_id] = f.topic
+        for tp in sorted({t for t in self.incarnations if t[0] == f.topic} | {t for t in self.parts if t[0] == f.topic}):
+            self._incarnation(tp, f.topic_id, f.ts, f.ref)
 
     def _topic_gone(self, f: F.TopicGone) -> None:
         for tp in sorted(t for t in self.parts if t[0] == f.topic):
+            self._forget(tp, f.ts, f.ref)
+
+    def _incarnation(self, tp: F.TP, topic_id: str | None, ts: int, ref: F.Ref) -> None:
+        """A fact naming the topic id of a partition. A topic id names one incarnation of a topic: a topic created
+        again under its name gets a new id (KIP-516; 3.5.1 .. 4.x ReplicationControlManager.createTopic draws
+        ``Uuid.randomUuid()``), and its partitions start again at leader epoch 0 and partition epoch 0. On the first
+        fact naming an id not seen before, the old incarnation is gone, whether or not its RemoveTopicRecord is in
+        the evidence (a cluster formatted anew has none); a line naming an id already left behind (a broker behind
+        the others) changes nothing."""
+        if not topic_id:
+            return
+        seen = self.incarnations.setdefault(tp, [])
+        if topic_id in seen:
+            return
+        if seen and tp in self.parts:
+            self._forget(tp, ts, ref)
+        seen.append(topic_id)
+
+    def _forget(self, tp: F.TP, ts: int, ref: F.Ref) -> None:
+        """The partition (its incarnation) is gone: what the replay held of it, and its history of epochs."""
+        if tp in self.parts:
             self.store.drop(tp)
-            self.timeline.update(tp, f.ts, View(None, None, None, None, NON_EXISTENT, None), f.ref, "recorded")
+            self.timeline.update(tp, ts, View(None, None, None, None, NON_EXISTENT, None), ref, "recorded")
+        for per_partition in (self.elr, self.stated_epoch, self.replayed_since, self.before_skip, self.epoch_known_at,
+                              self.from_snapshot, self.epoch_first_seen, self.min_epoch, self.epoch_decided):
+            per_partition.pop(tp, None)
+        for key in [k for k in self.replayed_at if k[0] == tp]:
+            del self.replayed_at[key]
+        self.replayed_epochs = {k for k in self.replayed_epochs if k[0] != tp}
+        self.snapshot_before = {k: v for k, v in self.snapshot_before.items() if k[0] != tp}
 
     def _topic_config(self, f: F.TopicConfig) -> None:
         self._config_entries(self.config.topic.setdefault(f.topic, {}), f)
@@ -334,9 +378,17 @@ class KraftReplay:
 
     def _partition_record(self, f: F.PartitionRegistration) -> None:
         tp, r, ts = f.tp, f.ref, f.ts
+        self._incarnation(tp, f.topic_id, ts, r)
         self.has_records = self.has_records or f.metadata_log
         p = self.parts.get(tp)
         snapshot = f.snapshot
+        if snapshot and p is not None and p.leader_epoch is not None and f.leader_epoch is not None \
+                and (f.leader_epoch, f.zk_version or 0) < (p.leader_epoch, p.zk_version or 0):
+            # Older than the registration held: a controller replaying the log as it loads it logs each PartitionRecord
+            # again ("Created partition ..." 3.3-3.8, "Replayed PartitionRecord for new partition ..." 3.9+,
+            # ReplicationControlManager.replay(PartitionRecord)); the record is the creation, and the changes since are
+            # replayed at DEBUG. History, as an older line of a broker is (see _observed).
+            return
         if p is None and not snapshot and f.replicas:
             # A topic created now: the ISR is the usable replicas, the leader the first of them.
             leader, isr = created_leader(f.replicas, self.acceptable(), self._shutting_down(),
@@ -360,10 +412,12 @@ class KraftReplay:
 
     def _partition_change(self, f: F.PartitionChange) -> None:
         tp, r, ts = f.tp, f.ref, f.ts
+        self._incarnation(tp, f.topic_id, ts, r)
         self.has_records = self.has_records or f.metadata_log
         p = self.parts.get(tp)
         changed = f.changed
         prev = f.previous
+        decided: int | None = None  # the leader the replay elected for this change, where it judged one
         if prev is not None and (p is None or p.isr is None):
             # The change's own line states the registration it started from (4.x PartitionChangeBuilder)
             p = self.store.part(tp)
@@ -409,6 +463,7 @@ class KraftReplay:
                     self.comparisons.append(unknown(tp, ts, r, recorded, unseen_reason(unseen), replayed))
                 else:
                     self._judge(tp, f, recorded, replayed, f"PartitionChangeBuilder ({res.how})")
+                    decided = res.leader
                 if f.leader is not None and f.leader >= 0 and f.leader not in p.isr and f.leader not in target:
                     self._unclean_record(p, f)
                 elif res.how == "unclean" and f.leader == res.leader:
@@ -425,6 +480,9 @@ class KraftReplay:
         if "leader" in changed and f.leader is not None:
             store.set_leader(p, f.leader)
             store.set(p, leader_epoch=None if p.leader_epoch is None else p.leader_epoch + 1)
+            if decided is not None and p.leader_epoch is not None:
+                # the new leader epoch of a judged change: a broker's line of it is compared with the same election
+                self.epoch_decided.setdefault(tp, {})[p.leader_epoch] = decided
         if "isr" in changed and f.isr is not None:
             store.set(p, isr=tuple(f.isr))
         store.adopt(p, leader_epoch=f.leader_epoch, zk_version=f.zk_version, controller_epoch=f.controller_epoch)
@@ -465,6 +523,8 @@ class KraftReplay:
         r = f.ref
         c = judge_kraft(tp, f.ts, r, recorded, replayed, how)
         self.comparisons.append(c)
+        if c.agreed and isinstance(f, F.ObservedState) and f.leader_epoch is not None and "leader" in replayed:
+            self.epoch_decided.setdefault(tp, {})[f.leader_epoch] = replayed["leader"]
         self._seq += 1
         self.decisions.append(Decision(self._seq, f.ts, tp, "election" if "leader" in replayed else "isr_removal",
                                        how, r, {}, replayed, status=c.verdict, record=r))
@@ -476,6 +536,7 @@ class KraftReplay:
         self.known_brokers.add(f.broker)
 
     def _observation(self, f: F.ObservedState) -> None:
+        self._incarnation(f.tp, f.topic_id, f.ts, f.ref)
         if f.initial:
             self._learn_partition(f)
         else:
@@ -516,7 +577,9 @@ class KraftReplay:
                 continue
             target = self._rule("kraft.isr_shrink", p.isr, {b}, self.elr_enabled)
             res = self._rule("kraft.election", p.replicas or p.isr, target, p.leader, ok, self._unclean(tp[0]), (), self.elr_enabled)
-            self._apply_replayed(p, f, res.leader, res.isr, res.how == "unclean")
+            # generateLeaderAndIsrUpdates' target ISR is the ISR without the broker (Replicas.copyWithout), even
+            # where it is left unwritten
+            self._apply_replayed(p, f, res.leader, res.isr, res.how == "unclean", tuple(r for r in p.isr if r != b))
 
     def _behind(self, p: PState) -> bool:
         """The registration held is older than a change the replay knows was made but could not derive."""
@@ -531,8 +594,8 @@ class KraftReplay:
                 if res.leader >= 0:
                     self._apply_replayed(p, f, res.leader, res.isr, res.how == "unclean")
 
-    def _apply_replayed(self, p: PState, f: F.Fact, leader: int, isr, unclean: bool) -> None:
-        bump = self._rule("kraft.leader_epoch_bump", p.leader, p.isr, leader, isr)
+    def _apply_replayed(self, p: PState, f: F.Fact, leader: int, isr, unclean: bool, target=None) -> None:
+        bump = self._rule("kraft.leader_epoch_bump", p.leader, p.isr, leader, isr, target)
         if bump is None:
             return  # the controller writes no record for a change that changes nothing
         le = p.leader_epoch + 1 if bump and p.leader_epoch is not None else p.leader_epoch
@@ -543,6 +606,8 @@ class KraftReplay:
             return
         self.replayed_since[p.tp] = self.replayed_since.get(p.tp, 0) + 1
         self.epoch_known_at[p.tp] = f.ts
+        if p.leader_epoch is not None and bump:
+            self.epoch_decided.setdefault(p.tp, {})[p.leader_epoch] = leader
         if p.leader_epoch is not None:
             self.epoch_first_seen.setdefault(p.tp, {}).setdefault(p.leader_epoch, f.ts)
         self._seq += 1
@@ -659,6 +724,10 @@ class KraftReplay:
             # the new leader's own line names the leader of the epoch just before; the ISR then is not stated
             epoch, was, isr, unseen = f.previous[1], f.previous[0], None, None
         if epoch is None or f.leader_epoch != epoch + 1 or was is None or decided:
+            held = self.epoch_decided.get(p.tp, {}).get(f.leader_epoch)
+            if held is not None and epoch is not None and f.leader_epoch <= epoch:
+                self._restated(p.tp, f, leader, held)
+                return
             known = set(self.registered) | self.fenced | self.cs
             if not decided and no_broker_acceptable(self.acceptable(), known, self.elr_enabled):
                 self._point_none_acceptable(p, f, leader, known, unjudged_epoch_reason(epoch, f.leader_epoch, False))
@@ -690,6 +759,17 @@ class KraftReplay:
             # preferred election, which keeps the ISR, explains the move as well
             self.store.set(p, isr=isr_after_leader_left(replicas, isr, was, leader, self.acceptable(), self.elr_enabled,
                                                         version=self.config.version))
+
+    def _restated(self, tp: F.TP, f: F.ObservedState, leader: int, held: int) -> None:
+        """A leader epoch stated again after the replay knew it (or a later one): a broker applying the registration
+        anew, as a broker does for every partition it hosts when it loads the metadata image at start-up (3.5.1 ..
+        4.x ``ReplicaManager.applyDelta``: "Creating new partition ...", then Partition.makeLeader / makeFollower log
+        the epoch the image holds). One leader epoch has one leader (every leader change raises it,
+        PartitionChangeBuilder.build), so the line is compared with the leader the replay gave that epoch: its own
+        decision, or the one it re-derived at the epoch's first line (``epoch_decided``); an epoch only observed
+        before is left to _unknown."""
+        self.comparisons.append(judge_kraft(tp, f.ts, f.ref, {"leader": leader}, {"leader": held},
+                                            "the leader the replay gave this leader epoch (stated again, or the record's epoch taken up)"))
 
     def _stale_liveness(self, recorded: int, replayed: int | None, acceptable: frozenset[int], ts: int,
                         liveness_at: dict[int, int]) -> str | None:
@@ -748,6 +828,8 @@ class KraftReplay:
                 return
         self.comparisons.append(c)
         d.status = c.verdict
+        if c.agreed and f.leader_epoch is not None:
+            self.epoch_decided.setdefault(tp, {})[f.leader_epoch] = leader
 
     def _observed(self, f: F.ObservedState) -> None:
         """A broker says it became leader/follower: the controller's decision, as delivered."""

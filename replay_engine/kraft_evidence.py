@@ -131,10 +131,14 @@ def reverted_on_renounce(events: list[Event]) -> dict[int, int]:
     if not marks:
         return {}
     by_writer: dict[object, list[tuple[int, int]]] = {}
+    fencing: dict[object, list[tuple[int, int]]] = {}
     for i, e in enumerate(events):
-        if e.ts is not None and e.source_kind == "broker_log" and "Replayed " in (e.raw or "")[:200]:
-            by_writer.setdefault(e.broker_id, []).append((e.ts, i))
-    for lines in by_writer.values():
+        if e.ts is not None and e.source_kind == "broker_log":
+            if "Replayed " in (e.raw or "")[:200]:
+                by_writer.setdefault(e.broker_id, []).append((e.ts, i))
+            elif e.event_type == "broker_heartbeat_timeout":
+                fencing.setdefault(e.broker_id, []).append((e.ts, i))
+    for lines in (*by_writer.values(), *fencing.values()):
         lines.sort()
     out: dict[int, int] = {}
     for j in marks:
@@ -145,7 +149,21 @@ def reverted_on_renounce(events: list[Event]) -> dict[int, int]:
         hi = bisect.bisect_right(lines, (r.ts, len(events)))
         for _, i in lines[lo:hi]:
             out.setdefault(i, j)
+        if d.get("operation") == FENCE_EVENT:
+            # The failed event is the periodic fence, which logs "Fencing broker N because its session has timed
+            # out" and fences that one broker (3.5.1 .. 3.9.0-rc3 QuorumController.rescheduleMaybeFenceStaleBrokers,
+            # ReplicationControlManager.maybeFenceOneStaleBroker): its last such line before the failure is undone
+            # with the records. (Its stated processing time runs on the monotonic clock, which a suspended host
+            # stops while the lines' wall clock goes on, so the window above may begin after the line.)
+            mine = fencing.get(d.get("renounced_by"), [])
+            k = bisect.bisect_right(mine, (r.ts, len(events))) - 1
+            if k >= 0:
+                out.setdefault(mine[k][1], j)
     return out
+
+
+# QuorumController.MAYBE_FENCE_REPLICAS (3.5.1 .. 3.9.0-rc3): the name a failed periodic fence logs
+FENCE_EVENT = "maybeFenceReplicas"
 
 
 def renounce_findings(events: list[Event], undone: dict[int, list[Event]]) -> list[dict[str, Any]]:
@@ -171,7 +189,8 @@ def renounce_findings(events: list[Event], undone: dict[int, list[Event]]) -> li
                         "replay discards them",
                 "evidence": [ref_of(r).to_json()] + [ref_of(e).to_json() for e in lines]})
             continue
-        what = "; ".join(sorted({(e.raw or "").split("Replayed ", 1)[-1].split(":", 1)[0][:120] for e in lines}))
+        what = "; ".join(sorted({(e.raw or "").split("Replayed ", 1)[-1].split(":", 1)[0][:120]
+                                 if "Replayed " in (e.raw or "") else e.event_type for e in lines}))
         out.append({
             "kind": "kraft_uncommitted_reverted", "ts": r.ts, "controller": d.get("renounced_by"),
             "rule": "kraft.renounce.failed_write",

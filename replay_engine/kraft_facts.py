@@ -184,8 +184,10 @@ def _restated(ev: Event, names: dict[str, str], snapshot: tuple[int, int] | None
     """A line of a controller's start-up burst: what it re-states is observed, the rest says nothing new.
     ``snapshot``: (offset, quorum epoch) of the snapshot the controller is loading, which the registration dates from."""
     t, ts = ev.event_type, ev.ts or 0
-    if t == "topic_record":
-        return _named(ev, names)
+    if t in ("topic_record", "topic_created"):
+        # names the topic's id for the lines after it; an incarnation the log replays is no news of one created now
+        _named(ev, names)
+        return []
     if t == "broker_registered" and ev.subject_broker is not None:
         return [F.BrokerRegistrationObserved(ts, ref_of(ev), broker=ev.subject_broker,
                                              epoch=(ev.detail or {}).get("broker_epoch"))]
@@ -194,7 +196,8 @@ def _restated(ev: Event, names: dict[str, str], snapshot: tuple[int, int] | None
         if tp is not None and ev.replicas:
             return [F.ObservedState(ts, ref_of(ev), tp=tp, leader=ev.leader, isr=_t(ev.isr),
                                     leader_epoch=ev.leader_epoch, zk_version=ev.zk_version,
-                                    replicas=_t(ev.replicas), initial=True, snapshot=snapshot)]
+                                    replicas=_t(ev.replicas), initial=True, snapshot=snapshot,
+                                    topic_id=(ev.detail or {}).get("topic_id"))]
     return []
 
 
@@ -209,6 +212,14 @@ def _topic_record(ev: Event, names: dict[str, str], steps) -> list[F.Fact]:
 def _topic_removed(ev: Event, names: dict[str, str], steps) -> list[F.Fact]:
     topic = ev.topic or names.get((ev.detail or {}).get("topic_id") or "")
     return [] if topic is None else [F.TopicGone(ev.ts or 0, ref_of(ev), topic=topic)]
+
+
+def _topic_line(ev: Event, names: dict[str, str], steps) -> list[F.Fact]:
+    """A quorum controller's "Replayed TopicRecord for topic T with topic ID I" / "Created topic ..." (3.3 .. 4.x
+    ReplicationControlManager.replay(TopicRecord)) and "Replayed RemoveTopicRecord ...": the record, as logged."""
+    if not (ev.detail or {}).get("topic_id"):
+        return []  # a ZooKeeper-mode controller's topic line: no incarnation named
+    return _named(ev, names) if ev.event_type == "topic_created" else _topic_removed(ev, names, steps)
 
 
 def _feature_level(ev: Event, names: dict[str, str], steps) -> list[F.Fact]:
@@ -252,6 +263,11 @@ def _membership(ev: Event, b: int) -> list[F.Fact]:
         return [F.BrokerDown(ts, r, broker=b, cause="heartbeat_timeout", view="controller")]
     if t == "broker_unfenced":
         return [F.BrokerUp(ts, r, broker=b, epoch=d.get("broker_epoch"), via="unfenced", view=self_view)]
+    if t == "controlled_shutdown_result" and d.get("side") == "controller":
+        # "The request from broker N to shut down has been granted since the lowest active offset ...": the broker's
+        # next state is SHUTDOWN_NOW, which ReplicationControlManager.processBrokerHeartbeat handles as a fence
+        # (3.5.1 .. 3.9.0-rc3 BrokerHeartbeatManager.calculateNextBrokerState, handleBrokerFenced)
+        return [F.BrokerDown(ts, r, broker=b, cause="fenced", view="controller")]
     if t == "controlled_shutdown_requested":
         # the controller's grant; the broker's own "Beginning controlled shutdown" asks, it decides nothing
         return [F.ControlledShutdownRequest(ts, r, broker=b)] if d.get("side") == "controller" else []
@@ -290,7 +306,8 @@ def _partition_record(ev: Event, names: dict[str, str], steps) -> list[F.Fact]:
                                     leader_epoch=ev.leader_epoch, zk_version=ev.zk_version,
                                     controller_epoch=ev.controller_epoch, replicas=_t(ev.replicas),
                                     kind="new_partition", elr=_t(d.get("elr")), last_known_elr=_t(d.get("last_known_elr")),
-                                    metadata_log=metadata, snapshot=d.get("snapshot_offset") is not None or not metadata)]
+                                    metadata_log=metadata, snapshot=d.get("snapshot_offset") is not None or not metadata,
+                                    topic_id=d.get("topic_id"))]
 
 
 def _partition_change(ev: Event, names: dict[str, str], steps: dict[tuple[str, int], tuple]) -> list[F.Fact]:
@@ -305,7 +322,7 @@ def _partition_change(ev: Event, names: dict[str, str], steps: dict[tuple[str, i
                               controller_epoch=ev.controller_epoch, replicas=_t(ev.replicas),
                               changed=frozenset(d.get("changed") or ()), elr=_t(d.get("elr")),
                               last_known_elr=_t(d.get("last_known_elr")), previous=previous_registration(d),
-                              broker_events=events, metadata_log=metadata)]
+                              broker_events=events, metadata_log=metadata, topic_id=d.get("topic_id"))]
 
 
 def _observed(ev: Event, names: dict[str, str], steps) -> list[F.Fact]:
@@ -320,16 +337,20 @@ def _observed(ev: Event, names: dict[str, str], steps) -> list[F.Fact]:
         and d.get("previous_leader") is not None and d.get("previous_leader_epoch") is not None else None
     return [F.ObservedState(ev.ts or 0, ref_of(ev), tp=tp, leader=leader, isr=_t(ev.isr), leader_epoch=ev.leader_epoch,
                             controller_epoch=ev.controller_epoch, zk_version=ev.zk_version, replicas=_t(ev.replicas),
-                            became=became, skipped=bool(d.get("skipped")), previous=previous)]
+                            became=became, skipped=bool(d.get("skipped")), previous=previous,
+                            topic_id=d.get("topic_id"))]
 
 
 # Event type -> its facts; kraft_leader_change is settled in the loop, and any other type is evidence.
 _CONVERT = {
     **dict.fromkeys(("broker_registered", "broker_unregistered", "broker_fenced", "broker_heartbeat_timeout",
-                     "broker_unfenced", "broker_registration_change", "controlled_shutdown_requested"),
+                     "broker_unfenced", "broker_registration_change", "controlled_shutdown_requested",
+                     "controlled_shutdown_result"),
                     _membership_of),
     "topic_record": _topic_record,
     "topic_removed": _topic_removed,
+    "topic_created": _topic_line,
+    "topic_deleted": _topic_line,
     "config_record": _config,
     "feature_level": _feature_level,
     "broker_config": _broker_config,

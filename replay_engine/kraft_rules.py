@@ -61,17 +61,25 @@ def isr_without(isr: Sequence[int], gone: AbstractSet[int], elr_enabled: bool = 
 
 
 def change_bumps_epoch(old_leader: int | None, old_isr: Sequence[int] | None, new_leader: int, new_isr: Sequence[int],
-                       version: tuple[int, int, int] | None = None) -> bool | None:
+                       version: tuple[int, int, int] | None = None,
+                       target_isr: Sequence[int] | None = None) -> bool | None:
     """What a replayed change writes (PartitionChangeBuilder.build, 3.9 branch): None when the record would be a
     no-op (``changeRecordIsNoOp``: no record, no new epoch); True when it bumps the leader epoch (the leader field
     is set: a new leader, or, before metadata version 3.6 (KAFKA-15021, ``triggerLeaderEpochBumpForIsrShrinkIfNeeded``),
     an ISR shrink); False for an ISR-only change. ``version``: the Kafka release, standing in for the metadata
-    version when the evidence does not state it (None: the newest behaviour)."""
+    version when the evidence does not state it (None: the newest behaviour). ``target_isr``: the ISR the change
+    aimed at, when it differs from the one written: a target emptied by the leaving broker is not written without
+    ELR (``if (record.isr() == null && !targetIsr.isEmpty() ...)``), yet before 3.6 it still sets the leader field
+    (3.5.1 PartitionChangeBuilder.triggerLeaderEpochBumpIfNeeded: ``!Replicas.contains(targetIsr, partition.isr)``),
+    so the epoch goes up with the leader and ISR unchanged."""
     old = tuple(old_isr) if old_isr is not None else None
     new = tuple(new_isr)
-    if new_leader == old_leader and new == old:
-        return None
+    target = tuple(target_isr) if target_isr is not None else new
     if new_leader != old_leader:
         return True
-    shrink = old is not None and not set(old) <= set(new)
-    return shrink and version is not None and version < (3, 6, 0)
+    shrink = old is not None and not set(old) <= set(target)
+    if shrink and version is not None and version < (3, 6, 0):
+        return True
+    if new == old:
+        return None
+    return False

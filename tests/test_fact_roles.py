@@ -130,6 +130,9 @@ def test_kraft_replay_reads_no_event_and_dispatches_by_no_name():
 _FENCE_LINE = re.compile(r"Replayed BrokerRegistrationChangeRecord modifying the registration for broker (\d+): "
                          r"BrokerRegistrationChangeRecord\(brokerId=\1, .*\bfenced=1\b")
 _TIMEOUT_LINE = re.compile(r"Fencing broker (\d+) (?:at epoch \d+ )?because its session has timed out")
+# a broker in controlled shutdown let go (SHUTDOWN_NOW): ReplicationControlManager.processBrokerHeartbeat fences it
+# (3.5.1 .. 3.9.0-rc3 handleBrokerFenced)
+_SHUTDOWN_NOW_LINE = re.compile(r"The request from broker (\d+) to shut down has been granted since the lowest active")
 KRAFT_CLUSTER = "Ammar777782439__kafka_2.13-4.0.0"
 
 
@@ -170,7 +173,8 @@ def test_a_kraft_fence_is_broker_down_caused_by_the_fence(kraft_downs):
     assert fenced and timeouts
     for f in fenced + timeouts:
         line = _raw_lines(f.ref.source_file)[f.ref.source_pos - 1]
-        m = (_FENCE_LINE if f.cause == "fenced" else _TIMEOUT_LINE).search(line)
+        m = (_FENCE_LINE.search(line) or _SHUTDOWN_NOW_LINE.search(line)) if f.cause == "fenced" \
+            else _TIMEOUT_LINE.search(line)
         assert m and int(m.group(1)) == f.broker, (f.cause, f.broker, f.ref.cite(), line)
     # every heartbeat-timeout line of the controller's log is one such fact (these lines are never re-logged)
     cited = {(f.ref.source_file, f.ref.source_pos) for f in timeouts}

@@ -155,16 +155,17 @@ def isr_shrink_elr(isr: Sequence[int], gone: AbstractSet[int], elr_enabled: bool
     return K.isr_without(isr, gone, elr_enabled)
 
 
-def epoch_bump_on_shrink(old_leader, old_isr, new_leader, new_isr) -> bool | None:
+def epoch_bump_on_shrink(old_leader, old_isr, new_leader, new_isr, target_isr=None) -> bool | None:
     """3.0-3.5: ``!Replicas.contains(targetIsr, partition.isr)`` -> ``record.setLeader(partition.leader)``: an ISR
-    shrink bumps the leader epoch. None: no record (nothing changes); False: an ISR-only change, no new epoch."""
-    return K.change_bumps_epoch(old_leader, old_isr, new_leader, new_isr, (3, 5, 0))
+    shrink bumps the leader epoch, a target ISR emptied by the leaving broker too (it is not written). None: no
+    record (nothing changes); False: an ISR-only change, no new epoch."""
+    return K.change_bumps_epoch(old_leader, old_isr, new_leader, new_isr, (3, 5, 0), target_isr)
 
 
-def epoch_bump_leader_only(old_leader, old_isr, new_leader, new_isr) -> bool | None:
+def epoch_bump_leader_only(old_leader, old_isr, new_leader, new_isr, target_isr=None) -> bool | None:
     """3.6+: ``bumpLeaderEpochOnIsrShrink = metadataVersion.isLeaderEpochBumpRequiredOnIsrShrink() ||
     zkMigrationEnabled`` (true only below 3.6-IV0): only a new leader (or a reassignment) bumps the epoch."""
-    return K.change_bumps_epoch(old_leader, old_isr, new_leader, new_isr, (3, 6, 0))
+    return K.change_bumps_epoch(old_leader, old_isr, new_leader, new_isr, (3, 6, 0), target_isr)
 
 
 def recovery_none() -> str:

@@ -1,0 +1,134 @@
+"""KRaft from logs, any node layout (issue 44, class 5): single combined nodes that restart, restate what they hold,
+lose their metadata or are formatted anew; fences no INFO line records; topics created again under their names.
+
+Each test cites the real lines it rests on; every behaviour is read from Kafka's source (tags in the replay's comments).
+"""
+from __future__ import annotations
+
+import pytest
+
+from conftest import real_cluster_events
+from replay_engine.api import replay_cluster
+from replay_engine.kraft_rules import change_bumps_epoch
+
+DAMIR = "DamirSmetov__Final_Project"
+BMT = "BMTushyath__RFIDSAS"
+DANIEL = "Danielowo2000__BigDataTechnologies-Version-2"
+D_LOGS = DANIEL + "/kafka_2.13-3.5.0/logs/"
+
+
+def _replay(name: str, folder: str = "real_logs2"):
+    return replay_cluster(real_cluster_events(name, folder=folder), name)
+
+
+def _at(res, cite: str) -> list:
+    return [c for c in res.comparisons if c.record.cite() == cite]
+
+
+def _starts(res, topic: str, partition: int) -> list[int]:
+    return [lp.episode.start for lp in res.leaderless if (lp.episode.topic, lp.episode.partition) == (topic, partition)]
+
+
+@pytest.fixture(scope="module")
+def daniel():
+    return _replay(DANIEL)
+
+
+def test_a_restarted_single_node_restating_its_registrations_is_compared_not_left_out():
+    res = _replay(DAMIR)
+    logs = DAMIR + "/kafka_2.13-4.1.1/logs/"
+    # state-change.log.2025-11-28-08.gz line 106 (08:44:42): broker 1 takes up __consumer_offsets-13 at leader epoch 1,
+    # leader -1 (its controlled shutdown). Restarted, it loads the metadata image and states the same epoch again at
+    # line 160 (08:55:09, "Follower __consumer_offsets-13 starts at leader epoch 1 ... Current leader is -1"): one
+    # leader epoch has one leader, so the line is compared with the epoch the replay decided, not left uncompared.
+    [first] = _at(res, logs + "state-change.log.2025-11-28-08.gz:106")
+    [again] = _at(res, logs + "state-change.log.2025-11-28-08.gz:160")
+    assert first.verdict == "agreed" and again.verdict == "agreed" and again.replayed == {"leader": -1}
+    ag = res.agreement()
+    assert ag["uncompared"] == 0 and ag["agreed"] == ag["compared"] > 1000
+
+
+def test_a_topic_created_again_under_its_name_starts_a_new_history():
+    res = _replay(BMT)
+    # controller.log.2026-03-16-11.gz: the node was formatted anew ("The metadata log appears to be empty") and
+    # __consumer_offsets created with topic ID jYCAXHTFQSiLotlqJU9sKw (the day before it had rBL3mNjQROK9Vz-01QmkEQ).
+    # state-change.log.2026-03-16-11.gz line 6: broker 1 leads __consumer_offsets-13 of the new topic id at leader epoch
+    # 0 -- the creation, judged by createTopics' rule, not an older epoch of the old incarnation.
+    [c] = _at(res, BMT + "/logs/state-change.log.2026-03-16-11.gz:6")
+    assert (c.verdict, c.recorded, c.replayed) == ("agreed", {"leader": 1}, {"leader": 1})
+    assert "created partition" in c.how
+    # what is left uncompared is a hole: quorum epochs 25-28 that no line names
+    left = [c.reason for c in res.comparisons if c.verdict == "unknown"]
+    assert left and all(r.startswith("evidence gap (quorum epochs 25-28") for r in left)
+
+
+def test_a_shutdown_let_go_is_a_fence_and_its_epoch_bump_is_replayed(daniel):
+    # controller.log.2023-08-05-16.gz line 9: "The request from broker 1 to shut down has been granted ..."
+    # (BrokerHeartbeatManager: SHUTDOWN_NOW, which processBrokerHeartbeat handles by handleBrokerFenced). The single
+    # replica's ISR [1] is the whole target ISR, left unwritten, yet in 3.5 the shrink sets the leader field: epoch 9,
+    # leader still -1. state-change.log.2023-08-05-16.gz line 11 states exactly that.
+    [c] = _at(daniel, D_LOGS + "state-change.log.2023-08-05-16.gz:11")
+    assert (c.verdict, c.recorded, c.replayed) == ("agreed", {"leader": -1}, {"leader": -1})
+    assert c.how == "broker's own view of the replayed decision"
+
+
+def test_the_epoch_bump_of_an_emptied_target_isr_follows_the_release():
+    # 3.5.1 PartitionChangeBuilder.triggerLeaderEpochBumpIfNeeded: !Replicas.contains(targetIsr, partition.isr) sets
+    # the leader; 3.6+ (KAFKA-15021) only with bumpLeaderEpochOnIsrShrink below metadata 3.6-IV0: no record at all.
+    assert change_bumps_epoch(-1, (1,), -1, (1,), (3, 5, 0), target_isr=()) is True
+    assert change_bumps_epoch(-1, (1,), -1, (1,), (3, 6, 0), target_isr=()) is None
+
+
+def test_a_reload_restating_the_creation_does_not_take_the_partition_back(daniel):
+    # controller.log.2023-08-05-16.gz line 25 (16:55:49): the restarted 3.5 controller replays the log and logs
+    # "Created partition quickstart-events-0 ... leaderEpoch=0" again; the changes since are replayed at DEBUG. At line
+    # 15 of state-change.log.2023-08-05-16.gz the broker states epoch 9 (leader -1), the epoch the replay held before
+    # the reload: compared with it, not taken as a new epoch after 0.
+    [c] = _at(daniel, D_LOGS + "state-change.log.2023-08-05-16.gz:15")
+    assert (c.verdict, c.replayed) == ("agreed", {"leader": -1})
+    ag = daniel.agreement()
+    assert ag["uncompared"] == 0 and ag["agreed"] == ag["compared"]
+
+
+def test_a_session_timeout_fences_where_no_line_records_the_fence(daniel):
+    from conftest import log4j_us
+
+    # controller.log.2023-07-15-09.gz line 66: "Fencing broker 1 because its session has timed out." (3.5 logs no line
+    # for the fence record itself); the single broker's partitions have no leader from then until it is back.
+    assert log4j_us("2023-07-15 09:33:19,744") in _starts(daniel, "quickstart-events", 0)
+
+
+def test_a_fence_whose_event_raft_refused_is_undone():
+    from conftest import log4j_us
+
+    res = _replay("BetrajJ__kafka-kraft", folder="real_logs")
+    logs = "BetrajJ__kafka-kraft/kafka/logs/"
+    # controller.log.2025-03-04-15.gz line 311: controller 3 "Fencing broker 1 because its session has timed out",
+    # line 313: "maybeFenceReplicas: event failed with NotLeaderException ... Renouncing leadership": the fence was
+    # never committed (QuorumController.handleEventException -> renounce). The same at controller.log.2025-03-04-17.gz
+    # lines 19 and 21 (controller 1). Broker 1's partitions keep their leader there.
+    undone = {e["source_file"] + ":" + str(e["source_pos"]) for f in res.image.findings
+              if f["kind"] == "kraft_uncommitted_reverted" for e in f["evidence"][1:]}
+    assert {logs + "controller.log.2025-03-04-15.gz:311", logs + "controller.log.2025-03-04-17.gz:19"} <= undone
+    starts = set(_starts(res, "__consumer_offsets", 1))
+    assert not starts & {log4j_us("2025-03-04 16:33:40,344"), log4j_us("2025-03-04 18:04:06,082")}
+
+
+def test_a_topic_removed_in_the_controllers_log_has_no_leaderless_partition_after():
+    from conftest import log4j_us
+
+    res = _replay("BetrajJ__kafka-kraft", folder="real_logs")
+    # controller.log.2025-02-28-11.gz line 72: "Replayed RemoveTopicRecord for topic kafka-topic with ID
+    # DUc4knVDQMGKcHKxYw3MQQ" (ReplicationControlManager.replay(RemoveTopicRecord)); no line creates it again.
+    gone = log4j_us("2025-02-28 12:06:32,009")
+    assert all(lp.episode.start < gone for lp in res.leaderless if lp.episode.topic == "kafka-topic")
+
+
+def test_a_line_stating_an_elr_election_is_compared_with_it():
+    res = _replay("GraphLogistics__kafka", folder="real_logs")
+    # controller.log.gz line 64: "Setting new leader for topicId Si2sFI7LTKSxigLG22b0Ig, partition 13 to 1 using ELR.
+    # Previous partition: PartitionRegistration(... leaderEpoch=49 ...)"; state-change.log.gz line 2: broker 1 leads
+    # __consumer_offsets-13 at leader epoch 50, the epoch that change wrote.
+    [c] = _at(res, "GraphLogistics__kafka/logs/state-change.log.gz:2")
+    assert (c.verdict, c.replayed) == ("agreed", {"leader": 1})
+    assert res.agreement()["uncompared"] == 0
