@@ -136,8 +136,10 @@ class PartitionStore:
         if leader is not None and leader >= 0:
             self.led_by.setdefault(leader, set()).add(p.tp)
 
-    def set_replicas(self, p: PState, replicas, ts: int) -> None:
+    def set_replicas(self, p: PState, replicas, ts: int, ordered: bool = True) -> None:
+        """AR as a line states it; ``ordered`` False when the line gives the members only (see PState)."""
         ar = tuple(replicas)
+        p.replicas_ordered = ordered
         if p.replicas != ar:
             p.replicas = ar
             self.ar_history.setdefault(p.tp, []).append((ts, ar))
@@ -155,11 +157,11 @@ class PartitionStore:
                 setattr(p, name, value)
 
     def adopt(self, p: PState, leader=None, isr=None, leader_epoch=None, zk_version=None, controller_epoch=None,
-              replicas=None, ts: int = 0, recorded: bool = False) -> None:
+              replicas=None, ts: int = 0, recorded: bool = False, replicas_ordered: bool = True) -> None:
         """What a record or observation states (None = it does not say). ``recorded``: the controller's own
         write, whose znode version is remembered (a later write that does not raise it is a new history)."""
         if replicas is not None:
-            self.set_replicas(p, replicas, ts)
+            self.set_replicas(p, replicas, ts, replicas_ordered)
         if leader is not None:
             self.set_leader(p, leader)
         if isr is not None:

@@ -932,10 +932,11 @@ class ZkControllerReplay:
     def _known(self, p: PState) -> bool:
         return p.isr is not None and (p.leader is not None or p.state == NEW)
 
-    def _seed(self, p: PState, leader, isr, leader_epoch, controller_epoch, zk_version, replicas, state, ts, ref) -> None:
+    def _seed(self, p: PState, leader, isr, leader_epoch, controller_epoch, zk_version, replicas, state, ts, ref,
+              replicas_ordered: bool = True) -> None:
         """Counterfactual mode: adopt what the trace says only for a partition the replay does not know yet."""
         if replicas is not None:
-            self.store.set_replicas(p, replicas, ts)
+            self.store.set_replicas(p, replicas, ts, replicas_ordered)
         if p.tp in self.rewrite:
             self.store.set_replicas(p, self.rewrite[p.tp], ts)
             isr = tuple(r for r in self.rewrite[p.tp] if self.online(r)) or (isr if isr is not None else None)
@@ -1021,8 +1022,23 @@ class ZkControllerReplay:
     def _seed_from_observation(self, f: F.ObservedState) -> None:
         p = self.part(f.tp)
         if not self._known(p) and (f.isr is not None or f.leader is not None):
-            self._seed(p, f.leader, f.isr, f.leader_epoch, f.controller_epoch, f.zk_version, f.replicas,
-                       f.state, f.ts, f.ref)
+            replicas, ordered = self._stated_assignment(p, f)
+            self._seed(p, f.leader, f.isr, f.leader_epoch, f.controller_epoch, f.zk_version, replicas, f.state,
+                       f.ts, f.ref, ordered)
+
+    def _stated_assignment(self, p: PState, f: F.ObservedState) -> tuple[tuple[int, ...] | None, bool]:
+        """The replicas a broker's line states, as the assignment, and whether in AR's order: before 0.11 the line
+        lists a set (rule zk.line.replicas_order), which tells the members but not their order. One restating the
+        known members leaves AR as it is (None)."""
+        stated = f.replicas
+        if stated is None:
+            return None, True
+        version = self.brokers.versions.get(f.ref.broker, self.config.version)
+        if R.decide("zk.line.replicas_order", version, len(stated)):
+            return stated, True
+        if p.replicas is not None and set(stated) == set(p.replicas):
+            return None, True
+        return stated, False
 
     def _recorded_state(self, f: F.RecordedState) -> None:
         p = self.part(f.tp)
@@ -1166,7 +1182,9 @@ class ZkControllerReplay:
         if f.leader_epoch is not None and p.leader_epoch is not None and f.leader_epoch < p.leader_epoch:
             # that restart recreated the state znode too: the version written before it no longer counts
             self.store.set(p, recorded_zk_version=None)
-        self.store.adopt(p, f.leader, f.isr, f.leader_epoch, f.zk_version, f.controller_epoch, f.replicas, f.ts)
+        replicas, ordered = self._stated_assignment(p, f)
+        self.store.adopt(p, f.leader, f.isr, f.leader_epoch, f.zk_version, f.controller_epoch, replicas, f.ts,
+                         replicas_ordered=ordered)
         if f.state in (ONLINE, OFFLINE, NEW, NON_EXISTENT) and f.initial:
             self.store.initialize(p, f.state)
             if f.state == OFFLINE and p.leader is None:

@@ -45,7 +45,12 @@ def unseen_reason(brokers) -> str:
             f"{', '.join(map(str, sorted(brokers)))}, and the outcome depends on it: the evidence begins after it)")
 
 
-def unknown_why(kind: str, isr, replicas, live, controller) -> str:
+def order_known(p: PState) -> bool:
+    """AR and its order are known (a broker's line before 0.11 gives the members only: PState.replicas_ordered)."""
+    return p.replicas is not None and p.replicas_ordered
+
+
+def unknown_why(kind: str, isr, replicas, live, controller, ordered: bool = True) -> str:
     """Why a record could not be re-derived: the first thing the replay did not know."""
     if controller is None:
         return f"{kind}: acting controller unknown"
@@ -58,6 +63,9 @@ def unknown_why(kind: str, isr, replicas, live, controller) -> str:
         return f"{kind}: ISR before the record unknown"
     if replicas is None:
         return f"{kind}: assigned replicas unknown"
+    if not ordered:
+        return (f"{kind}: the assigned replicas' order unknown (only broker lines listing them as a set before "
+                "0.11 state them, rule zk.line.replicas_order)")
     return f"{kind}: not re-derivable (no rule for this transition)"
 
 
@@ -267,7 +275,7 @@ def point_decision(ctx: JudgeView, p: PState, kind: str, f: F.RecordedState) -> 
         if cand is None:
             return None, ""
         live_isr = [r for r in p.isr if r in live]
-        if p.replicas is None and (len(live_isr) > 1 or not live_isr and ctx.unclean_allowed(p.tp[0])):
+        if not order_known(p) and (len(live_isr) > 1 or not live_isr and ctx.unclean_allowed(p.tp[0])):
             # The assignment order decides (several live ISR members, or an unclean pick) and the
             # evidence does not give it.
             return None, ""
@@ -275,6 +283,8 @@ def point_decision(ctx: JudgeView, p: PState, kind: str, f: F.RecordedState) -> 
         if f.from_state == ONLINE and asked is not None and f.ts - asked <= MATCH_WINDOW_US:
             # "Starting preferred replica leader election for partitions ..." came first. The ISR is not
             # changed by this election, so the recorded one is the ISR it was decided on.
+            if p.replicas is not None and not p.replicas_ordered:
+                return None, ""  # which replica is preferred (the head of AR) is not known
             isr = list(f.isr) if f.isr is not None else list(p.isr)
             res = ctx.rule("zk.election.preferred", cand, isr, live)
             le = None if p.leader_epoch is None else p.leader_epoch + 1
@@ -491,7 +501,7 @@ def judge_write(ctx: JudgeView, pending: Pending, p: PState, kind: str, f: F.Rec
         if defer_gaps and kind != "new_partition" and unseen(p):
             return unknown(p.tp, f.ts, f.ref, recorded, UNSEEN)
         return unknown(p.tp, f.ts, f.ref, recorded, unknown_why(kind, p.isr, p.replicas, ctx.online_set(p.tp),
-                                                                ctx.controller))
+                                                                ctx.controller, p.replicas_ordered))
     ok = same(replayed, recorded)
     how = f"point: {strategy}"
     if not ok and kind == "election":

@@ -23,6 +23,9 @@ class PState:
     reassign_target: tuple[int, ...] | None = None
     init_failed: bool = False  # NewPartition whose replicas were all offline
     recorded_zk_version: int | None = None  # as last written by the controller (not as a broker saw it)
+    # False: AR's members come from a line that lists them as a set (a broker's before 0.11), so their order, which
+    # elections follow, is not known
+    replicas_ordered: bool = True
 
     def snapshot(self) -> dict[str, Any]:
         return {

@@ -121,16 +121,19 @@ def _controlled_shutdown_of_the_leader(version):
     return d.after
 
 
-def test_controlled_shutdown_before_0_10_2_hands_leadership_to_the_isr_head():
-    # 0.10.1.1 ControlledShutdownLeaderSelector.selectLeader:
+def test_controlled_shutdown_before_0_10_0_hands_leadership_to_the_isr_head():
+    # 0.9.0.1 ControlledShutdownLeaderSelector.selectLeader:
     #   val newIsr = currentLeaderAndIsr.isr.filter(brokerId => !controllerContext.shuttingDownBrokerIds.contains(brokerId))
     #   val newLeaderOpt = newIsr.headOption
-    assert _controlled_shutdown_of_the_leader((0, 10, 1)) == {"leader": 3, "isr": [3, 2], "leader_epoch": 1}
+    assert _controlled_shutdown_of_the_leader((0, 9, 0)) == {"leader": 3, "isr": [3, 2], "leader_epoch": 1}
 
 
-def test_controlled_shutdown_from_0_10_2_hands_leadership_to_the_first_assigned_replica():
-    # 0.10.2.0 ControlledShutdownLeaderSelector.selectLeader: liveAssignedReplicas.find(newIsr.contains)
-    assert _controlled_shutdown_of_the_leader((0, 10, 2)) == {"leader": 2, "isr": [3, 2], "leader_epoch": 1}
+def test_controlled_shutdown_from_0_10_0_hands_leadership_to_the_first_assigned_replica():
+    # 0.10.0.0 ControlledShutdownLeaderSelector.selectLeader (KAFKA-3670):
+    #   liveAssignedReplicas.filter(newIsr.contains).headOption; 0.10.1.1 and 0.10.2.0:
+    #   liveAssignedReplicas.find(newIsr.contains)
+    for v in ((0, 10, 0), (0, 10, 1), (0, 10, 2)):
+        assert _controlled_shutdown_of_the_leader(v) == {"leader": 2, "isr": [3, 2], "leader_epoch": 1}, v
 
 
 def _unclean_enabled_for_an_offline_partition(version, fact):

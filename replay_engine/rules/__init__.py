@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from replay_engine.rules import kraft, zk_config, zk_controller, zk_elections, zk_isr
+from replay_engine.rules import kraft, zk_config, zk_controller, zk_elections, zk_isr, zk_lines
 from replay_engine.rules.rule import Rule, Version, range_text, vtext
 
 __all__ = ["Rule", "Version", "range_text", "vtext"]
@@ -37,7 +37,7 @@ class Resolution:
 
 def _load() -> tuple[Rule, ...]:
     rows: list[Rule] = []
-    for m in (zk_controller, zk_elections, zk_isr, zk_config, kraft):
+    for m in (zk_controller, zk_elections, zk_isr, zk_config, zk_lines, kraft):
         rows.extend(m.RULES)
     return tuple(rows)
 

@@ -1,0 +1,76 @@
+"""What 0.8-0.11 lines say of a partition, read as the release that wrote them (real_logs2, Kafka 0.10.2).
+
+Independent truth: the cited lines of the clusters' own logs and Kafka's source at the release tags.
+"""
+import gzip
+
+import pytest
+
+from conftest import SHARED, real_cluster_events
+from replay_engine import rules as R
+from replay_engine.api import replay_cluster
+
+PMITRA = "pmitra43__kafka_load_generator"
+PM_LOGS = f"{PMITRA}/kafka_2.11-0.10.2.0/logs/"
+SO3500 = "so3500__volttron-kafka"
+SO_LOGS = f"{SO3500}/kafka_2.12-0.10.2.1/logs/"
+
+
+@pytest.fixture(scope="module")
+def pmitra():
+    return replay_cluster(real_cluster_events(PMITRA, "real_logs2"), PMITRA)
+
+
+@pytest.fixture(scope="module")
+def so3500():
+    return replay_cluster(real_cluster_events(SO3500, "real_logs2"), SO3500)
+
+
+def line(path: str, n: int) -> str:
+    with gzip.open(SHARED / "real_logs2" / path, "rt") as fh:
+        for i, text in enumerate(fh, 1):
+            if i == n:
+                return text
+    raise AssertionError(f"{path} has no line {n}")
+
+
+def judged(res, cite: str):
+    hits = [c for c in res.comparisons if (c.record.cite() or "").endswith(cite)]
+    assert len(hits) == 1, (cite, hits)
+    return hits[0]
+
+
+def test_a_brokers_replica_list_is_a_set_before_0_11():
+    # 0.9.0.0 kafka/api/LeaderAndIsrRequest.scala PartitionStateInfo.readFrom: replicas.toSet (Scala Set1..Set4 keep
+    # the order added, five or more a HashSet); 0.10.2.0 LeaderAndIsrRequest.java: new HashSet<>(replicasArray.length);
+    # 0.11.0.0 PartitionState.java: List<Integer> replicas (KAFKA-5329).
+    order = "zk.line.replicas_order"
+    assert R.decide(order, (0, 9, 0), 3) and not R.decide(order, (0, 9, 0), 5)
+    assert not R.decide(order, (0, 10, 0), 3) and not R.decide(order, (0, 10, 2), 2)
+    assert R.decide(order, (0, 10, 2), 1)  # one replica has no order to lose
+    assert R.decide(order, (0, 11, 0), 5) and R.decide(order, (3, 9, 0), 3)
+
+
+def test_a_set_of_replicas_does_not_reorder_the_assignment(pmitra):
+    # The controller states __consumer_offsets-47's assignment in order, "Assigned replicas are: [List(2, 1, 0)]"
+    # (state-change.log.2017-06-26-19.gz line 431, 0.10.2.0 OfflinePartitionLeaderSelector); broker 0 then lists
+    # "AllReplicas:0,1,2" (a HashSet). Elected at line 2391 "with leader 2": the first live assigned replica in
+    # the live ISR [2, 1, 0] is 2, as the List says; the set's order gave 0 (a divergence on main before).
+    assert "Assigned replicas are: [List(2, 1, 0)]" in line(PM_LOGS + "state-change.log.2017-06-26-19.gz", 431)
+    rec = line(PM_LOGS + "state-change.log.2017-06-26-19.gz", 2391)
+    assert "changed partition [__consumer_offsets,47] from OfflinePartition to OnlinePartition with leader 2" in rec
+    c = judged(pmitra, "state-change.log.2017-06-26-19.gz:2391")
+    assert c.agreed and c.replayed["leader"] == 2
+    assert not any(c.verdict == "diverged" for c in pmitra.comparisons)
+
+
+def test_an_assignment_known_only_as_a_set_leaves_the_election_order_unknown(so3500):
+    # my-replicated-topic-0's assignment is [1, 2, 0] (the controller's "preferred replicas by broker ... List(1, 2,
+    # 0)", controller.log.2017-09-07-16.gz line 34, five seconds later); before that only broker lines state it,
+    # "replicas=[0, 1, 2]" (a HashSet, state-change.log.2017-09-07-16.gz line 56). The election at
+    # controller.log.2017-09-07-16.gz line 26 ("Select 2 from ISR 2,0") depends on the order: not judged, and why.
+    assert "replicas=[0, 1, 2]" in line(SO_LOGS + "state-change.log.2017-09-07-16.gz", 56)
+    assert "[my-replicated-topic,0] -> List(1, 2, 0)" in line(SO_LOGS + "controller.log.2017-09-07-16.gz", 34)
+    assert '"leader":2' in line(SO_LOGS + "controller.log.2017-09-07-16.gz", 26)
+    c = judged(so3500, "controller.log.2017-09-07-16.gz:26")
+    assert c.verdict == "unknown" and "order unknown" in c.reason
