@@ -1165,7 +1165,9 @@ class ZkControllerReplay:
         if f.assigned is not None:
             self.store.set_replicas(p, f.assigned, f.ts)  # the assignment the controller itself used
         if not (f.strategy and ("ControlledShutdown" in f.strategy or "Preferred" in f.strategy)):
-            if p.state != NEW:
+            # a failed OfflinePartition -> OnlinePartition election says the partition was offline, whatever the
+            # replay held (a NewPartition whose creation election no line shows)
+            if p.state != NEW or f.from_state == OFFLINE:
                 self.store.move(p, OFFLINE, RECORDED, f.ts, f.ref, f.from_state)
             if p.leader is None:
                 self.store.set_leader(p, -1)

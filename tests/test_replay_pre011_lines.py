@@ -74,3 +74,26 @@ def test_an_assignment_known_only_as_a_set_leaves_the_election_order_unknown(so3
     assert '"leader":2' in line(SO_LOGS + "controller.log.2017-09-07-16.gz", 26)
     c = judged(so3500, "controller.log.2017-09-07-16.gz:26")
     assert c.verdict == "unknown" and "order unknown" in c.reason
+
+
+def test_the_controllers_update_metadata_line_states_the_isr(so3500):
+    # 0.10.2.0 ControllerChannelManager.sendRequestsToBrokers, TRACE: "Controller 1 epoch 12 sending UpdateMetadata
+    # request (Leader:1,ISR:1,0,LeaderEpoch:14,ControllerEpoch:12) ... for partition __consumer_offsets-9"
+    # (state-change.log.2017-09-25-18.gz line 3109), after an ISR change notification: broker 0 is back in the ISR,
+    # so the auto-rebalance preferred election of line 3557 ("from OnlinePartition to OnlinePartition with leader 0",
+    # 0.10.2.0 PreferredReplicaPartitionLeaderSelector: the preferred replica live and in the ISR) follows; without
+    # the line the replay held ISR [1] and judged it diverged.
+    assert "(Leader:1,ISR:1,0,LeaderEpoch:14" in line(SO_LOGS + "state-change.log.2017-09-25-18.gz", 3109)
+    c = judged(so3500, "state-change.log.2017-09-25-18.gz:3557")
+    assert c.agreed and c.replayed["leader"] == 0
+    assert not any(c.verdict == "diverged" for c in so3500.comparisons)
+
+
+def test_a_failed_offline_election_puts_the_partition_offline(so3500):
+    # state-change.log.2017-09-11-12.gz line 268: "initiated state change for partition [my-topic-1,0] from
+    # OfflinePartition to OnlinePartition failed" (NoReplicaOnlineException, line 269: no live broker), a moment Kafka
+    # states the partition had no leader, though the replay had not seen the partition's creation go Online.
+    assert "from OfflinePartition to OnlinePartition failed" in line(SO_LOGS + "state-change.log.2017-09-11-12.gz", 268)
+    ts = judged(so3500, "state-change.log.2017-09-11-12.gz:268").ts
+    assert any(e.episode.topic == "my-topic-1" and e.episode.partition == 0 and e.episode.start <= ts
+               and (e.episode.end is None or ts < e.episode.end) for e in so3500.leaderless)

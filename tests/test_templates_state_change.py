@@ -277,3 +277,22 @@ def test_update_metadata_sent_during_topic_deletion_observes_no_leader():
                             "replicas=[1, 0], offlineReplicas=[1, 0]) to brokers Set(0) for partition dcode_fileParse_XD-0 "
                             "(state.change.logger)")
     assert events == [] and summary.unrecognized == 0
+
+
+def test_update_metadata_sent_0_8_to_0_11_is_the_controllers_view_of_the_partition():
+    # ControllerChannelManager.sendRequestsToBrokers, TRACE: 0.10.2.0 "Controller %d epoch %d sending UpdateMetadata
+    # request %s to brokers %s for partition %s" with LeaderIsrAndControllerEpoch.toString; 0.9.0.0 "to broker %d";
+    # 0.8.2.1 "%s with correlationId %d to broker %d". so3500__volttron-kafka (0.10.2.1)
+    # state-change.log.2017-09-25-18.gz line 3109, and the two older shapes with its values.
+    ev = one("[2017-09-25 20:05:26,312] TRACE Controller 1 epoch 12 sending UpdateMetadata request (Leader:1,ISR:1,0,"
+             "LeaderEpoch:14,ControllerEpoch:12) to brokers Set(0, 1) for partition __consumer_offsets-9 "
+             "(state.change.logger)")
+    assert (ev.event_type, ev.topic, ev.partition, ev.controller_id) == ("partition_state_observed",
+                                                                        "__consumer_offsets", 9, 1)
+    assert (ev.leader, ev.isr, ev.leader_epoch, ev.controller_epoch, ev.replicas) == (1, [1, 0], 14, 12, None)
+    assert ev.detail["via"] == "update_metadata_sent"
+    for tail in ("to broker 0 for partition [__consumer_offsets,9]",
+                 "with correlationId 7 to broker 0 for partition [__consumer_offsets,9]"):
+        ev = one("[2017-09-25 20:05:26,312] TRACE Controller 1 epoch 12 sending UpdateMetadata request (Leader:-1,ISR:,"
+                 f"LeaderEpoch:14,ControllerEpoch:12) {tail} (state.change.logger)")
+        assert (ev.topic, ev.partition, ev.leader, ev.isr) == ("__consumer_offsets", 9, -1, [])

@@ -227,6 +227,21 @@ def _update_metadata_sent(entry, m):
                  controller_epoch=st["state_controller_epoch"], replicas=st["replicas"], detail=d)
 
 
+def _update_metadata_sent_08(entry, m):
+    """ControllerChannelManager.sendRequestsToBrokers (0.8.2-0.11, TRACE): "Controller C epoch E sending
+    UpdateMetadata request (Leader:..,ISR:..,LeaderEpoch:..,ControllerEpoch:..) [with correlationId N] to broker(s)
+    ... for partition P", the controller's partitionLeadershipInfo as it sends it (after a failover, a broker
+    change or an ISR change notification it has just read the state znode). Leader -2: a topic being deleted."""
+    st = leader_isr_epoch(m["state"])
+    tp = split_topic_partition(m["tp"])
+    if st is None or tp is None or st["leader"] < -1:
+        return None
+    cid, _ = _ids(m)
+    return Event("partition_state_observed", controller_id=cid, topic=tp[0], partition=tp[1], leader=st["leader"],
+                 isr=st["isr"], leader_epoch=st["leader_epoch"], controller_epoch=st["controller_epoch"],
+                 detail={"via": "update_metadata_sent"})
+
+
 _LAI_TAIL = r"(?: with (?:state (?P<lai>LeaderAndIsr\(.*\))|leader (?P<leader>-?\d+)|assigned replicas (?P<ar>[\d, ]*)))?$"
 
 RULES = [
@@ -267,6 +282,10 @@ RULES = [
          re.compile(_P + r"Sending UpdateMetadata request (?P<state>(?:UpdateMetadata)?PartitionState\([^()]*\)) to "
                     r"brokers (?P<brokers>.*) for partition (?P<tp>\S+)$"),
          _update_metadata_sent),
+    Rule("state_change.update_metadata_sent.08", SC, ("sending UpdateMetadata request (Leader:",),
+         re.compile(_P + r"sending UpdateMetadata request (?P<state>\(Leader:[^()]*\)) (?:with correlationId \d+ )?"
+                    r"to brokers? (?P<brokers>.*?) for partition (?P<tp>\S+)$"),
+         _update_metadata_sent_08),
     Rule("state_change.psm_startup_dump", CONTROLLER, ("Started partition state machine with initial state",),
          re.compile(r"^(?:\[[^\]]*\]:? )?Started partition state machine with initial state -> (?P<dump>.*)$"),
          _psm_startup),
