@@ -25,11 +25,12 @@ PARSERS: dict[str, tuple[str, str]] = {
     "kraft_metadata": ("parsers.kraft.events", "parse_metadata_file"),
     "kraft_dump_text": ("parsers.kraft.dump_text", "parse_dump_text"),
     "container_stream": ("parsers.container_streams", "parse_container_stream"),
+    "meta_properties": ("parsers.log_dirs.meta_properties", "parse_meta_properties"),
 }
 
 # Files that sit next to evidence but carry none we use (counted, not parsed).
 AUX_NAMES = re.compile(
-    r"(^|/)(leader-epoch-checkpoint|partition\.metadata|meta\.properties|recovery-point-offset-checkpoint"
+    r"(^|/)(leader-epoch-checkpoint|partition\.metadata|recovery-point-offset-checkpoint"
     r"|replication-offset-checkpoint|log-start-offset-checkpoint|cleaner-offset-checkpoint|myid|acceptedEpoch|currentEpoch"
     r"|\.lock)(\.gz)?$|\.(index|timeindex|txnindex|snapshot|deleted|cleaned|swap)(\.gz)?$"
 )
@@ -40,6 +41,7 @@ _ZK_TXN_NAME = re.compile(r"(^|/)log\.[0-9a-f]+(\.gz)?$")
 _ZK_SNAP_NAME = re.compile(r"(^|/)snapshot\.[0-9a-f]+(\.gz|\.snappy)?$")
 _KRAFT_NAME = re.compile(r"(__cluster_metadata-\d+/\d{20}\.log|\d{20}-\d{10}\.checkpoint)(\.gz)?$")
 _SEGMENT_NAME = re.compile(r"(^|/)\d{20}\.log(\.gz)?$")  # any partition's segment: content decides
+_META_PROPERTIES = re.compile(r"(^|/)meta\.properties(\.gz)?$")
 
 
 _CTRL_BYTES = bytes([*range(0, 9), *range(14, 32)])
@@ -66,8 +68,8 @@ def _has_log_headers(head: bytes) -> bool:
 
 
 def sniff_kind(path: str, data: bytes) -> str:
-    """broker_log, container_stream, zk_txnlog, zk_snapshot, znode_dump, kraft_metadata, kraft_dump_text, aux,
-    empty, binary."""
+    """broker_log, container_stream, zk_txnlog, zk_snapshot, znode_dump, kraft_metadata, kraft_dump_text,
+    meta_properties, aux, empty, binary."""
     p = path.replace("\\", "/")
     if not data:
         return "empty"
@@ -87,6 +89,8 @@ def sniff_kind(path: str, data: bytes) -> str:
             return "kraft_metadata"
     if p.endswith("quorum-state") or p.endswith("quorum-state.gz"):
         return "aux"
+    if _META_PROPERTIES.search(p):
+        return "meta_properties"
     if AUX_NAMES.search(p):
         return "aux"
     from parsers.container_streams import detect_format

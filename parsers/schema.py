@@ -31,7 +31,8 @@ FIELDS: tuple[tuple[str, pa.DataType, str, str], ...] = (
     ("cluster", pa.string(), "string", "cluster name (from --cluster or the source's place)"),
     ("ts", pa.timestamp("us", tz="UTC"), "timestamp", "event time, UTC"),
     ("ts_raw", pa.string(), "string", "timestamp text as written in the source"),
-    ("source_kind", pa.string(), "string", "broker_log, zk_txnlog, zk_snapshot, znode_dump, kraft_metadata, client_log"),
+    ("source_kind", pa.string(), "string", "broker_log, zk_txnlog, zk_snapshot, znode_dump, kraft_metadata, client_log, "
+                                          "log_dir"),
     ("source_file", pa.string(), "string", "path of the file the event came from"),
     ("source_pos", pa.int64(), "bigint", "line number (text) or byte offset (binary)"),
     ("source_sub", pa.int32(), "int", "index among events from the same line/record"),
@@ -61,7 +62,7 @@ FIELD_NAMES: tuple[str, ...] = tuple(f[0] for f in FIELDS)
 ARROW_SCHEMA = pa.schema([pa.field(n, t) for n, t, _, _ in FIELDS])
 SPARK_DDL = ", ".join(f"`{n}` {d}" for n, _, d, _ in FIELDS)
 
-SOURCE_KINDS = ("broker_log", "zk_txnlog", "zk_snapshot", "znode_dump", "kraft_metadata", "client_log")
+SOURCE_KINDS = ("broker_log", "zk_txnlog", "zk_snapshot", "znode_dump", "kraft_metadata", "client_log", "log_dir")
 
 # Longest raw text kept per event. Real logs hold 10 kB HashMap dumps; a 10 MB
 # line must not ride along through every stage.
@@ -237,6 +238,7 @@ EVENT_TYPES: dict[str, str] = {
     "zk_session_closing": "the broker closed a ZooKeeper client (its session, and the ephemeral znodes it held, end)",
     "broker_config": "broker configuration logged at start-up (KafkaConfig values)",
     "kafka_version": "Kafka version logged at start-up (AppInfoParser)",
+    "cluster_identity": "which cluster a broker, file or directory belongs to: a cluster id it states or the ZooKeeper chroot its broker used",
     "log_dir_failure": "a log directory went offline",
     "broker_fatal_error": "the broker could not start or register, or stopped itself (detail.cause: why, detail.proof_offset: the proving line)",
     # --- KRaft (logs and metadata records) ---

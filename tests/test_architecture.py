@@ -55,10 +55,11 @@ PARSER_LAYERS: dict[str, frozenset[str]] = {
     "parsers.broker_logs": _BOTTOM,
     "parsers.zookeeper": _BOTTOM,
     "parsers.kraft": _BOTTOM,
+    "parsers.log_dirs": _BOTTOM,
     # container log formats (docker, CRI) wrap the lines a broker logged
     "parsers.container_streams": _BOTTOM | {"parsers.broker_logs"},
     "parsers.dispatch": _BOTTOM | {"parsers.broker_logs", "parsers.zookeeper", "parsers.kraft",
-                                   "parsers.container_streams"},
+                                   "parsers.container_streams", "parsers.log_dirs"},
 }
 
 # The replay loops consume facts (replay_engine.facts), not events: the converters (from_events for ZooKeeper

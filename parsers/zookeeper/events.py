@@ -51,6 +51,7 @@ _KAFKA_PATH = re.compile(
     r"|/admin/delete_topics/(?P<delete_topic>[^/]+)"
     r"|/isr_change_notification/(?P<isr_change>isr_change_\d+)"
     r"|/log_dir_event_notification/(?P<log_dir_event>log_dir_event_\d+)"
+    r"|(?P<cluster_id>/cluster/id)"
     r")$"
 )
 
@@ -58,7 +59,7 @@ _KAFKA_PATH = re.compile(
 @dataclass(frozen=True)
 class KafkaPath:
     kind: str  # broker, partition_state, topic, controller, controller_epoch, topic_config, broker_config,
-    #            reassign, preferred, delete_topic, isr_change, log_dir_event
+    #            reassign, preferred, delete_topic, isr_change, log_dir_event, cluster_id
     chroot: str
     name: str | None = None  # topic / broker id text / notification node
     partition: int | None = None
@@ -80,7 +81,7 @@ def kafka_path(path: str | None) -> KafkaPath | None:
     for kind in ("topic", "config_topic", "config_broker", "delete_topic", "isr_change", "log_dir_event"):
         if g[kind] is not None:
             return KafkaPath({"config_topic": "topic_config", "config_broker": "broker_config"}.get(kind, kind), chroot, g[kind])
-    for kind in ("controller", "controller_epoch", "reassign", "preferred"):
+    for kind in ("controller", "controller_epoch", "reassign", "preferred", "cluster_id"):
         if g[kind] is not None:
             return KafkaPath(kind, chroot)
     return None
@@ -295,12 +296,22 @@ def write_events(w: Write, kp: KafkaPath, st: Stamp, sub: int, conditional: bool
             return []
         n = _obj(w.data, what)
         return [st.event("isr_change_notification", sub, {**base, "partitions": _partitions(n.get("partitions"))})]
+    if k == "cluster_id":
+        return [st.event("cluster_identity", sub, {**base, "cluster_id": cluster_id_of(w.data, what), "via": "zk_znode"})]
     if k == "log_dir_event":
         if not w.created:
             return []
         n = _obj(w.data, what)
         return [st.event("log_dir_event", sub, {**base, "event": n.get("event")}, subject_broker=_int(n.get("broker")))]
     return []
+
+
+def cluster_id_of(data: bytes | None, what: str) -> str:
+    """The id in ``/cluster/id``: ``{"version":"1","id":"X"}`` (0.10.1.0 ``ZkUtils.ClusterId.toJson``)."""
+    cid = _obj(data, what).get("id")
+    if not isinstance(cid, str) or not cid:
+        raise PayloadError(f"{what} holds no cluster id")
+    return cid
 
 
 # ---------------------------------------------------------------- txn logs

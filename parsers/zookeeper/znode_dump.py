@@ -25,7 +25,8 @@ from parsers.common.accounting import FileSummary, Quarantined
 from parsers.common.context import SourceContext
 from parsers.common.textio import ReadProblems, decode_line, head_bytes, iter_raw_lines
 from parsers.schema import Event, iso_utc
-from parsers.zookeeper.events import PayloadError, _assignment, _int, _ints, _json, _obj, kafka_path, micros
+from parsers.zookeeper.events import (PayloadError, _assignment, _int, _ints, _json, _obj, cluster_id_of, kafka_path,
+                                      micros)
 
 STAT_KEYS = ("cZxid", "ctime", "mZxid", "mtime", "pZxid", "cversion", "dataVersion", "aclVersion",
              "ephemeralOwner", "dataLength", "numChildren")
@@ -156,6 +157,9 @@ def observed_events(path: str | None, data: bytes | None, stat: dict, via: str, 
         cfg = c.get("config") if isinstance(c.get("config"), dict) else {}
         d["config"] = {str(a): (None if b is None else str(b)) for a, b in cfg.items()}
         return [_event("topic_config_observed", ctx, pos, ts_ms, stat, d, raw, topic=kp.name)]
+    if k == "cluster_id":
+        d.update({"cluster_id": cluster_id_of(data, what), "via": "zk_znode"})
+        return [_event("cluster_identity", ctx, pos, ts_ms, stat, d, raw)]
     return []
 
 

@@ -134,7 +134,26 @@ def _kafka_config(entry, m):
         if v is not None and v.lstrip("-").isdigit() and int(v) >= 0:
             subject = int(v)
             break
-    return Event("broker_config", subject_broker=subject, detail={"config": dict(sorted(config.items()))})
+    event = Event("broker_config", subject_broker=subject, detail={"config": dict(sorted(config.items()))})
+    chroot = zk_chroot(entry.continuation)
+    if chroot is None:
+        return event
+    return [event, Event("cluster_identity", subject_broker=subject, detail={"zk_chroot": chroot, "via": "config"})]
+
+
+def zk_chroot(lines) -> str | None:
+    """The ZooKeeper chroot of a ``zookeeper.connect = h1:2181,h2:2181/path`` line of a configuration dump ('/' for
+    none; None when the dump names no ZooKeeper): everything from the first '/' on, as the broker reads it (2.7.0
+    ``KafkaServer.initZkClient``: ``config.zkConnect.substring(chrootIndex)``)."""
+    for line in lines:
+        key, sep, value = line.strip().partition(" = ")
+        if sep and key == "zookeeper.connect":
+            value = value.strip()
+            if not value or value == "null":
+                return None
+            slash = value.find("/")
+            return "/" if slash < 0 else (value[slash:].rstrip("/") or "/")
+    return None
 
 
 def _kafka_version(entry, m):
