@@ -50,13 +50,40 @@ def collect_events(ingest: IngestResult, since: int | None = None, until: int | 
     table = df.toArrow()
     rows = table.to_pylist()
     events = [event_from_row(r) for r in rows]
-    if since is not None or until is not None:
-        events = [e for e in events if _in_range(e, since, until)]
     events.sort(key=replay_order)
     events, copies = drop_log_copies(events)
     if copies:
         ingest.summary_json["log_copies"] = copies
+    # Before the time window: the lines that name a cluster are written at start-up, often before it.
+    events, told = split_clusters(events)
+    if told:
+        ingest.summary_json["clusters_told_apart"] = told
+    if since is not None or until is not None:
+        events = [e for e in events if _in_range(e, since, until)]
+    events.sort(key=replay_order)
     return events
+
+
+def split_clusters(events: list[Event]) -> tuple[list[Event], list[dict[str, Any]]]:
+    """Events given as one cluster that hold several (``replay_engine.clusters``) get their own cluster's name;
+    those no evidence places are left out. Returns the events kept and, per cluster given, what told them apart."""
+    from replay_engine.clusters import tell_clusters
+
+    by_cluster: dict[str | None, list[Event]] = {}
+    for e in events:
+        by_cluster.setdefault(e.cluster, []).append(e)
+    told, left = [], set()
+    for base, mine in by_cluster.items():
+        t = tell_clusters(mine, base)
+        if not t.clusters:
+            continue
+        for e, name in zip(mine, t.names):
+            e.cluster = name
+            if name is None:
+                left.add(id(e))
+        told.append({"folder": base, "statement": t.statement(base), "clusters": [c.to_json() for c in t.clusters],
+                     "findings": t.findings})
+    return ([e for e in events if id(e) not in left] if left else events), told
 
 
 def _copy_key(e: Event) -> tuple | None:

@@ -49,7 +49,14 @@ def replay_cmd(
     write_timeline(rows, out / "partition_timeline")
     docs = [res.to_json() for res in results]
     doc = docs[0] if len(docs) == 1 else {"clusters": docs}
+    told = analysis.ingest.summary_json.get("clusters_told_apart")
+    if told:
+        doc["several_clusters"] = told
     (out / "replay.json").write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    for t in told or []:
+        print(t["statement"])
+        for f in t["findings"]:
+            print(f"  {f['text']}")
     for res in results:
         ag = res.agreement()
         ratio = f"{ag['ratio']:.2%}" if ag["ratio"] is not None else "n/a"

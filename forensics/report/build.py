@@ -107,6 +107,9 @@ class _CrashClock:
 
     def __init__(self, res: ReplayResult, events: list[Event], ingest_summary: dict[str, Any] | None = None):
         mine = [e for e in events if e.cluster == res.cluster] if len(events) else []
+        # a file of a folder that holds several clusters is listed under the folder's name
+        folder = {c["name"]: t["folder"] for t in (ingest_summary or {}).get("clusters_told_apart", [])
+                  for c in t["clusters"]}.get(res.cluster)
         self.last = LastLines(mine)
         self.kraft = res.mode == "kraft"
         self.timeouts = {} if self.kraft else session_timeouts(mine)
@@ -117,7 +120,7 @@ class _CrashClock:
         # the last line of each broker's files (routine lines too: they are not events but prove it ran)
         self.file_ends: dict[int, list[int]] = {}
         for f in (ingest_summary or {}).get("files", []):
-            if f.get("cluster") not in (None, res.cluster):
+            if f.get("cluster") not in (None, res.cluster, folder):
                 continue
             # a container stream holds several brokers: each source's last line is its broker's
             for part in f.get("streams") or [f]:
@@ -362,6 +365,8 @@ def build_report(
             findings.append({"kind": "replay_divergence", "cluster": c["cluster"], "count": n_div,
                              "text": f"{n_div} controller decision(s) differ from what the replay derives; "
                                      "see replay.agreement.divergences"})
+    told_apart = ingest_summary.get("clusters_told_apart", [])
+    findings.extend(several_clusters_findings(told_apart))
     for p in ingest_summary.get("input_problems", []):
         findings.append({"kind": "input_problem", "text": p})
     for cp in ingest_summary.get("log_copies", []):
@@ -369,6 +374,8 @@ def build_report(
     totals = ingest_summary.get("totals", {})
     summary = {
         "clusters": [c["cluster"] for c in clusters],
+        "several_clusters": [{"folder": t["folder"], "statement": t["statement"],
+                              "clusters": [c["name"] for c in t["clusters"]]} for t in told_apart],
         "window": {"start": min((c["window"]["start"] for c in clusters if c["window"]["start"]), default=None),
                    "end": max((c["window"]["end"] for c in clusters if c["window"]["end"]), default=None)},
         "kafka_version": [c["kafka_version"] for c in clusters],
@@ -421,8 +428,20 @@ def build_report(
         "remedies": _remedies(all_incidents, results) + _loss_remedies(data_loss),
         "findings": findings,
         "inputs": inputs,
-        "replay": clusters[0] if len(clusters) == 1 else {"clusters": clusters},
+        "replay": (clusters[0] if len(clusters) == 1 else {"clusters": clusters})
+        | ({"several_clusters": told_apart} if told_apart else {}),
     }
+
+
+def several_clusters_findings(told_apart: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A folder that holds several clusters (``replay_engine.clusters``): what told them apart, then what could not
+    be placed."""
+    out = []
+    for t in told_apart:
+        out.append({"kind": "several_clusters", "text": t["statement"], "clusters": t["clusters"],
+                    "evidence": [ev for c in t["clusters"] for ev in c["evidence"][:1]]})
+        out.extend(t["findings"])
+    return out
 
 
 def stream_source_lines(ingest_summary: dict[str, Any]) -> list[str]:

@@ -84,6 +84,7 @@ def render_text(report: dict[str, Any], tz: str = "UTC", max_evidence: int = 8) 
     zl = _zone_label(tz)
     lines.append(f"kafka-forensics postmortem: cluster {', '.join(map(str, s['clusters']))}")
     lines.append(f"Window: {show_ts(s['window']['start'], tz)} -> {show_ts(s['window']['end'], tz)} ({zl})")
+    lines.extend(several_clusters_lines(report, tz))
     for rep in _replays(report):
         src = _evidence_kind(rep)
         ver = rep.get("kafka_version") or "unknown"
@@ -154,7 +155,24 @@ def render_text(report: dict[str, Any], tz: str = "UTC", max_evidence: int = 8) 
 
 # Findings about the evidence itself (the rest are in report.json): the reader must see them.
 SHOWN_FINDINGS = ("replay_divergence", "input_problem", "log_copy", "clock_skew", "failed_start",
-                  "generated_broker_id")
+                  "generated_broker_id", "cluster_not_told")
+
+
+def several_clusters_lines(report: dict[str, Any], tz: str = "UTC") -> list[str]:
+    """'FOLDER holds N clusters, each replayed alone:' and one line per cluster, with the line that named it."""
+    out = []
+    for f in report["findings"]:
+        if f["kind"] != "several_clusters":
+            continue
+        head, _, _ = f["text"].partition(": ")
+        out.append(f"{head}:")
+        for c in f["clusters"]:
+            ev = c["evidence"][0] if c["evidence"] else None
+            named = f", named at {ev['source_file']}:{ev['source_pos']}" if ev else ""
+            out.append(f"  {c['name']}: {c['label']}{named}; broker(s) {', '.join(map(str, c['brokers'])) or 'none'};"
+                       f" {show_ts(c['first'], tz)} to {show_ts(c['last'], tz)}; {c['events']:,} events")
+            out.extend(f"    with {a}" for a in c["attributed"])
+    return out
 MAX_FILES_SHOWN = 10
 
 
@@ -186,6 +204,12 @@ def render_markdown(report: dict[str, Any], tz: str = "UTC") -> str:
     md.append(f"*Window:* {show_ts(s['window']['start'], tz)} to {show_ts(s['window']['end'], tz)} ({_zone_label(tz)})  ")
     md.append(f"*Headline:* {_md(s['headline'])}")
     md.append("")
+    told = several_clusters_lines(report, tz)
+    if told:
+        md.append("## Clusters in this evidence")
+        md.append("")
+        md.extend(("- " if not x.startswith(" ") else "  - ") + _md(x.strip()) for x in told)
+        md.append("")
     for rep in _replays(report):
         md.append("## Brokers and controller")
         md.append("")
@@ -359,7 +383,8 @@ def render_html(report: dict[str, Any], tz: str = "UTC") -> str:
     parts.append("<h2>Replay check</h2><ul>")
     parts.extend(f"<li>{e(x.strip())}</li>" for x in replay_check_lines(s))
     parts.append("</ul>")
-    shown = [f["text"] for f in report["findings"] if f["kind"] in SHOWN_FINDINGS] + input_problem_lines(report)
+    shown = [f["text"] for f in report["findings"] if f["kind"] in SHOWN_FINDINGS + ("several_clusters",)] + \
+        input_problem_lines(report)
     if shown:
         parts.append("<h2>Findings about the evidence</h2><ul>")
         parts.extend(f"<li>{e(x)}</li>" for x in shown)

@@ -1,0 +1,136 @@
+"""Several clusters in one folder told apart (replay_engine.clusters), on real clusters' files read in place: two
+real clusters put side by side as an operator's folders would hold them, a laptop formatted again and again, and
+real single clusters with restarts that must stay one."""
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from conftest import REAL_LOGS, REAL_LOGS2
+from forensics.pipeline import split_clusters
+from forensics.report.build import build_report
+from forensics.report.render import render_markdown, render_text
+from forensics.sources import broker_hint_from_path
+from parsers.common.context import SourceContext
+from parsers.dispatch import parse_source
+from replay_engine.api import replay
+from replay_engine.clusters import tell_clusters
+
+NOVA = REAL_LOGS2 / "NovaSeele__KafkaDemo"  # 3.6.0, brokers 0-2, 'Cluster ID = v22dySzFROGZtN_eOO8rRA'
+TUSHAR = REAL_LOGS2 / "Tushar-Nagdive-Dev__kafka-code"  # 3.8.0, brokers 0-2, 'Cluster ID = ferJwTLsTEivjkl4i0_WEw'
+ICHWAN = REAL_LOGS2 / "ichwansh03__kafka-migration-log4j2"  # KRaft 3.9.0: logs, data/meta.properties, metadata log
+
+
+def folder_events(layout: dict[str, Path], cluster: str = "incident") -> list:
+    """Every file of each real cluster, read in place, cited as the operator's folder would show it
+    (``layout``: sub-folder -> real cluster), all given as one cluster, as ``postmortem FOLDER`` does."""
+    events = []
+    for sub, root in layout.items():
+        for f in sorted(root.rglob("*")):
+            if f.is_file():
+                rel = f"{sub}/{f.relative_to(root).as_posix()}"
+                evs, _ = parse_source(f.read_bytes(), SourceContext(rel, cluster=cluster,
+                                                                    broker_hint=broker_hint_from_path(rel)))
+                events += [e for e in evs if e.event_type != "zk_txn"]
+    return events
+
+
+def by_cluster(events, told) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for e, name in zip(events, told.names):
+        out.setdefault(name, set()).add(e.source_file.split("/", 1)[0])
+    return out
+
+
+def test_dev_and_prod_with_the_same_broker_ids_are_two_clusters():
+    events = folder_events({"dev": NOVA, "prod": TUSHAR})
+    assert {e.broker_id for e in events if e.source_file.startswith("dev/")} >= {0, 1, 2}
+    assert {e.broker_id for e in events if e.source_file.startswith("prod/")} >= {0, 1, 2}
+    told = tell_clusters(events, "incident")
+    assert [c.name for c in told.clusters] == ["incident [v22dySzFROGZtN_eOO8rRA]", "incident [ferJwTLsTEivjkl4i0_WEw]"]
+    # every event of each real cluster, and none of the other's, in its own replay
+    assert by_cluster(events, told) == {"incident [v22dySzFROGZtN_eOO8rRA]": {"dev"},
+                                        "incident [ferJwTLsTEivjkl4i0_WEw]": {"prod"}}
+    assert told.findings == []
+    first = told.clusters[0].evidence[0]
+    assert first["source_file"].startswith("dev/") and "Cluster ID = v22dySzFROGZtN_eOO8rRA" in first["text"]
+
+
+def test_a_kraft_metadata_log_goes_with_the_cluster_its_meta_properties_names():
+    events = folder_events({"a": ICHWAN, "b": TUSHAR})
+    told = tell_clusters(events, "x")
+    names = {e.source_file: n for e, n in zip(events, told.names)}
+    metadata = {n for f, n in names.items() if "/__cluster_metadata-0/" in f}
+    # ichwansh03 data/meta.properties:5 'cluster.id=KfqUsfnvRwuGE70mGT8M9A'
+    assert metadata == {"x [KfqUsfnvRwuGE70mGT8M9A]"}
+    assert {n for f, n in names.items() if f.startswith("b/")} == {"x [ferJwTLsTEivjkl4i0_WEw]"}
+
+
+def test_a_laptop_formatted_seventeen_times_and_its_two_metadata_logs():
+    """Danielowo2000: one KRaft node whose storage was formatted again and again (a new cluster id in the same
+    hourly files each time), and two metadata logs, each with the meta.properties of its own cluster."""
+    name = "Danielowo2000__BigDataTechnologies-Version-2"
+    events = folder_events({name: REAL_LOGS2 / name})
+    told = tell_clusters(events, name)
+    logged = {(e.detail or {}).get("cluster_id") for e in events if e.event_type == "cluster_identity"
+              and e.source_kind == "broker_log"}
+    named = {c.label.removeprefix("cluster id ") for c in told.clusters}
+    assert logged <= named and len(named) == len(logged) + 1  # kafka_data's cluster is named by its meta.properties only
+    where = Counter((e.source_file.split("/")[1], n) for e, n in zip(events, told.names)
+                    if "/__cluster_metadata-0/" in e.source_file)
+    assert {k for k in where} == {("kafka_2.13-3.5.0", f"{name} [ZP2ltPx0So-u7ZsfIzft0Q]"),
+                                  ("kafka_data", f"{name} [OTMwNzFhYTY1ODNiNGE5OQ]")}
+    assert None not in told.names
+
+
+def test_a_controller_epoch_won_again_starts_another_cluster():
+    """chase-lewis: broker 0 won controller epochs 1-2 (2017-11-25), 3-10 under cluster id 21Hvw... (2017-11-26/27),
+    then epoch 1 again at 2017-11-29 12:23 (controller.log.2017-11-29-12:3) with no cluster id logged: ZooKeeper's
+    data was new. The first run continues 21Hvw's epochs and stays with it; the third is a cluster of its own."""
+    name = "chase-lewis__JIE7351"
+    events = folder_events({name: REAL_LOGS / name})
+    told = tell_clusters(events, name)
+    of = {(e.source_file.rsplit("/", 1)[1], e.source_pos): n for e, n in zip(events, told.names)}
+    assert of[("controller.log.2017-11-25-16.gz", 5)] == of[("server.log.2017-11-26-15.gz", 213)] == \
+        f"{name} [21HvwIzkSpCF2DbE5ndOQQ]"
+    assert of[("controller.log.2017-11-29-12.gz", 3)].startswith(f"{name} [unnamed")
+    unnamed = next(c for c in told.clusters if c.name == of[("controller.log.2017-11-29-12.gz", 3)])
+    assert unnamed.label == "a cluster the evidence does not name" and "controller epoch went back" in \
+        unnamed.attributed[0]
+
+
+def test_real_single_clusters_with_restarts_are_not_split():
+    # RzethonUMnieDziala (1.0.0): one cluster id, brokers restarted, chroot '/' for all; ichwansh03 (KRaft 3.9.0):
+    # one cluster id in its logs and its meta.properties, the node restarted
+    for root in (REAL_LOGS2 / "RzethonUMnieDziala__CityPulse_KafkaClusterDeploy", ICHWAN):
+        events = folder_events({root.name: root})
+        starts = sum(1 for e in events if e.event_type == "broker_startup" and e.detail.get("phase") == "starting")
+        assert starts > 1
+        told = tell_clusters(events, root.name)
+        assert told.clusters == [] and set(told.names) == {root.name}
+
+
+def test_a_broker_running_when_two_clusters_did_is_left_out_and_said():
+    """BetrajJ: node 1 was formatted into cluster IAwvu... at 2025-02-06 14:58 while node 3 ran cluster Rp3X... until
+    18:06; node 2's lines of 13:01-18:06 name neither: they are replayed with neither, and a finding says so."""
+    name = "BetrajJ__kafka-kraft"
+    events = folder_events({name: REAL_LOGS / name})
+    told = tell_clusters(events, name)
+    left = [f for f in told.findings if "broker 2's lines" in f["text"]]
+    assert len(left) == 1 and "cluster id IAwvuCRtQFikmbSEMsgQFw or cluster id Rp3X0ZE5ROO-gYjhrPE9MQ" in left[0]["text"]
+    assert sum(1 for e, n in zip(events, told.names) if n is None and e.broker_id == 2) == left[0]["count"]
+
+
+def test_the_report_says_the_folder_holds_two_clusters_and_replays_each_alone():
+    events = folder_events({"dev": NOVA, "prod": TUSHAR})
+    kept, told = split_clusters(events)
+    results = replay(kept)
+    assert sorted(r.cluster for r in results) == ["incident [ferJwTLsTEivjkl4i0_WEw]",
+                                                  "incident [v22dySzFROGZtN_eOO8rRA]"]
+    report = build_report(results, {"clusters_told_apart": told}, kept, sources=["incident"])
+    assert report["summary"]["several_clusters"][0]["clusters"] == [c["name"] for c in told[0]["clusters"]]
+    text = render_text(report)
+    assert "incident holds 2 clusters, each replayed alone:" in text
+    assert "incident [v22dySzFROGZtN_eOO8rRA]: cluster id v22dySzFROGZtN_eOO8rRA, named at dev/" in text
+    assert "## Clusters in this evidence" in render_markdown(report)
+    assert report["replay"]["several_clusters"] == told
