@@ -313,11 +313,10 @@ class BrokerStates:
         """A replica the controller removed from an ISR (OfflineReplica): it saw the broker go."""
         self._gone(b, ref, RULE_REMOVED_GONE)
 
-    def stated_live(self, brokers: Iterable[int], ref: Ref) -> None:
-        """A failed election's exception states the controller's live brokers; those shutting down stay as they
-        were (the message lists only the ones it could elect)."""
-        new = set(brokers) | (self.live & self.shutting)
-        for b in sorted(self.live - new):
+    def stated_live(self, brokers: frozenset[int], ref: Ref) -> None:
+        """A failed election's exception states the controller's live brokers: ``brokers`` is its live set now
+        (``zk_inference.implied_liveness``: the stated ones and those shutting down)."""
+        for b in sorted(self.live - brokers):
             self._gone(b, ref, RULE_STATED_LIVE)
-        for b in sorted(new - self.live):
+        for b in sorted(brokers - self.live):
             self._live(b, ref, RULE_STATED_LIVE)

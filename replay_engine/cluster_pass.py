@@ -1,7 +1,7 @@
 """Phase 1 of a sharded replay from logs alone: the cluster-wide facts, reduced once.
 
 From logs alone, which controller acted (and in which epoch) and which brokers it held alive are
-learnt from its per-partition records (``ZkControllerReplay._infer_from_record``: a state-change
+learnt from its per-partition records (``replay_engine.zk_inference``: a state-change
 line names its controller and epoch; an election names a live leader; an ISR removal names a
 broker the controller saw go; a failed election states the live set). Before, every shard read
 every record as a hint. Here the cluster is replayed once with no partition of its own: the
@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from parsers.common.gc_pause import cycle_gc_paused
 from parsers.schema import Event
 from replay_engine import facts as F
-from replay_engine.controller import below_epoch, implied_alive, names_controller
+from replay_engine.zk_inference import acting, implied_liveness
 from replay_engine.from_events import LOG_KINDS, ZK_KINDS, ClusterContext
 from replay_engine.roles import retire
 
@@ -81,16 +81,15 @@ class ClusterPass:
 
 def depends_on_shutdowns(ctrl, rec) -> bool:
     """Could this record's hint act differently in a shard that knows of a controlled shutdown this pass
-    does not (one inferred from that shard's own partitions)? ``ZkControllerReplay._infer_from_record``
-    reads the brokers in controlled shutdown only for an ISR removal (a leaving broker is not taken out
-    of the live set) and a failed election's stated live set (leaving brokers are kept)."""
+    does not (one inferred from that shard's own partitions)? ``zk_inference.implied_liveness`` says (``fragile``):
+    an ISR removal of a broker in the live set, a failed election's stated live set other than the replay's."""
     if not ctrl.mode.infers_from_records:
         return False
-    if isinstance(rec, F.RecordedState):
-        return rec.kind == "isr_removal" and rec.removed_replica is not None and int(rec.removed_replica) in ctrl.live
-    if isinstance(rec, F.RecordedFailedElection) and rec.live is not None:
-        return set(rec.live) != ctrl.live  # live := stated | (live & leaving): the same for every shutdown set only then
-    return False
+    failed = isinstance(rec, F.RecordedFailedElection)
+    b = ctrl.brokers
+    return implied_liveness("failed" if failed else rec.kind, None if failed else rec.leader, rec.isr, rec.from_state,
+                            None if failed else rec.removed_replica, rec.live if failed else None,
+                            b.live, b.shutting, b.stopping).fragile
 
 
 def _cluster_view(ctrl) -> tuple:
@@ -126,7 +125,7 @@ class _Hints:
         ctrl = self.ctrl
         self.records += 1
         before, fragile = _cluster_view(ctrl), depends_on_shutdowns(ctrl, f.record)
-        ctrl._infer_from_record(f.record)
+        ctrl.infer_from_record(f.record)
         if fragile or _cluster_view(ctrl) != before:
             self.kept.add(_ref_key(f.ref))
 
@@ -150,23 +149,17 @@ def replayed_pass(events: list[Event], context: ClusterContext) -> ClusterPass:
 
 def inert(ctrl, ev: Event, kind: str) -> bool:
     """Would the hint of this record (a log event of ``record_kind`` ``kind``) leave the controller, its epoch and
-    its live set as they are, in this pass and in any shard (not ``depends_on_shutdowns``)? Read from the event's
-    fields and the controller's state, before the record's facts are built; False whenever that is not certain
-    (then the record goes the plain way). ``_infer_from_record`` is the rule this foresees."""
-    if kind == "failed":
-        return False  # its stated live set is read from the message: rare, the plain way
-    cid, ce = ev.controller_id, ev.controller_epoch
-    if cid is not None and ce is not None:
-        epoch = ctrl.controller_epoch
-        if below_epoch(epoch, ce):
-            return False  # a zombie's line or new ZooKeeper data
-        if names_controller(ctrl.controller, epoch, cid, ce, kind):
-            return False
-    live = ctrl.live
-    if kind == "isr_removal":
-        r = (ev.detail or {}).get("removed_replica")
-        return r is None or int(r) not in live  # one in the live set is taken out of it, or fragile
-    return all(b in live for b in implied_alive(kind, ev.leader, ev.isr, ev.from_state))
+    its live set as they are, in this pass and in any shard (not ``depends_on_shutdowns``)? Asked of the rules the
+    replay applies (``replay_engine.zk_inference``) with the event's own fields, before the record's facts are built.
+    A failed election's live set is read from its exception message, and a record of a stale epoch depends on the
+    release: both go the plain way."""
+    if kind == "failed" or acting(ctrl.controller, ctrl.controller_epoch, ev.controller_id, ev.controller_epoch,
+                                  kind) is not None:
+        return False
+    b = ctrl.brokers
+    implied = implied_liveness(kind, ev.leader, ev.isr, ev.from_state, (ev.detail or {}).get("removed_replica"), None,
+                               b.live, b.shutting, b.stopping)
+    return not implied.fragile and not implied.changes
 
 
 def streamed_pass(events: list[Event], context: ClusterContext) -> ClusterPass | None:

@@ -33,37 +33,7 @@ from replay_engine.partition import UNKNOWN, Decision, PState, Tenure
 from replay_engine.roles import Router
 from replay_engine.states import NEW, NON_EXISTENT, OFFLINE, ONLINE
 from replay_engine.timeline import TimelineBuilder, View
-
-# PartitionStateMachine's in-memory transitions: a state-change line marks them, ZooKeeper holds nothing of them
-IN_MEMORY_KINDS = frozenset({"new_state", "offline", "deleted"})
-
-
-def below_epoch(epoch: int | None, ce: int) -> bool:
-    """Was a record logged under a controller epoch below the one in force (a zombie's line, or new ZooKeeper data)?"""
-    return epoch is not None and ce < epoch
-
-
-def names_controller(controller: int | None, epoch: int | None, cid: int, ce: int, kind: str) -> bool:
-    """Logs only, a record not ``below_epoch``: does it name a controller the replay must infer elected (another one,
-    or a higher epoch)? Every state-change line carries its controller's id and epoch (2.7.0
-    StateChangeLogger.scala ``logIdent`` "[Controller id=N epoch=E]", the logger ``ZkPartitionStateMachine``'s
-    ``doHandleStateChanges`` writes with ``withControllerEpoch``). An in-memory transition (``IN_MEMORY_KINDS``)
-    only marks what a stale-epoch controller said; the acting controller is inferred from writes and failed
-    elections (``kind`` "failed")."""
-    return kind not in IN_MEMORY_KINDS and (controller != cid or (epoch is not None and ce > epoch))
-
-
-def implied_alive(kind: str, leader: int | None, isr, from_state: str | None) -> tuple:
-    """The brokers a controller record shows its controller held alive: an elected leader (every election strategy
-    picks among the live replicas: 2.7.0 PartitionStateMachine.scala, ``PartitionLeaderElectionAlgorithms``), and the
-    ISR of a new partition (``initializeLeaderAndIsrForPartitions``: ISR = the online replicas) or of one elected out
-    of OfflinePartition (2.7.0 Election.scala ``leaderForOffline``: the ISR filtered by ``isReplicaOnline``)."""
-    if kind not in ("election", "new_partition") or leader is None or leader < 0:
-        return ()
-    if isr and (kind == "new_partition" or from_state == OFFLINE):
-        return (leader, *isr)
-    return (leader,)
-
+from replay_engine.zk_inference import NAMES_ANOTHER, STALE, acting, implied_liveness
 
 class ZkControllerReplay:
     def __init__(self, config: ConfigState, coverage: Coverage | None = None, mode: ZkRecordsMode | None = None):
@@ -950,37 +920,34 @@ class ZkControllerReplay:
             self.store.initialize(p, ONLINE if p.leader >= 0 else OFFLINE)
         self._touch(p, ts, ref, "observed")
 
-    def _infer_from_record(self, f) -> None:
+    def infer_from_record(self, f: F.RecordedState | F.RecordedFailedElection) -> None:
         """Logs only: a state-change line says which controller (and epoch) acted, and implies who it
-        believed alive; when the controller.log that would say so is missing, the record still tells."""
+        believed alive; when the controller.log that would say so is missing, the record still tells
+        (``replay_engine.zk_inference``, which phase 1 of a sharded replay asks too)."""
         if not self.mode.infers_from_records:
             return
-        cid, ce = getattr(f, "controller_id", None), getattr(f, "controller_epoch", None)
-        if cid is not None and ce is not None:
-            stale = below_epoch(self.controller_epoch, ce)
-            new_data = stale and self._new_zk_data(f, cid)
-            kind = f.kind if isinstance(f, F.RecordedState) else "failed"
-            if new_data or not stale and names_controller(self.controller, self.controller_epoch, cid, ce, kind):
-                ref = F.Ref(f.ts, "inferred_controller", f.ref.source_file, f.ref.source_pos,
-                            f"controller {cid} epoch {ce} (inferred from its state-change line): {f.ref.text}")
-                self._controller_elected(F.ControllerElected(f.ts, ref, controller=cid, epoch=ce))
-            elif stale and getattr(f, "tp", None) is not None:
-                # a zombie's line, or the new data's first lines before a write proves it new: should a write prove
-                # it, what these lines said about the partition belongs to the new history and is kept
-                self.below_epoch[f.tp] = ce
-        if isinstance(f, F.RecordedState):
-            if f.kind == "isr_removal" and f.removed_replica is not None:
-                r = int(f.removed_replica)
-                # OfflineReplica: the controller saw that broker go, unless it is leaving by a controlled shutdown
-                # (its followed replicas leave the ISRs while it is still registered). A shutdown the broker logged
-                # counts in every shard; one inferred from a partition's records only in that partition's shard.
-                if r in self.brokers.live and r not in self.brokers.shutting and r not in self.brokers.stopping:
-                    self.brokers.implied_gone(r, f.ref)
-            alive = implied_alive(f.kind, f.leader, f.isr, f.from_state)
-            if alive:
-                self.brokers.implied_live(alive, f.ref)
-        elif isinstance(f, F.RecordedFailedElection) and f.live is not None:
-            self.brokers.stated_live(f.live, f.ref)  # the exception message states its view
+        failed = isinstance(f, F.RecordedFailedElection)
+        kind = "failed" if failed else f.kind
+        cid, ce = f.controller_id, f.controller_epoch
+        said = acting(self.controller, self.controller_epoch, cid, ce, kind)
+        if said == NAMES_ANOTHER or said == STALE and self._new_zk_data(f, cid):
+            ref = F.Ref(f.ts, "inferred_controller", f.ref.source_file, f.ref.source_pos,
+                        f"controller {cid} epoch {ce} (inferred from its state-change line): {f.ref.text}")
+            self._controller_elected(F.ControllerElected(f.ts, ref, controller=cid, epoch=ce))
+        elif said == STALE:
+            # a zombie's line, or the new data's first lines before a write proves it new: should a write prove
+            # it, what these lines said about the partition belongs to the new history and is kept
+            self.below_epoch[f.tp] = ce
+        brokers = self.brokers
+        implied = implied_liveness(kind, None if failed else f.leader, f.isr, f.from_state,
+                                   None if failed else f.removed_replica, f.live if failed else None,
+                                   brokers.live, brokers.shutting, brokers.stopping)
+        if implied.gone is not None:
+            brokers.implied_gone(implied.gone, f.ref)
+        if implied.alive:
+            brokers.implied_live(implied.alive, f.ref)
+        if implied.stated is not None:
+            brokers.stated_live(implied.stated, f.ref)  # the exception message states its view
 
     def _new_zk_data(self, f, cid: int) -> bool:
         """A partition write logged under a controller epoch below the one known: from 2.1 no zombie can write
@@ -997,7 +964,7 @@ class ZkControllerReplay:
                 frozenset(self.brokers.stopped))
 
     def _record_hint(self, f: F.RecordHint) -> None:
-        self._infer_from_record(f.record)
+        self.infer_from_record(f.record)
 
     def _seed_from_record(self, f: F.RecordedState) -> None:
         """Counterfactual mode: a record only seeds a partition the replay does not know yet."""
@@ -1043,7 +1010,7 @@ class ZkControllerReplay:
     def _recorded_state(self, f: F.RecordedState) -> None:
         p = self.part(f.tp)
         kind = f.kind
-        self._infer_from_record(f)
+        self.infer_from_record(f)
         if kind == "new_state":
             # NonExistentPartition -> NewPartition: a partition (re)starts its history here.
             if p.state not in (NEW,) or f.from_state == NON_EXISTENT:
@@ -1157,7 +1124,7 @@ class ZkControllerReplay:
 
     def _recorded_failed(self, f: F.RecordedFailedElection) -> None:
         p = self.part(f.tp)
-        self._infer_from_record(f)
+        self.infer_from_record(f)
         self.failed_elections.setdefault(f.tp, []).append(f.ref)
         self.comparisons.append(J.judge_failed(self.judge_view(), self.pending, p, f, defer_gaps=self._defers_gaps()))
         if f.isr is not None and p.isr is None:

@@ -133,7 +133,7 @@ def test_phase_1_streamed_is_the_pass_replayed_and_skips_only_what_changes_nothi
     # Phase 1 streams the records and builds the facts only of those that may change something
     # (``streamed_pass``); the plain pass builds and replays every record. (1) Same journal, kept hints and
     # counts, over the whole cluster and over a shard's input as the executors order it. (2) ``inert`` foresees
-    # ``_infer_from_record`` from the event alone; held to it record by record in the plain pass, every record it
+    # ``infer_from_record`` from the event alone; held to it record by record in the plain pass, every record it
     # calls inert leaves the controller, its epoch and live set unchanged and is not one whose effect depends on
     # shutdowns a shard may know of.
     from replay_engine import facts as F
@@ -163,7 +163,7 @@ def test_phase_1_streamed_is_the_pass_replayed_and_skips_only_what_changes_nothi
         ev = by_line[(f.ref.source_file, f.ref.source_pos, f.ref.event)]
         foreseen = ctrl.failover_waiting is None and inert(ctrl, ev, record_kind(ev))
         before, fragile = _cluster_view(ctrl), depends_on_shutdowns(ctrl, f.record)
-        ctrl._infer_from_record(f.record)
+        ctrl.infer_from_record(f.record)
         if foreseen:
             assert not fragile and _cluster_view(ctrl) == before, f.ref.cite()
         seen.append(foreseen)
