@@ -303,3 +303,45 @@ def _enclosing(dir_ids: dict[str, set[str]], folder: str) -> set[str]:
         if not folder:
             return set()
         folder = posixpath.dirname(folder)
+
+
+def twice_at_once(events: list[Event]) -> list[tuple[int, int]]:
+    """Pairs of ``started`` lines (event indexes) of one broker id in two folders whose processes then ran at the same
+    time: a broker id is registered once at a time in a cluster (0.10.1.0 ``ZkUtils.registerBrokerInZk`` fails on
+    an existing /brokers/ids/N; a KRaft controller refuses a second live incarnation), so two such processes are
+    two clusters. A process runs from its ``started`` line to its last line before its folder's next start-up of
+    that broker; two lines started at the same instant are one process collected twice, not two."""
+    folders: dict[int, set[str]] = defaultdict(set)
+    for e in events:
+        if _started(e) and e.subject_broker is not None:
+            folders[e.subject_broker].add(posixpath.dirname(e.source_file or ""))
+    if all(len(f) < 2 for f in folders.values()):
+        return []
+    times, who = event_times(events), writers(events)
+    units: dict[tuple, list[int]] = defaultdict(list)
+    for i, e in enumerate(events):
+        if e.source_kind in LOG_KINDS and who[i] in folders and len(folders[who[i]]) > 1:
+            units[(posixpath.dirname(e.source_file or ""), who[i])].append(i)
+    lives: dict[int, list[tuple[str, int, int, int]]] = defaultdict(list)  # broker -> (folder, started, from, to)
+    for (folder, broker), members in sorted(units.items()):
+        members.sort(key=lambda i: (times[i] or 0, events[i].source_file or "", events[i].source_pos or 0))
+        life = None
+        for i in members + [-1]:
+            e = events[i] if i >= 0 else None
+            if e is None or _process_start(e) or _started(e):
+                if life is not None:
+                    lives[broker].append(life)
+                life = (folder, i, times[i], times[i]) if e is not None and _started(e) and times[i] else None
+            elif life is not None and times[i] is not None and e.event_type not in START_UP:
+                life = (life[0], life[1], life[2], max(life[3], times[i]))
+    out = []
+    for broker, ls in sorted(lives.items()):
+        for a in ls:
+            for b in ls:
+                if a[0] < b[0] and a[2] != b[2] and a[2] <= b[3] and b[2] <= a[3]:
+                    out.append((a[1], b[1]))
+    return out
+
+
+def _started(e: Event) -> bool:
+    return e.event_type == "broker_startup" and (e.detail or {}).get("phase") == "started"

@@ -19,12 +19,13 @@ epoch 1), it is a cluster of its own whose id the evidence does not hold.
 """
 from __future__ import annotations
 
+import posixpath
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
 from parsers.schema import Event, iso_utc
-from replay_engine.cluster_parts import Part, event_times, label, name_parts, parts_of, won_epoch
+from replay_engine.cluster_parts import Part, event_times, label, name_parts, parts_of, twice_at_once, won_epoch
 
 # Events whose controller_epoch column is the acting controller's (or, KRaft, the metadata quorum's) epoch.
 EPOCH_EVENTS = frozenset({"controller_elected", "controller_startup_state", "partition_state_change",
@@ -72,23 +73,47 @@ def tell_clusters(events: list[Event], base: str | None) -> Told:
     """Which cluster each event belongs to, for events given as one cluster named ``base``."""
     plain = Told([base] * len(events), [], [])
     labels = {label(e) for e in events} - {None}
-    if len({x for x in labels if x.startswith("id:")}) < 2 and len({x for x in labels if x.startswith("chroot:")}) < 2:
+    named = len({x for x in labels if x.startswith("id:")}) > 1 or len({x for x in labels if x.startswith("chroot:")}) > 1
+    twice = [] if named else twice_at_once(events)
+    if not named and not twice:
         return plain
     times = event_times(events)
     parts = parts_of(events, times)
     name_parts(parts, events)
+    proof = _by_folder(parts, twice, events) if twice else {}
     if len({p.key for p in parts} - {None}) < 2:
         return plain
     parts, findings = _place(parts, events, times)
     keys = sorted({p.key for p in parts if p.key is not None},
                   key=lambda k: (min(p.start or 0 for p in parts if p.key == k), k))
-    clusters = [_describe(k, [p for p in parts if p.key == k], events, base) for k in keys]
+    clusters = [_describe(k, [p for p in parts if p.key == k], events, base, proof.get(k, [])) for k in keys]
     name_of = {k: c.name for k, c in zip(keys, clusters)}
     names: list[str | None] = [None] * len(events)
     for p in parts:
         for i in p.members:
             names[i] = name_of.get(p.key) if p.key is not None else None
     return Told(names, clusters, findings)
+
+
+def _by_folder(parts: list[Part], twice: list[tuple[int, int]], events: list[Event]) -> dict[str, list[dict]]:
+    """Clusters no line names, told apart by a broker id that ran in two folders at once: each folder (at the first
+    level where the two differ) that holds such a process is a cluster; what lies elsewhere is placed by time.
+    Returns, per cluster, the ``started`` lines that prove it."""
+    def comps(i: int) -> list[str]:
+        return posixpath.dirname(events[i].source_file or "").split("/")
+
+    level = min(next(k for k, (x, y) in enumerate(zip(comps(a) + [""], comps(b) + [""])) if x != y) for a, b in twice)
+    proof: dict[str, list[dict]] = defaultdict(list)
+    for a, b in twice:
+        for i in (a, b):
+            key = "folder:" + "/".join(comps(i)[:level + 1])
+            if _cite(events[i]) not in proof[key]:
+                proof[key].append(_cite(events[i]))
+    for p in parts:
+        key = "folder:" + "/".join(p.unit[1].split("/")[:level + 1])
+        if key in proof and len(p.unit[1].split("/")) > level:
+            p.key = key  # (a single cluster id some of them name does not tell them apart)
+    return dict(proof)
 
 
 def _overlaps(p: Part, q: Part) -> bool:
@@ -222,7 +247,7 @@ def _left_out(unit: tuple, cands: tuple, why: str, ps: list[Part], events: list[
 
 def _show(key: str) -> str:
     kind, _, value = key.partition(":")
-    return {"id": f"cluster id {value}", "chroot": f"ZooKeeper chroot {value}"}.get(
+    return {"id": f"cluster id {value}", "chroot": f"ZooKeeper chroot {value}", "folder": f"the cluster of {value}/"}.get(
         kind, f"unnamed cluster {value}")
 
 
@@ -231,9 +256,9 @@ def _cite(e: Event) -> dict[str, Any]:
             "text": (e.raw or "").split("\n", 1)[0][:300]}
 
 
-def _describe(key: str, mine: list[Part], events: list[Event], base: str | None) -> Cluster:
+def _describe(key: str, mine: list[Part], events: list[Event], base: str | None, proof: list[dict]) -> Cluster:
     kind, _, value = key.partition(":")
-    tag = {"id": value, "chroot": f"chroot {value}"}.get(kind, f"unnamed {value}")
+    tag = {"id": value, "chroot": f"chroot {value}", "folder": value}.get(kind, f"unnamed {value}")
     clues = sorted((i for p in mine for i in (p.ids if kind == "id" else p.chroots).values()
                     if label(events[i]) == key),
                    key=lambda i: (events[i].ts or 0, events[i].source_file or "", events[i].source_pos or 0))
@@ -255,7 +280,10 @@ def _describe(key: str, mine: list[Part], events: list[Event], base: str | None)
         span = Part(unit, [], min((p.start for p in ps if p.start is not None), default=None),
                     max((p.end for p in ps if p.end is not None), default=None), unit[2])
         attributed.append(f"{n:,} events of {span.where()}: {why}")
-    label_text = _show(key) if kind != "unnamed" else "a cluster the evidence does not name"
+    label_text = {"unnamed": "a cluster the evidence does not name",
+                  "folder": f"the folder {value}/: a broker id ran in it and in another folder at once"}.get(
+        kind, _show(key))
+    evidence += proof
     return Cluster(f"{base} [{tag}]" if base else tag, label_text,
                    min((p.start for p in mine if p.start is not None), default=None),
                    max((p.end for p in mine if p.end is not None), default=None),

@@ -99,6 +99,29 @@ def test_a_controller_epoch_won_again_starts_another_cluster():
         unnamed.attributed[0]
 
 
+def test_no_cluster_id_but_one_broker_id_running_twice_at_once_in_two_folders():
+    """Two real 0.9 clusters (no cluster id before 0.10.1), both with a broker 0, side by side as dev/ and prod/:
+    danisharora's broker 0 started at 2016-11-21 17:57:36 (server.log.2016-11-21-17:2073) and ran past 11-22 11:09:40,
+    when plehmann93's broker 0 started (kafka_2.10-0.9.0.1/logs/server.log.2016-11-22-11:156). One broker id runs once
+    at a time in a cluster: two clusters, one per folder."""
+    events = folder_events({"dev": REAL_LOGS2 / "danisharora__helloworld", "prod": REAL_LOGS2 / "plehmann93__bdapro_winagg"})
+    assert not any(e.event_type == "cluster_identity" and "cluster_id" in e.detail for e in events)
+    told = tell_clusters(events, "incident")
+    assert [c.name for c in told.clusters] == ["incident [dev]", "incident [prod]"]
+    assert by_cluster(events, told) == {"incident [dev]": {"dev"}, "incident [prod]": {"prod"}}
+    cited = {(e["source_file"], e["source_pos"]) for c in told.clusters for e in c.evidence}
+    assert {("dev/kafka_2.11-0.9.0.0/logs/server.log.2016-11-21-17.gz", 2073),
+            ("prod/kafka_2.10-0.9.0.1/logs/server.log.2016-11-22-11.gz", 156)} <= cited
+
+
+def test_one_cluster_collected_twice_is_not_two():
+    # franklinzhao: the same brokers' logs in kafka/logs and kafka_2.13-3.4.0/logs, started at the same instants
+    root = REAL_LOGS2 / "franklinzhao__kafka-nodejs-setup"
+    events = folder_events({root.name: root})
+    assert len({e.source_file.rsplit("/", 1)[0] for e in events if e.event_type == "broker_startup"}) == 2
+    assert tell_clusters(events, root.name).clusters == []
+
+
 def test_real_single_clusters_with_restarts_are_not_split():
     # RzethonUMnieDziala (1.0.0): one cluster id, brokers restarted, chroot '/' for all; ichwansh03 (KRaft 3.9.0):
     # one cluster id in its logs and its meta.properties, the node restarted
