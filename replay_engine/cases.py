@@ -20,6 +20,7 @@ DELETED = "partition_deleted"
 REASSIGNING = "partition_reassigning"
 UNKNOWN = "unknown"
 UNCLEAN_ELECTION = "unclean_election"
+LEADER_RETURN_UNSEEN = "leader_return_unseen"  # its leader was running and live to the controller; its return unseen
 
 # What a claim says (``Claim.what``):
 LEADERLESS = "leaderless"  # the partition lost its leader at ``ts`` (refs: the event that opened the episode)
@@ -29,8 +30,12 @@ FAILED_ELECTION = "failed_election"  # an election for the partition failed at `
 #   the controller's record of the failure, or the event the replay's own failed election answered)
 UNCLEAN_CONFIG = "unclean_config"  # unclean.leader.election.enable was ``value`` (``how``: where it was set)
 UNCLEAN_ELECTED = "unclean_elected"  # the controller elected ``broker`` out of sync at ``ts``
+CONTROLLER_LEFT = "controller_left"  # controller ``broker`` left office at ``ts`` (``how``: why; refs: the line)
 CONTROLLER_TOOK_OVER = "controller_took_over"  # ``broker`` became controller (epoch ``value``) at ``ts``
 REJOINED = "rejoined"  # ``broker`` came back up at ``ts`` (``value``: when the partition had a leader again)
+LIVE_VIEW = "live_view"  # controller ``broker`` stated at ``ts`` the brokers it held live (``value``; refs: that line)
+SERVING = "serving"  # ``broker``'s own line at ``ts`` shows it running as the partition's leader, sent to it by the
+#   controller (refs: that line)
 
 
 @dataclass(frozen=True)

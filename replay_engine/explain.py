@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from replay_engine.cases import (ALL_REPLICAS_OFFLINE, BROKER_DOWN, BROKER_NOT_RUNNING, CONTROLLER_DID_NOT_ACT,
-                                 CONTROLLER_TOOK_OVER, DELETED, FAILED_ELECTION, LEADER_FAILOVER, LEADERLESS,
-                                 NO_CONTROLLER, NO_LIVE_ISR, NO_LIVE_ISR_UNKNOWN_AR, REASSIGNING, REJOINED,
-                                 UNCLEAN_CONFIG, UNCLEAN_ELECTED, UNCLEAN_ELECTION, UNKNOWN, Case, Claim)
+                                 CONTROLLER_LEFT, CONTROLLER_TOOK_OVER, DELETED, FAILED_ELECTION, LEADER_FAILOVER,
+                                 LEADER_RETURN_UNSEEN, LEADERLESS, LIVE_VIEW, NO_CONTROLLER, NO_LIVE_ISR, NO_LIVE_ISR_UNKNOWN_AR,
+                                 REASSIGNING, REJOINED, SERVING, UNCLEAN_CONFIG, UNCLEAN_ELECTED, UNCLEAN_ELECTION,
+                                 UNKNOWN, Case, Claim)
 from replay_engine.config import ConfigImage, Resolved, as_bool
 from replay_engine.explain_text import fmt_duration, fmt_ts, render
 from replay_engine.facts import TP, Ref
@@ -76,6 +77,8 @@ class World:
     mode: str | None = None  # the replay's mode ('kraft' or a ZooKeeper one): whose election rules held
     deletions: Mapping[str, Sequence[tuple[Ref, int | None]]] = field(default_factory=dict)  # topic -> its deletions
     deletion_halts: Mapping[str, Sequence[tuple[Ref, str | None]]] = field(default_factory=dict)  # topic -> its holds
+    # the controllers' stated views of live brokers, in order: (ts, controller, brokers, the line stating it)
+    live_views: Sequence[tuple[int, int | None, frozenset[int], Ref]] = ()
 
     def alive(self, b: int, ts: int) -> bool | None:
         ps = self.periods.get(b)
@@ -108,6 +111,16 @@ class World:
             return None
         i = bisect_right([t for t, _ in self.config_history], ts)
         return self.config_history[max(i - 1, 0)][1]
+
+    def view_at(self, tenure: TenureImage, ts: int) -> tuple[frozenset[int], Ref] | None:
+        """The live brokers ``tenure``'s controller last stated in office at or before ``ts``, with the line."""
+        got = None
+        for t, c, brokers, ref in self.live_views:
+            if t > ts:
+                break
+            if t >= tenure.start and (c is None or c == tenure.controller):
+                got = (brokers, ref)
+        return got
 
     def controller_at(self, ts: int) -> TenureImage | None:
         for t in self.tenures:
@@ -239,7 +252,9 @@ def partition_deleted(s: Situation) -> Case | None:
         return _case(s, DELETED, "deleted", deleted=True)
     # The controller takes a topic's partitions offline to delete them; a deletion that cannot finish (a replica
     # on a dead broker or in an offline log directory) keeps them so (TopicDeletionManager, 0.9+).
-    if first.view.state == "OfflinePartition":
+    # OfflineReplica removes a deleted topic's replicas from the ISR first, leader -1 (0.9.0.0 TopicDeletionManager
+    # onPartitionDeletion -> ReplicaStateMachine OfflineReplica -> KafkaController.removeReplicaFromIsr)
+    if first.view.state == "OfflinePartition" or first.view.leader == -1:
         for began, ended in s.world.deletions.get(ep.topic, ()):
             if began.ts is not None and began.ts <= ep.start and (ended is None or ep.start <= ended):
                 end = ep.end if ep.end is not None else 1 << 62
@@ -248,6 +263,30 @@ def partition_deleted(s: Situation) -> Case | None:
                 return _case(s, DELETED, "deleted", deleted=True, extra=(began, *(r for r, _ in holds[:1])),
                              more=(("deletion_halted", [{"ts": r.ts, "reason": why} for r, why in holds[:1]]),))
     return None
+
+
+# A broker's own line stating it took up the controller's LeaderAndIsr request for the partition: it was running, and
+# live to that controller, which sends requests only to the brokers it holds live (0.10.2.0 / 2.7.0
+# core/src/main/scala/kafka/controller/ControllerChannelManager.scala sendRequest: "Not sending request ... to broker
+# B, since it is offline"; the broker logs the request as it handles it, 0.10.2.0 / 2.4.0
+# core/src/main/scala/kafka/server/ReplicaManager.scala becomeLeaderOrFollower).
+_SERVING_LINES = ("leader_and_isr_received", "become_leader")
+
+
+def leader_seen_serving(s: Situation) -> Case | None:
+    """The episode opens with the leader's own line taking up the controller's request that names it leader, while
+    the replay holds that broker down: it was running and live to the controller, and the lines of its return (a
+    registration, a broker-change line) are not in the evidence. The partition most likely had its leader; the
+    episode is the replay's, not the cluster's. (A leader's line at the end of an episode is its return, and says
+    nothing of the time before.)"""
+    ep, lead = s.ep, s.leader
+    seen = ep.intervals[0].opened_by
+    if lead is None or lead < 0 or seen.broker != lead or seen.event not in _SERVING_LINES \
+            or s.world.alive(lead, ep.start) is not False:
+        return None
+    return _case(s, LEADER_RETURN_UNSEEN, "leader_running", extra=(seen,), brokers=(lead,),
+                 downs=(down_claim(s.world, lead, ep.start),),
+                 claims=(Claim(SERVING, broker=lead, ts=seen.ts, refs=(seen,)),))
 
 
 def all_replicas_offline(s: Situation) -> Case | None:
@@ -289,19 +328,43 @@ def unclean_election(s: Situation) -> Case | None:
 def no_live_isr(s: Situation) -> Case | None:
     if s.isr is None or any(s.alive.get(b) for b in s.isr) or not s.up:
         return None
-    downs = tuple(s.down(b) for b in s.isr)
     if s.unclean is not None and not as_bool(s.unclean.value):
         return _case(s, NO_LIVE_ISR, "unclean_off", extra=(s.unclean.evidence,), brokers=s.isr, others=s.up,
-                     downs=downs, cause_brokers=s.isr)
-    return _case(s, UNKNOWN, "not_unclean", brokers=s.isr, others=s.up, downs=downs, cause_brokers=s.isr)
+                     downs=tuple(s.down(b) for b in s.isr), cause_brokers=s.isr)
+    return None  # unclean elections allowed (or not known): why none was made is for the classifiers below
+
+
+def unclean_not_taken(s: Situation) -> Case | None:
+    """No ISR member alive, another replica up, unclean elections allowed, and nothing above tells why the
+    controller did not elect it: said as such (an unknown cause)."""
+    if s.isr is None or any(s.alive.get(b) for b in s.isr) or not s.up:
+        return None
+    return _case(s, UNKNOWN, "not_unclean", brokers=s.isr, others=s.up, downs=tuple(s.down(b) for b in s.isr),
+                 cause_brokers=s.isr)
 
 
 def no_controller(s: Situation) -> Case | None:
+    ep, left = s.ep, None
     if s.tenure is not None:
-        return None
-    nxt = next((t for t in s.world.tenures if t.start >= s.ep.start), None)
+        # The controller in office left moments after the loss and the next took office only as the partition got
+        # its leader back: only a controller elects (0.9.0.0 / 2.7.0 KafkaController), so the partition waited for one.
+        end = s.tenure.end
+        nxt = next((t for t in s.world.tenures if end is not None and t.start >= end and t is not s.tenure), None)
+        if end is None or end > ep.start + FAILOVER_GRACE_US or ep.end is not None and end >= ep.end \
+                or ep.end is not None and (nxt is None or abs(nxt.start - ep.end) > FAILOVER_GRACE_US):
+            return None
+        view = s.world.view_at(s.tenure, ep.start)
+        if view is not None and not any(b in view[0] for b in s.members):
+            return None  # it could not have elected: no replica was live to it (offline_to_controller)
+        left = s.tenure
+    nxt = next((t for t in s.world.tenures if t.start >= (left.end if left is not None else ep.start)), None)
     claims = () if nxt is None else (Claim(CONTROLLER_TOOK_OVER, broker=nxt.controller, ts=nxt.start, value=nxt.epoch,
                                            refs=(nxt.start_ref,) if nxt.start_ref is not None else ()),)
+    if left is not None:
+        return _case(s, NO_CONTROLLER, "controller_left", controller=left.controller,
+                     extra=(left.end_ref, nxt.start_ref if nxt is not None else None),
+                     claims=claims + (Claim(CONTROLLER_LEFT, broker=left.controller, ts=left.end, how=left.end_cause,
+                                            refs=(left.end_ref,) if left.end_ref is not None else ()),))
     return _case(s, NO_CONTROLLER, "no_controller", extra=(nxt.start_ref if nxt is not None else None,),
                  claims=claims)
 
@@ -327,6 +390,37 @@ def isr_member_rejoined(s: Situation) -> Case | None:
                    for b in back for p in [_up_since(s.world, b, ep.end)])
     return _case(s, NO_LIVE_ISR_UNKNOWN_AR, "rejoined", controller=s.tenure.controller, brokers=s.isr,
                  others=tuple(back), claims=claims, cause_brokers=back)
+
+
+def offline_to_controller(s: Situation) -> Case | None:
+    """The controller in office stated which brokers it held live (at its failover, 'Currently active brokers in
+    the cluster', 1.1.1 KafkaController.initializeControllerContext, read from ZooKeeper's registrations; after, each
+    broker change's 'all live brokers', 0.9.0.0 ReplicaStateMachine.BrokerChangeListener), and none of the
+    partition's replicas was among them: it elects only replicas it holds online (1.1.1
+    PartitionStateMachine.initializePartitionState marks a partition whose leader is not online OfflinePartition;
+    the offline election takes only online replicas, ``controllerContext.isReplicaOnline``). Read from the
+    controller's own statement where the replay's registrations say otherwise (lines of the brokers leaving that
+    the evidence lacks)."""
+    if s.tenure is None or not s.members:
+        return None
+    got = s.world.view_at(s.tenure, s.ep.start)
+    if got is None:
+        return None
+    live, ref = got
+    view = Claim(LIVE_VIEW, broker=s.tenure.controller, ts=ref.ts, value=tuple(sorted(live)), refs=(ref,))
+    if not any(b in live for b in s.members):
+        return _case(s, ALL_REPLICAS_OFFLINE, "offline_to_controller", extra=(ref,), controller=s.tenure.controller,
+                     brokers=tuple(s.members), cause_brokers=tuple(s.members), claims=(view,))
+    # The ISR as the controller held it: its state line later in the episode (its cache, 'All leaders = ...', 2.7.0
+    # KafkaController.doControlledShutdown) over the view the episode opened with (the replay's, maybe older).
+    stated = next((iv for iv in s.ep.intervals[1:] if iv.opened_by.event == "partition_state_observed"
+                   and iv.view.isr is not None), None)
+    isr = tuple(stated.view.isr) if stated is not None else s.isr
+    if not isr or any(b in live for b in isr) or s.unclean is None or as_bool(s.unclean.value):
+        return None
+    return _case(s, NO_LIVE_ISR, "isr_offline_to_controller", controller=s.tenure.controller,
+                 extra=(ref, stated.opened_by if stated is not None else None, s.unclean.evidence), brokers=isr,
+                 others=tuple(b for b in s.members if b in live), cause_brokers=isr, claims=(view,))
 
 
 def controller_did_not_act(s: Situation) -> Case | None:
@@ -366,9 +460,9 @@ def too_little_evidence(s: Situation) -> Case | None:
 
 
 CLASSIFIERS: tuple[Callable[[Situation], Case | None], ...] = (
-    partition_deleted, all_replicas_offline, isr_down_replicas_unknown, failed_election_mid_life, unclean_election,
-    no_live_isr, no_controller, leader_failover, isr_member_rejoined, controller_did_not_act, kraft_isr_without_them, controller_unwatched,
-    too_little_evidence)
+    partition_deleted, leader_seen_serving, all_replicas_offline, isr_down_replicas_unknown, failed_election_mid_life, unclean_election,
+    no_live_isr, no_controller, leader_failover, offline_to_controller, isr_member_rejoined, controller_did_not_act,
+    kraft_isr_without_them, unclean_not_taken, controller_unwatched, too_little_evidence)
 
 
 def classify(ep: Episode, world: World) -> Case:

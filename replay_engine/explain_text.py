@@ -7,7 +7,8 @@ the engine may not import ``forensics``; the report imports it from here (docs/r
 from __future__ import annotations
 
 from parsers.schema import iso_utc
-from replay_engine.cases import BROKER_DOWN, CONTROLLER_TOOK_OVER, FAILED_ELECTION, UNCLEAN_ELECTED, Case, Claim
+from replay_engine.cases import (BROKER_DOWN, CONTROLLER_LEFT, CONTROLLER_TOOK_OVER, FAILED_ELECTION, LIVE_VIEW, SERVING,
+                                 UNCLEAN_ELECTED, Case, Claim)
 
 
 def fmt_duration(us: int | None) -> str:
@@ -134,6 +135,16 @@ def _no_controller(case: Case) -> str:
     return f"{lead}was lost while the cluster had no active controller{after}."
 
 
+def _controller_left(case: Case) -> str:
+    leader = case.leader_before
+    lead = f"its leader, broker {leader}, " if leader is not None and leader >= 0 else "it "
+    left, nxt = case.claim(CONTROLLER_LEFT), case.claim(CONTROLLER_TOOK_OVER)
+    after = (f"the next controller, broker {nxt.broker} (epoch {nxt.value}), took over only at {fmt_ts(nxt.ts)}"
+             if nxt is not None else "no controller took over in the evidence")
+    return (f"{lead}was lost at {fmt_ts(case.start)}, controller {case.controller} left office at "
+            f"{fmt_ts(left.ts if left else None)} before electing, and {after}: only a controller elects.")
+
+
 def _failover(case: Case) -> str:
     leader = case.leader_before
     if leader is not None and leader >= 0:
@@ -185,6 +196,37 @@ def _deleted(case) -> str:
             f"until the deletion could go on.")
 
 
+def _leader_running(case: Case) -> str:
+    seen = case.claim(SERVING)
+    lead = case.brokers[0]
+    at = f" ({seen.refs[0].cite()})" if seen is not None and seen.refs else ""
+    return (f"the replay held its leader, broker {lead}, down (it {down_phrase(case.downs[0])}), but broker {lead} "
+            f"took up the controller's request naming it leader at {fmt_ts(seen.ts if seen else None)}{at}: it was "
+            "running and live to the controller, and the lines of its return are not in the evidence, so the "
+            "partition most likely had its leader.")
+
+
+def _offline_to_controller(case: Case) -> str:
+    view = case.claim(LIVE_VIEW)
+    live = "no broker" if view is None or not view.value else f"only {names(view.value)}"
+    at = f" ({view.refs[0].cite()})" if view is not None and view.refs else ""
+    one = len(case.brokers) == 1
+    return (f"{'its only replica' if one else 'none of its replicas'}, {names(case.brokers)}, "
+            f"{'was not' if one else 'was'} live to controller {case.controller}, which held {live} live at "
+            f"{fmt_ts(view.ts if view else None)}{at}: a controller elects only replicas it holds live.")
+
+
+def _isr_offline_to_controller(case: Case) -> str:
+    view = case.claim(LIVE_VIEW)
+    live = "no broker" if view is None or not view.value else f"only {names(view.value)}"
+    at = f" ({view.refs[0].cite()})" if view is not None and view.refs else ""
+    return (f"no member of its ISR ({names(case.brokers)}) was live to controller {case.controller}, which held "
+            f"{live} live at {fmt_ts(view.ts if view else None)}{at}; {names(case.others)} "
+            f"{_was(case.others)} live but out of sync, and unclean.leader.election.enable was false"
+            + (f" ({case.unclean.how})" if case.unclean is not None and case.unclean.how else "")
+            + ", so the controller kept leader -1.")
+
+
 # Case.form -> the reason, written after "<partition> had no leader from .. to ..: ".
 REASONS = {
     "deleted": lambda case: _deleted(case),
@@ -196,11 +238,15 @@ REASONS = {
     "unclean_off": _unclean_off,
     "not_unclean": _not_unclean,
     "no_controller": _no_controller,
+    "controller_left": _controller_left,
     "failover": _failover,
     "rejoined": _rejoined,
     "did_not_act": _did_not_act,
     "unwatched": _unwatched,
     "kraft_not_in_isr": _kraft_not_in_isr,
+    "leader_running": _leader_running,
+    "offline_to_controller": _offline_to_controller,
+    "isr_offline_to_controller": _isr_offline_to_controller,
     "too_little": lambda case: "the trace does not show enough (replicas or ISR unknown) to say why.",
 }
 

@@ -8,10 +8,10 @@ history, not the replay object.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from parsers.schema import Event, iso_utc
-from replay_engine import rules as R
+from replay_engine import facts as F, rules as R
 from replay_engine.dataloss import estimate as estimate_loss
 from replay_engine.explain import Cause, World, explain
 from replay_engine.from_events import FactStream
@@ -152,10 +152,13 @@ class ReplayResult:
 
 
 def world_of(image: ClusterImage, history: ClusterHistory, trace_end: int | None,
-             recorded: Callable[[int, int | None, str], bool] | None, mode: str | None = None) -> World:
-    """What the explainer may consult, from the image and its history."""
+             recorded: Callable[[int, int | None, str], bool] | None, mode: str | None = None,
+             facts: Sequence[F.Fact] = ()) -> World:
+    """What the explainer may consult, from the image, its history and the stream's facts (the controllers' stated
+    views of live brokers)."""
+    views = tuple((f.ts, f.controller, f.brokers, f.ref) for f in facts if isinstance(f, F.LiveSet))
     return World(image.periods, image.tenures, history.ar_history, history.config_history, history.failed_elections,
-                 trace_end, recorded, image.unclean_elections, mode, image.deletions, image.deletion_halts)
+                 trace_end, recorded, image.unclean_elections, mode, image.deletions, image.deletion_halts, views)
 
 
 def assemble(replay, stream: FactStream, *, cluster: str | None, mode: str,
@@ -173,7 +176,7 @@ def assemble(replay, stream: FactStream, *, cluster: str | None, mode: str,
         intervals = [iv for iv in intervals if keep_tp((iv.topic, iv.partition))]
     image = image_of(replay)
     history = history_of(replay, image, intervals)
-    world = world_of(image, history, stream.trace_end, recorded, mode)
+    world = world_of(image, history, stream.trace_end, recorded, mode, stream.facts)
     leaderless = [Leaderless(ep, explain(ep, world)) for ep in leaderless_episodes(intervals)]
     restarts, under = {}, []
     if events is not None:  # the evidence's own failed starts and write outages (not a counterfactual side's)
