@@ -1001,7 +1001,7 @@ class ZkControllerReplay:
         if stated is None:
             return None, True
         version = self.brokers.versions.get(f.ref.broker, self.config.version)
-        if R.decide("zk.line.replicas_order", version, len(stated)):
+        if f.ar_in_order or R.decide("zk.line.replicas_order", version, len(stated)):
             return stated, True
         if p.replicas is not None and set(stated) == set(p.replicas):
             return None, True

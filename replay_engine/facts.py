@@ -287,6 +287,9 @@ class ObservedState(Fact):
     # a registration a controller restates while loading a snapshot: (the snapshot's offset, its quorum epoch)
     snapshot: tuple[int, int] | None = None
     topic_id: str | None = None  # KRaft: the topic's id the line names (one incarnation of the topic)
+    # the replicas are the controller's own list of the assignment, in order (not a broker's request line, whose
+    # order depends on the release: rule zk.line.replicas_order)
+    ar_in_order: bool = False
 
     role = "observation"
 

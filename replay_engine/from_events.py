@@ -387,7 +387,8 @@ def log_event_facts(ev: Event, authoritative: bool) -> list[F.Fact]:
         out.append(F.ObservedState(ts, r, tp=tp, leader=leader, isr=_t(ev.isr), leader_epoch=ev.leader_epoch,
                                    controller_epoch=ev.controller_epoch, zk_version=ev.zk_version,
                                    replicas=_t(ev.replicas), state=ev.to_state,
-                                   initial=d.get("via") == "controller_startup"))
+                                   initial=d.get("via") == "controller_startup",
+                                   ar_in_order=d.get("via") == "controller_assignment"))
     elif t == "unclean_leader_election" and tp is not None and ev.leader is not None:
         out.extend(ev_only(t, int(ev.leader), tp))  # the broker elected out of sync
     else:

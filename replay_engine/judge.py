@@ -351,7 +351,8 @@ def before_state(tp: F.TP, snap: dict[str, Any]) -> PState:
     """The partition as it was before a replayed decision (for judging the record against other strategies)."""
     return PState(tp, replicas=None if snap["replicas"] is None else tuple(snap["replicas"]), leader=snap["leader"],
                   isr=None if snap["isr"] is None else tuple(snap["isr"]), leader_epoch=snap["leader_epoch"],
-                  zk_version=snap["zk_version"], controller_epoch=snap["controller_epoch"], state=snap["state"])
+                  zk_version=snap["zk_version"], controller_epoch=snap["controller_epoch"], state=snap["state"],
+                  replicas_ordered=snap.get("replicas_ordered", True))
 
 
 @dataclass(frozen=True)
@@ -426,10 +427,12 @@ def _liveness_explains(ctx: JudgeView, p: PState, recorded: dict[str, Any], mine
 
 def _order_decided(d: Decision, recorded: dict[str, Any]) -> bool:
     """The replayed and recorded leaders are both ISR members the assignment's order chooses between
-    (PartitionLeaderElectionAlgorithms: the first live replica of AR in the ISR), and the replay did not know AR."""
+    (PartitionLeaderElectionAlgorithms: the first live replica of AR in the ISR), and the replay did not know AR or
+    its order."""
     isr = d.before.get("isr") or ()
     mine, theirs = (d.after or {}).get("leader"), recorded.get("leader")
-    return d.before.get("replicas") is None and mine in isr and theirs in isr and mine != theirs \
+    unknown_order = d.before.get("replicas") is None or d.before.get("replicas_ordered") is False
+    return unknown_order and mine in isr and theirs in isr and mine != theirs \
         and sorted((d.after or {}).get("isr") or ()) == sorted(recorded.get("isr") or ())
 
 

@@ -28,7 +28,7 @@ class PState:
     replicas_ordered: bool = True
 
     def snapshot(self) -> dict[str, Any]:
-        return {
+        snap = {
             "leader": self.leader,
             "isr": list(self.isr) if self.isr is not None else None,
             "leader_epoch": self.leader_epoch,
@@ -37,6 +37,9 @@ class PState:
             "replicas": list(self.replicas) if self.replicas is not None else None,
             "state": self.state,
         }
+        if self.replicas is not None and not self.replicas_ordered:
+            snap["replicas_ordered"] = False  # said only where it is so: AR's members known, not their order
+        return snap
 
     @property
     def candidates(self) -> tuple[int, ...] | None:

@@ -64,16 +64,17 @@ def test_a_set_of_replicas_does_not_reorder_the_assignment(pmitra):
     assert not any(c.verdict == "diverged" for c in pmitra.comparisons)
 
 
-def test_an_assignment_known_only_as_a_set_leaves_the_election_order_unknown(so3500):
-    # my-replicated-topic-0's assignment is [1, 2, 0] (the controller's "preferred replicas by broker ... List(1, 2,
-    # 0)", controller.log.2017-09-07-16.gz line 34, five seconds later); before that only broker lines state it,
-    # "replicas=[0, 1, 2]" (a HashSet, state-change.log.2017-09-07-16.gz line 56). The election at
-    # controller.log.2017-09-07-16.gz line 26 ("Select 2 from ISR 2,0") depends on the order: not judged, and why.
+def test_the_controllers_list_of_preferred_replicas_is_the_assignment_in_order(so3500):
+    # my-replicated-topic-0's assignment is [1, 2, 0]: 0.10.2.0 KafkaController.checkAndTriggerPartitionRebalance
+    # logs it every 5 minutes at DEBUG, "preferred replicas by broker Map(... [my-replicated-topic,0] -> List(1, 2,
+    # 0) ...)" (controller.log.2017-09-07-13.gz line 44, 16:35:25, controller 1); broker lines list it as a set,
+    # "replicas=[0, 1, 2]" (state-change.log.2017-09-07-16.gz line 56). The election at controller.log.2017-09-07-16.gz
+    # line 26 ("Select 2 from ISR 2,0", 16:38:30): the first live assigned replica in the live ISR [2, 0] is 2.
+    assert "[my-replicated-topic,0] -> List(1, 2, 0)" in line(SO_LOGS + "controller.log.2017-09-07-13.gz", 44)
     assert "replicas=[0, 1, 2]" in line(SO_LOGS + "state-change.log.2017-09-07-16.gz", 56)
-    assert "[my-replicated-topic,0] -> List(1, 2, 0)" in line(SO_LOGS + "controller.log.2017-09-07-16.gz", 34)
     assert '"leader":2' in line(SO_LOGS + "controller.log.2017-09-07-16.gz", 26)
     c = judged(so3500, "controller.log.2017-09-07-16.gz:26")
-    assert c.verdict == "unknown" and "order unknown" in c.reason
+    assert c.agreed and c.replayed["leader"] == 2
 
 
 def test_the_controllers_update_metadata_line_states_the_isr(so3500):

@@ -288,3 +288,28 @@ def test_rolling_upgrade_each_controller_decides_by_its_own_version():
     # and by broker 2, which logged no version: the cluster's first logged version (2.2.1, live replicas only) holds.
     assert len(_rolling_upgrade_failover(1)) == 1
     assert _rolling_upgrade_failover(2) == []
+
+
+def _elected_after_a_broker_line(version):
+    """Only a broker's LeaderAndIsr line states t-0's replicas, "replicas=[0, 1, 2]"; the assignment is [1, 2, 0] (as
+    so3500__volttron-kafka's my-replicated-topic-0). Its leader 1 is not live to the new controller, whose record
+    elects 2 with ISR [2, 0] (so3500's controller.log.2017-09-07-16.gz line 26, "Select 2 from ISR 2,0")."""
+    tp = ("t", 0)
+    return _replay(version, [
+        F.ControllerElected(_at(0), _ref(0, "controller_elected"), controller=2, epoch=2),
+        *[F.BrokerUp(_at(0), _ref(0, "broker_registered"), broker=b) for b in (0, 2)],
+        F.ObservedState(_at(1), _ref(1, "leader_and_isr_received"), tp=tp, leader=1, isr=(1, 2, 0), leader_epoch=0,
+                        controller_epoch=1, replicas=(0, 1, 2)),
+        F.RecordedState(_at(6), _ref(6, "state"), tp=tp, kind="election", leader=2, isr=(2, 0), leader_epoch=1,
+                        from_state="OfflinePartition", to_state="OnlinePartition"),
+    ])
+
+
+def test_a_broker_line_before_0_11_gives_the_replicas_not_their_order():
+    # 0.10.2.0 LeaderAndIsrRequest.java reads the replicas into `new HashSet<>(replicasArray.length)`: [0, 1, 2] is
+    # not AR's order, and the offline election (first live assigned replica in the ISR) depends on it: unjudged.
+    [c] = _judged(_elected_after_a_broker_line((0, 10, 2)), 6)
+    assert c.verdict == "unknown" and "order" in c.reason, c
+    # 0.11.0.0 (KAFKA-5329) keeps a List: the line is AR, which elects 0, not the record's 2.
+    [c] = _judged(_elected_after_a_broker_line((0, 11, 0)), 6)
+    assert c.verdict == "diverged" and c.replayed["leader"] == 0, c

@@ -210,3 +210,31 @@ def test_all_leaders_dump_0102_22_39():
     ev = one("[2024-11-27 10:24:53,988] TRACE [Controller id=0] All leaders = cities-0 -> (Leader:0,ISR:0,"
              "LeaderRecoveryState:RECOVERED,LeaderEpoch:0,ZkVersion:0,ControllerEpoch:1) (kafka.controller.KafkaController)")
     assert (ev.topic, ev.partition, ev.leader, ev.zk_version, ev.controller_epoch) == ("cities", 0, 0, 0, 1)
+
+
+def test_the_controllers_list_of_preferred_replicas_is_the_assignment():
+    # KafkaController.checkAndTriggerPartitionRebalance, DEBUG: 0.10.2.0 "preferred replicas by broker " +
+    # preferredReplicasForTopicsByBrokers and "topics not in preferred replica " + ...; 2.7.0 s"Topics not in preferred
+    # replica for broker $leaderBroker $topicsNotInPreferredReplica". so3500__volttron-kafka (0.10.2.1)
+    # controller.log.2017-09-07-16.gz line 34 (shortened), cesaralcancio__study-kafka (2.7.0) controller.log.gz line 255.
+    from parsers.common.context import SourceContext
+    from parsers.dispatch import parse_source
+
+    def events(text):
+        evs, summary = parse_source(text.encode(), SourceContext(path="controller.log"))
+        assert summary.unrecognized == 0
+        return [(e.event_type, e.topic, e.partition, e.replicas, e.controller_id, e.detail["via"]) for e in evs]
+
+    assert events("[2017-09-07 16:38:35,621] DEBUG [Controller 2]: preferred replicas by broker Map(1 -> Map("
+                  "[connect-test,0] -> List(1), [my-replicated-topic,0] -> List(1, 2, 0)), 0 -> Map([__consumer_offsets,19]"
+                  " -> List(0))) (kafka.controller.KafkaController)") == [
+        ("partition_state_observed", "connect-test", 0, [1], 2, "controller_assignment"),
+        ("partition_state_observed", "my-replicated-topic", 0, [1, 2, 0], 2, "controller_assignment"),
+        ("partition_state_observed", "__consumer_offsets", 19, [0], 2, "controller_assignment")]
+    assert events("[2021-02-16 19:32:08,805] DEBUG [Controller id=1] Topics not in preferred replica for broker 3 "
+                  "HashMap(ECOMMERCE_SEND_EMAIL-1 -> List(3, 4, 5), ECOMMERCE_NEW_ORDER-2 -> List(3, 1, 2)) "
+                  "(kafka.controller.KafkaController)") == [
+        ("partition_state_observed", "ECOMMERCE_SEND_EMAIL", 1, [3, 4, 5], 1, "controller_assignment"),
+        ("partition_state_observed", "ECOMMERCE_NEW_ORDER", 2, [3, 1, 2], 1, "controller_assignment")]
+    assert events("[2017-09-07 16:38:35,643] DEBUG [Controller 2]: topics not in preferred replica Map() "
+                  "(kafka.controller.KafkaController)") == []

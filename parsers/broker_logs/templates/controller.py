@@ -249,7 +249,33 @@ def _all_leaders(entry, m):
     return evs or None
 
 
+# One "tp -> List(3, 1, 2)" item of a map of assignments (the Seq's class name varies with the Scala version).
+_ASSIGNMENT_ITEM = re.compile(r"(?P<tp>\[[^\]]+\]|[^\s,()>]+) -> \w*\((?P<ar>[\d, ]*)\)")
+
+
+def _assignments_listed(entry, m):
+    """KafkaController.checkAndTriggerPartitionRebalance (DEBUG): "preferred replicas by broker Map(...)" (0.8.1-2.4:
+    every partition's assignment, grouped by its preferred replica) and "topics not in preferred replica [for broker
+    N] Map(...)" (the partitions the auto-rebalance is about to consider): the controller's own assignment, in order."""
+    text = m["dump"] + "".join(entry.continuation or ())
+    head = entry.line[: entry.line.find(m["what"]) + len(m["what"])]
+    evs = []
+    for item in _ASSIGNMENT_ITEM.finditer(text):
+        tp = split_topic_partition(item["tp"])
+        ar = int_list(item["ar"])
+        if tp is None or not ar:
+            continue
+        evs.append(Event("partition_state_observed", controller_id=_cid(m), topic=tp[0], partition=tp[1], replicas=ar,
+                         detail={"via": "controller_assignment"}, raw=f"{head} ... {item.group(0)} ..."))
+    return evs or None
+
+
 RULES = [
+    Rule("controller.assignments_by_preferred", CONTROLLER_LOGGERS, ("referred replicas by broker ",),
+         re.compile(_C + r"(?P<what>[Pp]referred replicas by broker) (?P<dump>.*)$"), _assignments_listed),
+    Rule("controller.assignments_not_preferred", CONTROLLER_LOGGERS, ("opics not in preferred replica",),
+         re.compile(_C + r"(?P<what>[Tt]opics not in preferred replica(?: for broker \d+)?) (?P<dump>.*)$"),
+         _assignments_listed),
     Rule("controller.all_leaders", CONTROLLER_LOGGERS, ("All leaders = ",),
          re.compile(_C + r"All leaders = (?P<dump>.*)$"), _all_leaders),
     # --- election -------------------------------------------------------------------------------
