@@ -216,7 +216,8 @@ def test_the_controllers_list_of_preferred_replicas_is_the_assignment():
     # KafkaController.checkAndTriggerPartitionRebalance, DEBUG: 0.10.2.0 "preferred replicas by broker " +
     # preferredReplicasForTopicsByBrokers and "topics not in preferred replica " + ...; 2.7.0 s"Topics not in preferred
     # replica for broker $leaderBroker $topicsNotInPreferredReplica". so3500__volttron-kafka (0.10.2.1)
-    # controller.log.2017-09-07-16.gz line 34 (shortened), cesaralcancio__study-kafka (2.7.0) controller.log.gz line 255.
+    # controller.log.2017-09-07-16.gz line 34 (shortened), cesaralcancio__study-kafka (2.7.0) controller.log.gz
+    # line 255.
     from parsers.common.context import SourceContext
     from parsers.dispatch import parse_source
 
@@ -226,8 +227,8 @@ def test_the_controllers_list_of_preferred_replicas_is_the_assignment():
         return [(e.event_type, e.topic, e.partition, e.replicas, e.controller_id, e.detail["via"]) for e in evs]
 
     assert events("[2017-09-07 16:38:35,621] DEBUG [Controller 2]: preferred replicas by broker Map(1 -> Map("
-                  "[connect-test,0] -> List(1), [my-replicated-topic,0] -> List(1, 2, 0)), 0 -> Map([__consumer_offsets,19]"
-                  " -> List(0))) (kafka.controller.KafkaController)") == [
+                  "[connect-test,0] -> List(1), [my-replicated-topic,0] -> List(1, 2, 0)), 0 -> Map("
+                  "[__consumer_offsets,19] -> List(0))) (kafka.controller.KafkaController)") == [
         ("partition_state_observed", "connect-test", 0, [1], 2, "controller_assignment"),
         ("partition_state_observed", "my-replicated-topic", 0, [1, 2, 0], 2, "controller_assignment"),
         ("partition_state_observed", "__consumer_offsets", 19, [0], 2, "controller_assignment")]
