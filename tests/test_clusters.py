@@ -155,5 +155,6 @@ def test_the_report_says_the_folder_holds_two_clusters_and_replays_each_alone():
     text = render_text(report)
     assert "incident holds 2 clusters, each replayed alone:" in text
     assert "incident [v22dySzFROGZtN_eOO8rRA]: cluster id v22dySzFROGZtN_eOO8rRA, named at dev/" in text
+    assert "Cluster incident [ferJwTLsTEivjkl4i0_WEw]:\nEvidence: broker logs; Kafka version 3.8.0" in text
     assert "## Clusters in this evidence" in render_markdown(report)
     assert report["replay"]["several_clusters"] == told

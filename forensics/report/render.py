@@ -85,9 +85,12 @@ def render_text(report: dict[str, Any], tz: str = "UTC", max_evidence: int = 8) 
     lines.append(f"kafka-forensics postmortem: cluster {', '.join(map(str, s['clusters']))}")
     lines.append(f"Window: {show_ts(s['window']['start'], tz)} -> {show_ts(s['window']['end'], tz)} ({zl})")
     lines.extend(several_clusters_lines(report, tz))
+    several = len(_replays(report)) > 1
     for rep in _replays(report):
         src = _evidence_kind(rep)
         ver = rep.get("kafka_version") or "unknown"
+        if several:
+            lines.append(f"Cluster {rep.get('cluster')}:")
         lines.append(f"Evidence: {src}; Kafka version {ver} ({rep.get('kafka_version_source')})")
         if rep.get("rule_set"):
             lines.append(f"Rules: {rep['rule_set']} (docs/semantics.md)")
@@ -211,7 +214,7 @@ def render_markdown(report: dict[str, Any], tz: str = "UTC") -> str:
         md.extend(("- " if not x.startswith(" ") else "  - ") + _md(x.strip()) for x in told)
         md.append("")
     for rep in _replays(report):
-        md.append("## Brokers and controller")
+        md.append("## Brokers and controller" + (f": {_md(rep.get('cluster'))}" if len(_replays(report)) > 1 else ""))
         md.append("")
         md.extend(f"- {_md(x.strip())}" for x in _brokers_line(rep, tz))
         md.append("")
