@@ -418,8 +418,26 @@ class KraftReplay:
         changed = f.changed
         prev = f.previous
         decided: int | None = None  # the leader the replay elected for this change, where it judged one
-        if prev is not None and (p is None or p.isr is None):
-            # The change's own line states the registration it started from (4.x PartitionChangeBuilder)
+        if not f.metadata_log and p is not None and p.leader_epoch is not None and f.leader_epoch is not None \
+                and (f.leader_epoch, f.zk_version or 0) <= (p.leader_epoch, p.zk_version or 0):
+            # A change no newer than the registration held: a controller loading its log logs each record it
+            # replays ("UNCLEAN partition change for ...", PartitionRegistration.maybeLogPartitionChange from
+            # ReplicationControlManager.replay, 3.9.0-rc3 / trunk), as history. Its leader is compared with the one
+            # the replay gave that epoch, if it gave one; nothing is taken.
+            given = self.epoch_decided.get(tp, {}).get(f.leader_epoch)
+            if "leader" in f.changed and f.leader is not None and given is not None:
+                self._restated(tp, f, f.leader, given)
+            return
+        held = None if p is None else (p.leader_epoch, p.leader, p.isr)
+        if prev is not None and held != (prev["leader_epoch"], prev["leader"], tuple(prev["isr"])):
+            # The change's own line states the registration it started from (4.x PartitionChangeBuilder): the step is
+            # taken from there. A replay that already took it itself, at the line that began the controller's event
+            # ("The request from broker N to unfence has been granted ...", then handleBrokerUnfenced's elections in
+            # the same event), took it when the line says: the partition was led from the record on.
+            mine = self.replayed_at.get((tp, held[0])) if held is not None and held[0] is not None else None
+            if mine is not None and prev["leader_epoch"] is not None and held[0] == prev["leader_epoch"] + 1 \
+                    and mine[0].after.get("leader") == f.leader:
+                self.timeline.retime(tp, ts)
             p = self.store.part(tp)
             self._set_replicas(p, prev["replicas"], ts)
             self.store.set_leader(p, prev["leader"])
@@ -445,7 +463,10 @@ class KraftReplay:
                 if f.elr is not None:
                     elr = f.elr
                 # ELR is in use when the feature is on, or a registration holds ELR members (only KIP-966 fills them)
-                elr_on = self.elr_enabled or f.elr is not None or bool(prev and prev["elr"])
+                # ... or the registration the line started from holds ELR or a last known leader, or an empty ISR, which
+                # only the ELR rules write (3.9.0-rc3 PartitionChangeBuilder.build)
+                elr_on = self.elr_enabled or f.elr is not None or bool(prev and (prev["elr"] or prev["last_known_elr"]
+                                                                                  or not prev["isr"]))
                 def elect(ok: frozenset[int]):
                     res = self._rule("kraft.election", p.replicas or p.isr, target, p.leader, ok, self._unclean(tp[0]),
                                      elr, elr_on, self.elr.get(tp, ((), ()))[1])  # lastKnownElr before this change
@@ -760,7 +781,7 @@ class KraftReplay:
             self.store.set(p, isr=isr_after_leader_left(replicas, isr, was, leader, self.acceptable(), self.elr_enabled,
                                                         version=self.config.version))
 
-    def _restated(self, tp: F.TP, f: F.ObservedState, leader: int, held: int) -> None:
+    def _restated(self, tp: F.TP, f: F.ObservedState | F.PartitionChange, leader: int, held: int) -> None:
         """A leader epoch stated again after the replay knew it (or a later one): a broker applying the registration
         anew, as a broker does for every partition it hosts when it loads the metadata image at start-up (3.5.1 ..
         4.x ``ReplicaManager.applyDelta``: "Creating new partition ...", then Partition.makeLeader / makeFollower log

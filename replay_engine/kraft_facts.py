@@ -325,6 +325,19 @@ def _partition_change(ev: Event, names: dict[str, str], steps: dict[tuple[str, i
                               broker_events=events, metadata_log=metadata, topic_id=d.get("topic_id"))]
 
 
+def _unclean_line(ev: Event, names: dict[str, str], steps) -> list[F.Fact]:
+    """A quorum controller's line of an election that was not clean: "UNCLEAN partition change for T-P with topic ID
+    I: ..." (PartitionRegistration.maybeLogPartitionChange, INFO where the new leader was not in the ISR: 3.9.0-rc3,
+    trunk) or "Setting new leader for topicId I, partition P to N using an unclean election" (PartitionChangeBuilder
+    .tryElection): a partition change record, as logged."""
+    d = ev.detail or {}
+    if d.get("via") != "log" or not d.get("topic_id"):
+        return []  # a ZooKeeper-mode controller's unclean election: not a KRaft record
+    if not d.get("changed") and ev.leader is not None:
+        ev = replace(ev, detail={**d, "changed": ["leader"]})
+    return _partition_change(ev, names, steps)
+
+
 def _observed(ev: Event, names: dict[str, str], steps) -> list[F.Fact]:
     """A broker says it became leader or follower (or received LeaderAndIsr): the decision as delivered."""
     tp = _tp(ev, names)
@@ -357,6 +370,7 @@ _CONVERT = {
     "kafka_version": _kafka_version,
     "partition_record": _partition_record,
     "partition_change": _partition_change,
+    "unclean_leader_election": _unclean_line,
     "isr_updated": _isr_updated,
     **dict.fromkeys(_OBSERVED_LINES, _observed),
 }

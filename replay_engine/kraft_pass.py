@@ -60,7 +60,13 @@ def is_wide(e: Event) -> bool:
 
 
 def is_replay_line(e: Event) -> bool:
-    return e.source_kind == "broker_log" and "Replayed " in (e.raw or "")[:200]
+    """A quorum controller's line of a record it replays: "Replayed ..." (3.7+), and the "UNCLEAN partition change for
+    ..." line ReplicationControlManager.replay(PartitionChangeRecord) logs through
+    PartitionRegistration.maybeLogPartitionChange (3.9.0-rc3, trunk), every voter alike and again at each load."""
+    if e.source_kind != "broker_log":
+        return False
+    head = (e.raw or "")[:200]
+    return "Replayed " in head or "UNCLEAN partition change for " in head
 
 
 def phase1_needs(e: Event) -> bool:
@@ -171,10 +177,14 @@ def kraft_pass(events: list[Event], version: tuple[int, ...] | None, writers: di
 def start_up_bursts(events: list[Event]) -> dict[tuple, tuple[tuple[int, int], ...]]:
     """Per writer, the time ranges of its start-up bursts: ``BURST_MIN`` or more "Replayed" lines within
     ``BURST_WINDOW_US``. A window is a run of whole milliseconds (lines of one time all fall in it or none), so
-    a line is history exactly when its time is in one of its writer's ranges."""
+    a line is history exactly when its time is in one of its writer's ranges. The active controller's own lines are
+    never history: it replays each record as it writes it, and not again when Raft commits it (3.9.0-rc3
+    QuorumController.QuorumMetaLogListener.handleCommit: "the records were already replayed"), so a burst of them
+    (a fence changing fifty partitions) is live."""
+    active = active_spans(events)
     by_writer: dict[tuple, list[int]] = {}
     for e in events:
-        if e.ts is not None and is_replay_line(e):
+        if e.ts is not None and is_replay_line(e) and not any(a <= e.ts < b for a, b in active.get(e.broker_id, ())):
             by_writer.setdefault((e.broker_id, e.source_file), []).append(e.ts)
     out: dict[tuple, tuple[tuple[int, int], ...]] = {}
     for writer, ts in by_writer.items():
@@ -191,12 +201,39 @@ def start_up_bursts(events: list[Event]) -> dict[tuple, tuple[tuple[int, int], .
         for k, f in enumerate(flagged):
             if not f:
                 continue
-            if ranges and k > 0 and flagged[k - 1]:
+            if ranges and k > 0 and flagged[k - 1] and ts[k] - ts[k - 1] <= BURST_WINDOW_US:
+                # one burst; two are never joined across the active controller's own lines left out between them
                 ranges[-1] = (ranges[-1][0], ts[k])
             else:
                 ranges.append((ts[k], ts[k]))
         if ranges:
             out[writer] = tuple(ranges)
+    return out
+
+
+def active_spans(events: list[Event]) -> dict[int, list[tuple[int, int]]]:
+    """Node -> the times it was the active controller, from its own lines: from "Becoming the active controller at
+    epoch E" (QuorumController.claim) to the first of its lines that ends that tenure: a quorum leader other than
+    itself or a later quorum epoch named (a Raft transition, "In the new epoch ..."; a restarted node names a later
+    epoch before it claims again), its renounce, or a snapshot load begun (a node starting anew)."""
+    out: dict[int, list[tuple[int, int]]] = {}
+    since: dict[int, tuple[int, int]] = {}  # node -> (since, quorum epoch)
+    for e in events:
+        if e.ts is None or e.broker_id is None or e.source_kind != "broker_log":
+            continue
+        w, t = e.broker_id, e.event_type
+        if w in since:
+            start, epoch = since[w]
+            later = e.controller_epoch is not None and epoch is not None and e.controller_epoch > epoch
+            if t == "kraft_renounce_on_error" or t == "kraft_snapshot_load" and (e.detail or {}).get("phase") == "start" \
+                    or t in ("kraft_leader_change", "kraft_quorum_epoch") and (later or t == "kraft_leader_change"
+                                                                              and e.controller_id != w):
+                out.setdefault(w, []).append((start, e.ts))
+                del since[w]
+        if t == "kraft_leader_change" and (e.detail or {}).get("via") == "became_active" and w not in since:
+            since[w] = (e.ts, e.controller_epoch)
+    for w, (a, _) in since.items():
+        out.setdefault(w, []).append((a, 1 << 62))
     return out
 
 

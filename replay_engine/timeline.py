@@ -114,6 +114,19 @@ class TimelineBuilder:
                 self.closed.append(cur)
         self.open[tp] = Interval(tp[0], tp[1], ts, None, view, ref, basis)
 
+    def retime(self, tp: TP, ts: int) -> None:
+        """The partition's latest change, which the replay took itself, happened at ``ts`` as a record of it says: the
+        interval before it lasts until then."""
+        cur = self.open.get(tp)
+        if cur is None or cur.basis != "replayed" or ts <= cur.start:
+            return
+        for iv in reversed(self.closed):
+            if (iv.topic, iv.partition) == tp:
+                if iv.end == cur.start:
+                    iv.end = ts
+                break
+        cur.start = ts
+
     def finish(self) -> list[Interval]:
         out = self.closed + list(self.open.values())
         self.open = {}

@@ -132,3 +132,36 @@ def test_a_line_stating_an_elr_election_is_compared_with_it():
     [c] = _at(res, "GraphLogistics__kafka/logs/state-change.log.gz:2")
     assert (c.verdict, c.replayed) == ("agreed", {"leader": 1})
     assert res.agreement()["uncompared"] == 0
+
+
+@pytest.fixture(scope="module")
+def bmt():
+    return _replay(BMT)
+
+
+def test_a_live_unclean_partition_change_line_is_a_record(bmt):
+    # controller.log.2026-03-16-11.gz line 431: "Fencing broker 1 at epoch 635 because its session has timed out", then
+    # the active controller's "UNCLEAN partition change for rfid-events-0 ...: isr: [1] -> [], leader: 1 -> -1,
+    # leaderEpoch: 2 -> 3" (line 434) and fifty more in the same millisecond (PartitionRegistration
+    # .maybeLogPartitionChange). The active controller logs a record once, as it writes it (QuorumController
+    # .QuorumMetaLogListener.handleCommit does not replay it again), so the burst is live, not a start-up's history.
+    [c] = _at(bmt, BMT + "/logs/controller.log.2026-03-16-11.gz:434")
+    assert (c.verdict, c.recorded, c.replayed) == ("agreed", {"leader": -1}, {"leader": -1})
+    # controller.log.2026-03-17-11.gz line 90 (11:21:36.884): the restarted controller, before "Becoming the active
+    # controller", replays its log and logs "UNCLEAN partition change for __consumer_offsets-13 ...: leader: 1 -> -1,
+    # leaderEpoch: 24 -> 25": a decision of the day before, not one taken at this line.
+    assert not _at(bmt, BMT + "/logs/controller.log.2026-03-17-11.gz:90")
+    assert not [c for c in bmt.comparisons if c.verdict == "diverged"]
+
+
+def test_an_election_logged_by_the_controller_ends_the_leaderless_time_it_states():
+    from conftest import log4j_us
+
+    res = _replay(DAMIR)
+    # controller.log.2025-11-28-08.gz line 202: "The request from broker 1 to unfence has been granted ..." (08:55:09.852)
+    # and line 203: "Setting new leader for topicId 9AEIsnUQTTS5liR7nQkf3A, partition 0 to 1 using ELR. Previous
+    # partition: PartitionRegistration(... leader=-1 ...)" (08:55:09.858): the election the grant began, logged by
+    # PartitionChangeBuilder.tryElection in the same controller event; quickstart-events-0 was leaderless until it.
+    at = log4j_us("2025-11-28 08:55:09,858")
+    assert any(lp.episode.start < at <= lp.episode.end for lp in res.leaderless
+               if (lp.episode.topic, lp.episode.partition) == ("quickstart-events", 0))

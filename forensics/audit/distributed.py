@@ -296,12 +296,13 @@ def kraft_wide():
 
 
 def kraft_phase1_rows():
-    """``replay_engine.kraft_pass.phase1_needs`` as a Spark condition (the "Replayed" test on the first 200
-    characters of the text, as ``is_replay_line``)."""
+    """``replay_engine.kraft_pass.phase1_needs`` as a Spark condition (the "Replayed" / "UNCLEAN partition change"
+    test on the first 200 characters of the text, as ``is_replay_line``)."""
     from pyspark.sql import functions as F
 
+    head = F.substring(F.col("raw"), 1, 200)
     replay_line = (F.col("source_kind") == "broker_log") & F.coalesce(
-        F.substring(F.col("raw"), 1, 200).contains("Replayed "), F.lit(False))
+        head.contains("Replayed ") | head.contains("UNCLEAN partition change for "), F.lit(False))
     return F.coalesce(kraft_wide() | (F.col("source_kind") == "kraft_metadata") | replay_line
                       | (F.col("event_type") == LEADER_LINE), F.lit(False))
 
