@@ -7,7 +7,8 @@ from dashboards import safe
 from dashboards.model import ClusterView
 from dashboards.series import Steps, leaderless_intervals, step_counts, under_replicated_intervals
 from dashboards.style import NO_LEADER, base_layout
-from dashboards.timefmt import axis_time, duration, show_time
+from dashboards.timefmt import axis_time, show_time
+from replay_engine.explain_text import fmt_duration
 
 MAX_POINTS = 4000
 UNDER_REPLICATED = "#ff7f0e"
@@ -66,7 +67,7 @@ def binning_note(series: tuple[Steps, Steps], max_points: int = MAX_POINTS) -> s
     widths = [s.bin_us for s in series if s.bin_us]
     if not widths:
         return None
-    return (f"counts are per {duration(max(widths))} bin, each showing the largest count in the bin "
+    return (f"counts are per {fmt_duration(max(widths))} bin, each showing the largest count in the bin "
             f"(more than {max_points:,} changes)")
 
 

@@ -15,7 +15,8 @@ from typing import Any
 from dashboards import safe
 from dashboards.model import Cite, ClusterView, Episode
 from dashboards.rank import Selection
-from dashboards.timefmt import axis_time, duration, show_time
+from dashboards.timefmt import axis_time, show_time
+from replay_engine.explain_text import fmt_duration
 
 MAX_EPISODES = 2000
 MAX_TEXT = 400
@@ -79,7 +80,7 @@ def evidence_table(idx: EvidenceIndex, view: ClusterView, tz: str, group: str) -
         pad = max((end - ep.start) // 10, 500_000)
         head = (f"{ep.topic}-{ep.partition}: no leader {show_time(ep.start, tz)} → "
                 f"{show_time(ep.end, tz) if ep.end is not None else 'end of evidence'} "
-                f"({duration(None if ep.end is None else ep.end - ep.start)})")
+                f"({fmt_duration(None if ep.end is None else ep.end - ep.start)})")
         parts.append(f"<tbody id='{idx.prefix}-ep-{i}' class='ep' data-group='{e(group)}' "
                      f"data-x0='{e(axis_time(ep.start - pad, tz))}' data-x1='{e(axis_time(end + pad, tz))}'>")
         kind = ep.kind or "cause not in this report"

@@ -17,7 +17,8 @@ from dashboards.lanes import known_brokers
 from dashboards.model import Cite, ClusterView, Episode, Span, WriteOutage
 from dashboards.rank import Selection
 from dashboards.style import HATCH, NO_LEADER, UNKNOWN, WRITE_HATCH, WRITE_OUTAGE, base_layout, broker_colour
-from dashboards.timefmt import axis_time, duration, show_time
+from dashboards.timefmt import axis_time, show_time
+from replay_engine.explain_text import fmt_duration
 
 NO_LEADER_TRACE = "no leader"
 UNKNOWN_TRACE = "leader unknown"
@@ -51,7 +52,7 @@ def _hover(s: Span, ep: Episode | None, rf: int | None, hi: int, tz: str) -> str
              f"{s.leader_epoch if s.leader_epoch is not None else '?'} · controller epoch "
              f"{s.controller_epoch if s.controller_epoch is not None else '?'} · {safe.label(s.state)}",
              f"{show_time(s.start, tz)} → {show_time(s.end, tz) if s.end is not None else 'end of evidence'}"
-             f" ({duration(None if s.end is None else s.end - s.start)})",
+             f" ({fmt_duration(None if s.end is None else s.end - s.start)})",
              f"opened by: {safe.label(s.opened_by.event)} at {safe.label(s.opened_by.where)}"]
     if s.leaderless:
         if ep is not None and ep.summary:
@@ -69,7 +70,7 @@ def _write_hover(w: WriteOutage, tz: str) -> str:
     lines = [f"<b>{row_label(w.topic, w.partition)}</b> · acks=all writes refused: leader "
              f"{w.leader if w.leader is not None else '?'}, ISR {isr} below min.insync.replicas={need}{src}",
              f"{show_time(w.start, tz)} → {show_time(w.end, tz) if w.end is not None else 'end of evidence'}"
-             f" ({duration(None if w.end is None else w.end - w.start)})"]
+             f" ({fmt_duration(None if w.end is None else w.end - w.start)})"]
     if w.opened_by is not None:
         lines.append(f"opened by: {safe.label(w.opened_by.event)} at {safe.label(w.opened_by.where)}")
     lines.append("<b>cause</b>: " + (safe.wrap_label(w.summary, 110) if w.summary else "not in this report"))

@@ -9,7 +9,8 @@ from dashboards.model import ClusterView
 from dashboards.rank import Selection
 from dashboards.series import isr_bins
 from dashboards.style import base_layout
-from dashboards.timefmt import axis_time, duration
+from dashboards.timefmt import axis_time
+from replay_engine.explain_text import fmt_duration
 
 MAX_BINS = 240
 ROW_PX = 12
@@ -34,7 +35,7 @@ def heatmap_figure(view: ClusterView, sel: Selection, tz: str, title: str, nbins
                           "yanchor": "top"},
              "xgap": 0, "ygap": 1, "hoverongaps": False,
              "hovertemplate": "<b>%{y}</b><br>%{x}: smallest ISR %{z}<extra></extra>"}
-    layout = base_layout(f"{title} <span style='font-size:11px;color:#666'>(bins of {duration(width)})</span>",
+    layout = base_layout(f"{title} <span style='font-size:11px;color:#666'>(bins of {fmt_duration(width)})</span>",
                          view.window, tz, _height(len(labels)))
     layout["yaxis"] = {"type": "category", "autorange": "reversed", "automargin": True, "tickfont": {"size": 9}}
     topics = topics_in_order(sel)

@@ -11,7 +11,8 @@ from typing import Any
 from dashboards import safe
 from dashboards.model import Band, ClusterView
 from dashboards.style import BROKER_STATES, HATCH, NO_LEADER, UNKNOWN, base_layout, broker_colour
-from dashboards.timefmt import axis_time, duration, show_time
+from dashboards.timefmt import axis_time, show_time
+from replay_engine.explain_text import fmt_duration
 
 CONTROLLER_LANE = "controller"
 
@@ -37,7 +38,7 @@ def _bar_trace(name: str, colour: str, bands: list[tuple[str, int, int, str]], t
 def _band_hover(title: str, band: Band, end: int, tz: str) -> str:
     lines = [f"<b>{safe.label(title)}</b>",
              f"{show_time(band.start, tz)} → {show_time(end, tz) if band.end is not None else 'end of evidence'}"
-             f" ({duration(None if band.end is None else band.end - band.start)})"]
+             f" ({fmt_duration(None if band.end is None else band.end - band.start)})"]
     if band.began_by:
         lines.append(f"began: {safe.label(band.began_by)}")
     if band.cause:
@@ -76,7 +77,7 @@ def lanes_figure(view: ClusterView, tz: str, title: str) -> dict[str, Any]:
                                  showlegend=False))
     if view.controller_gaps:
         gaps = [(CONTROLLER_LANE, a, b, f"<b>no active controller</b><br>{show_time(a, tz)} → {show_time(b, tz)}"
-                 f" ({duration(b - a)})") for a, b in view.controller_gaps]
+                 f" ({fmt_duration(b - a)})") for a, b in view.controller_gaps]
         traces.append(_bar_trace("no controller", NO_LEADER, gaps, tz, legendgroup="controllers")
                       | {"marker": {"color": NO_LEADER, "pattern": HATCH, "line": {"width": 0}}})
     if view.expiries:

@@ -58,21 +58,6 @@ def zone_name(tz: str) -> str:
     return "UTC" if tz in ("UTC", "Z", "utc", "") else tz
 
 
-def duration(us: int | None) -> str:
-    if us is None:
-        return "until the end of the evidence"
-    s = us / 1e6
-    if s < 1:
-        return f"{us / 1000:.0f} ms"
-    if s < 60:
-        return f"{s:.1f} s"
-    m, sec = divmod(int(round(s)), 60)
-    if m < 60:
-        return f"{m}m{sec:02d}s"
-    h, m = divmod(m, 60)
-    return f"{h}h{m:02d}m{sec:02d}s"
-
-
 def parse_iso(s: str | int | None) -> int | None:
     """replay.json times ('2021-05-05T16:02:11.123Z'; a few carry raw epoch µs) -> epoch µs."""
     if s is None:

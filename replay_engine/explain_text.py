@@ -12,6 +12,7 @@ from replay_engine.cases import (BROKER_DOWN, CONTROLLER_LEFT, CONTROLLER_TOOK_O
 
 
 def fmt_duration(us: int | None) -> str:
+    """A duration as every output shows it: the replay's sentences, the report and the dashboards."""
     if us is None:
         return "until the end of the evidence"
     s = us / 1e6
