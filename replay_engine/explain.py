@@ -271,18 +271,24 @@ def partition_deleted(s: Situation) -> Case | None:
 # B, since it is offline"; the broker logs the request as it handles it, 0.10.2.0 / 2.4.0
 # core/src/main/scala/kafka/server/ReplicaManager.scala becomeLeaderOrFollower).
 _SERVING_LINES = ("leader_and_isr_received", "become_leader")
+# The controller's record of an election names a leader it held online: every strategy elects among the replicas
+# isReplicaOnline holds (2.7.0 core/src/main/scala/kafka/controller/PartitionStateMachine.scala,
+# PartitionLeaderElectionAlgorithms; 'Changed partition P from S to OnlinePartition with state LeaderAndIsr(..)').
+_ELECTION_RECORD = "partition_state_change"
 
 
 def leader_seen_serving(s: Situation) -> Case | None:
-    """The episode opens with the leader's own line taking up the controller's request that names it leader, while
-    the replay holds that broker down: it was running and live to the controller, and the lines of its return (a
-    registration, a broker-change line) are not in the evidence. The partition most likely had its leader; the
+    """The episode opens with the leader's own line taking up the controller's request that names it leader, or with
+    the controller's record electing it, while the replay holds that broker down: it was live to the controller, and
+    the lines of its return (a registration, a broker-change line) are not in the evidence. The partition most likely had its leader; the
     episode is the replay's, not the cluster's. (A leader's line at the end of an episode is its return, and says
     nothing of the time before.)"""
     ep, lead = s.ep, s.leader
-    seen = ep.intervals[0].opened_by
-    if lead is None or lead < 0 or seen.broker != lead or seen.event not in _SERVING_LINES \
-            or s.world.alive(lead, ep.start) is not False:
+    first = ep.intervals[0]
+    seen = first.opened_by
+    own = seen.broker == lead and seen.event in _SERVING_LINES
+    elected = seen.event == _ELECTION_RECORD and first.view.state == "OnlinePartition" and first.view.leader == lead
+    if lead is None or lead < 0 or not (own or elected) or s.world.alive(lead, ep.start) is not False:
         return None
     return _case(s, LEADER_RETURN_UNSEEN, "leader_running", extra=(seen,), brokers=(lead,),
                  downs=(down_claim(s.world, lead, ep.start),),

@@ -201,10 +201,12 @@ def _leader_running(case: Case) -> str:
     seen = case.claim(SERVING)
     lead = case.brokers[0]
     at = f" ({seen.refs[0].cite()})" if seen is not None and seen.refs else ""
-    return (f"the replay held its leader, broker {lead}, down (it {down_phrase(case.downs[0])}), but broker {lead} "
-            f"took up the controller's request naming it leader at {fmt_ts(seen.ts if seen else None)}{at}: it was "
-            "running and live to the controller, and the lines of its return are not in the evidence, so the "
-            "partition most likely had its leader.")
+    how = ("the controller elected it leader" if seen is not None and seen.refs and
+           seen.refs[0].event == "partition_state_change"
+           else f"broker {lead} took up the controller's request naming it leader")
+    return (f"the replay held its leader, broker {lead}, down (it {down_phrase(case.downs[0])}), but {how} at "
+            f"{fmt_ts(seen.ts if seen else None)}{at}: it was live to the controller, and the lines of its return are "
+            "not in the evidence, so the partition most likely had its leader.")
 
 
 def _offline_to_controller(case: Case) -> str:

@@ -90,3 +90,12 @@ def test_a_controller_that_left_office_moments_after_the_loss():
     assert (case.kind, case.form, case.controller) == (NO_CONTROLLER, "controller_left", 1)
     assert _cites(case.claim(CONTROLLER_LEFT), cluster, rel, 1016)
     assert case.claim(CONTROLLER_TOOK_OVER).broker == 2
+
+
+def test_a_leader_the_controller_just_elected_was_live_to_it():
+    cluster, rel = "cesaralcancio__study-kafka", "logs/state-change.log.gz"
+    assert re.search(r"\[Controller id=1 epoch=7\] Changed partition ECOMMERCE_ORDER_APPROVED-2 from OnlinePartition "
+                     r"to OnlinePartition with state LeaderAndIsr\(leader=5,", _line(cluster, rel, 2018))
+    case = _case(cluster, "ECOMMERCE_ORDER_APPROVED", 2, "2021-02-16T19:32:08.802Z")
+    assert (case.kind, case.brokers) == (LEADER_RETURN_UNSEEN, (5,))
+    assert _cites(case.claim(SERVING), cluster, rel, 2018)

@@ -91,10 +91,11 @@ def test_a_controlled_shutdown_whose_own_last_lines_were_overwritten_is_still_a_
     # took up broker 0's controlled shutdown at 22:57:55.848 and resigned at 22:58:08.294 (its ZooKeeper session closes
     # right after: KafkaServer.shutdown); controller 2 listed the live brokers as Set(1, 2) at 22:58:08.379; broker 0
     # came back at 22:59:23.635 ("Newly added brokers: 0"). Broker 0's own "shut down completed" line is not in any
-    # file. __consumer_offsets-0 had ISR [0] only.
+    # file. __consumer_offsets-0 had ISR [0] only, and its assignment is [0] (controller 2's DEBUG "Topics not in
+    # preferred replica for broker 0 ... __consumer_offsets-0 -> List(0)", controller.log.2021-11-12-22.gz:55).
     res = real("CodingCookieRookie__CS3219_TASKD")
     (lp,) = [x for x in res.leaderless if (x.episode.topic, x.episode.partition) == ("__consumer_offsets", 0)
              and x.episode.start == 1636757888294000]
     assert lp.episode.end == 1636757963635000
-    assert lp.cause.kind == "no_live_isr"
-    assert "every ISR member (broker 0) was down (0 shut down at 2021-11-12T22:58:08.294Z)" in lp.cause.summary
+    assert (lp.cause.kind, lp.cause.case.form) == ("all_replicas_offline", "rf1")
+    assert "its only replica, broker 0, shut down at 2021-11-12T22:58:08.294Z" in lp.cause.summary
