@@ -75,6 +75,8 @@ class PartitionStore:
         self.parts: dict[F.TP, PState] = {}
         self.led_by: dict[int, set[F.TP]] = {}
         self.ar_history: dict[F.TP, list[tuple[int, tuple[int, ...]]]] = {}
+        # KRaft: each partition's eligible leader replicas and last known ELR (KIP-966), as (ELR, lastKnownElr)
+        self.elr: dict[F.TP, tuple[tuple[int, ...], tuple[int, ...]]] = {}
         self.findings = findings
 
     # ---------------------------------------------------------------- partitions
@@ -84,6 +86,12 @@ class PartitionStore:
         if p is None:
             p = self.parts[tp] = PState(tp)
         return p
+
+    def set_elr(self, tp: F.TP, elr: tuple[int, ...], last_known_elr: tuple[int, ...]) -> None:
+        self.elr[tp] = (elr, last_known_elr)
+
+    def forget_elr(self, tp: F.TP) -> None:
+        self.elr.pop(tp, None)
 
     def drop(self, tp: F.TP) -> None:
         p = self.parts.pop(tp)

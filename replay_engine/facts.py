@@ -333,7 +333,7 @@ class RecordHint(Fact):
 @dataclass
 class LeaderActiveHint(Fact):
     """A KRaft partition shard's view of another shard's broker line that showed its leader active (from logs
-    alone, ``KraftReplay._observed``): only what it says of that broker's liveness is taken from it. A
+    alone, ``KraftLines._observed``): only what it says of that broker's liveness is taken from it. A
     ``candidate`` is phase 1's guess, taken only where the leader was not acceptable (``kraft_split``)."""
 
     leader: int = -1

@@ -41,7 +41,7 @@ WIDE_TYPES = frozenset({
     "feature_level", "broker_config", "kafka_version", "kraft_leader_change", "kraft_renounce_on_error",
     "kraft_snapshot_load", "kraft_quorum_epoch"})
 
-# The lines the replay from logs alone may learn a leader's liveness from (``KraftReplay._observed``): phase 1
+# The lines the replay from logs alone may learn a leader's liveness from (``KraftLines._observed``): phase 1
 # reads them to foresee which will (``kraft_split``).
 LEADER_LINE = "become_leader"
 

@@ -6,7 +6,7 @@ registration, fence and controlled shutdown, configs and feature levels, all fro
 records, topic names, where the metadata log's records begin).
 
 One thing a partition's facts change for all of them: from logs alone, a broker's line that a leader started an
-epoch shows that leader active (elected, so registered, unfenced and not shutting down: ``KraftReplay._observed``),
+epoch shows that leader active (elected, so registered, unfenced and not shutting down: ``KraftLines._observed``),
 which decides what other partitions can elect. Whether a line does depends on its partition's state. Phase 1
 foresees it: the cluster replayed with no partition of its own, each leader's own "starts at leader epoch" line a
 candidate, taken where the leader was not acceptable then. Every shard applies the lines phase 1 took from other

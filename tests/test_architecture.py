@@ -64,7 +64,9 @@ PARSER_LAYERS: dict[str, frozenset[str]] = {
 
 # The replay loops consume facts (replay_engine.facts), not events: the converters (from_events for ZooKeeper
 # mode, kraft_facts for KRaft) are where a replay reads what parsers made, so these import no parsers module.
-FACT_CONSUMERS = ("replay_engine.controller", "replay_engine.kraft")
+FACT_CONSUMERS = ("replay_engine.controller", "replay_engine.kraft", "replay_engine.kraft_brokers",
+                  "replay_engine.kraft_topics", "replay_engine.kraft_records", "replay_engine.kraft_steps",
+                  "replay_engine.kraft_lines", "replay_engine.kraft_epochs")
 
 # Registries of module names imported with importlib: module -> the name of its literal.
 DYNAMIC_IMPORTS = {"parsers.dispatch": "PARSERS", "forensics.cli": "COMMANDS"}

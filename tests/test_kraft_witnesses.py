@@ -129,13 +129,13 @@ def test_state_unknown_without_a_hole_is_not_a_gap():
     r.began = 1_000_000
     f = ObservedState(50_000_000, ref_of(Event("become_leader", ts=50_000_000)), tp=("t", 0), leader=1,
                       leader_epoch=4, became="leader")
-    r._unknown(PState(("t", 0)), f, 1, UNKNOWN_BEFORE)
+    r.lines._unknown(PState(("t", 0)), f, 1, UNKNOWN_BEFORE)
     assert r.comparisons[-1].reason == UNKNOWN_BEFORE  # no stretch lost: stays uncompared
     r.holes = [(10_000_000, 20_000_000, 7, 9)]
-    r._unknown(PState(("t", 0)), f, 1, UNKNOWN_BEFORE)
+    r.lines._unknown(PState(("t", 0)), f, 1, UNKNOWN_BEFORE)
     assert r.comparisons[-1].reason.startswith("evidence gap (quorum epochs 7-9")
     r.holes = [(60_000_000, 70_000_000, 7, 9)]  # lost after the line: says nothing of what came before it
-    r._unknown(PState(("t", 0)), f, 1, UNKNOWN_BEFORE)
+    r.lines._unknown(PState(("t", 0)), f, 1, UNKNOWN_BEFORE)
     assert r.comparisons[-1].reason == UNKNOWN_BEFORE
 
 

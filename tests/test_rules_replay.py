@@ -222,8 +222,8 @@ def test_kraft_replay_looks_rules_up_for_its_version():
 
     # 3.6.0 has no ELR: PartitionChangeBuilder never writes an empty ISR; 3.7.0: (!targetIsr.isEmpty() ||
     # eligibleLeaderReplicasEnabled) lets it shrink to empty when the feature is on.
-    assert KraftReplay(ConfigState(version=(3, 6, 0)))._rule("kraft.isr_shrink", (1,), {1}, True) == (1,)
-    assert KraftReplay(ConfigState(version=(3, 7, 0)))._rule("kraft.isr_shrink", (1,), {1}, True) == ()
+    assert KraftReplay(ConfigState(version=(3, 6, 0))).rule("kraft.isr_shrink", (1,), {1}, True) == (1,)
+    assert KraftReplay(ConfigState(version=(3, 7, 0))).rule("kraft.isr_shrink", (1,), {1}, True) == ()
 
 
 def test_replay_json_names_the_version_the_rule_set_and_each_brokers_version():

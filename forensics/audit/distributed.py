@@ -51,7 +51,7 @@ from replay_engine.from_events import ClusterContext
 from replay_engine.kraft_facts import is_kraft_counts
 from replay_engine.kraft_pass import LEADER_LINE, WIDE_TYPES
 
-# the lines a KRaft shard may find showing a leader active (KraftReplay._observed: a leader's or a follower's)
+# the lines a KRaft shard may find showing a leader active (KraftLines._observed: a leader's or a follower's)
 LINE_TYPES = ("become_leader", "become_follower")
 from replay_engine.shard import KRAFT_ROUNDS, RECORD_EVENT_TYPES, MergedReplay, ShardsDisagree, merge, next_round
 from replay_engine.timeline import timeline_arrow_schema
