@@ -331,9 +331,12 @@ def test_without_the_kafka_version_the_unclean_default_is_not_guessed():
     zk.unclean.default). With only state-change.log (no 'Kafka version' line, no broker config dump) the replay runs
     on 3.x defaults; a record that follows from the other default (here a 0.10.2 controller electing a live replica
     out of the ISR) is an evidence gap naming the setting, and with the whole evidence (version logged) it is judged
-    and agrees."""
+    and agrees. The controller's 0.8-0.11 TRACE requests ("sending UpdateMetadata request (Leader:..)") are left out
+    too: they name broker 1010, whose registration no line of state-change.log states, and that unknown would be
+    the first reason the replay gives."""
     cluster = "andreinedelciu__kafka-brokers-public"
-    events = [e for e in real_cluster_events(cluster) if "state-change" in e.source_file.rsplit("/", 1)[-1]]
+    events = [e for e in real_cluster_events(cluster) if "state-change" in e.source_file.rsplit("/", 1)[-1]
+              and "sending UpdateMetadata request" not in (e.raw or "")]
     res = replay_cluster(events, cluster)
     assert [(c.tp, c.record.source_pos) for c in res.comparisons if c.verdict == "diverged"] == []
     gaps = {(c.record.source_file, c.record.source_pos) for c in res.comparisons

@@ -35,16 +35,35 @@ def test_an_offline_selection_is_judged_as_the_election_the_replay_took(agamsidh
     assert c.replayed["leader_epoch"] == 1 and "preferred" not in (c.how or "")
 
 
-def test_an_election_at_the_epoch_already_held_starts_a_new_history(andrei):
-    # 0.10.2, 2021-04-28 16:41:34,236 (controller.log.gz line 114): dns_kafka_topic-1 elected at leader epoch 1
-    # with leader 1, while the last state the evidence gave it (2020) was leader 0 at epoch 1. An election writes
-    # epoch + 1, so this one was taken on a new history: the topic was recreated (its siblings' LeaderAndIsr at
-    # 16:41:34,278, state-change.log.gz, state leaderEpoch=0 zkVersion=0). An evidence gap, not a divergence.
+def test_an_election_on_a_new_history_the_controller_stated_is_judged(andrei):
+    # 0.10.2, 2021-04-28 16:41:34,236 (controller.log.gz line 114): dns_kafka_topic-1 elected at leader epoch 1 with
+    # leader 1, while the last election the evidence gave it (2020) was leader 0 at epoch 1: the topic was recreated.
+    # The new history is stated by the controller itself before the election: 16:41:33,629 "Controller 1 epoch 58
+    # sending UpdateMetadata request (Leader:1010,ISR:1010,LeaderEpoch:0,ControllerEpoch:56)" (state-change.log.gz
+    # line 22). From it, OfflinePartitionLeaderSelector (0.10.2) finds no ISR member alive and, unclean election
+    # allowed, elects the live assigned replica 1 with ISR [1] at epoch 0 + 1: the record agrees.
     line = "andreinedelciu__kafka-brokers-public/logs/controller.log.gz:114"
     hits = [c for c in andrei.comparisons if c.record.cite() == line]
+    assert len(hits) == 1 and hits[0].agreed, hits
+    assert hits[0].replayed == {"leader": 1, "isr": [1], "leader_epoch": 1}
+
+
+def test_an_election_at_the_epoch_already_held_starts_a_new_history():
+    # The same election with the controller's UpdateMetadata lines left out (a state-change.log without its TRACE
+    # requests): nothing states the new history, and an election writes epoch + 1, so one stating the epoch already
+    # held was taken on a new history (its siblings' LeaderAndIsr at 16:41:34,278, state-change.log.gz, state
+    # leaderEpoch=0 zkVersion=0). An evidence gap, not a divergence.
+    from conftest import real_cluster_events
+    from replay_engine.api import replay_cluster
+
+    cluster = "andreinedelciu__kafka-brokers-public"
+    events = [e for e in real_cluster_events(cluster) if "sending UpdateMetadata request" not in (e.raw or "")]
+    res = replay_cluster(events, cluster)
+    line = f"{cluster}/logs/controller.log.gz:114"
+    hits = [c for c in res.comparisons if c.record.cite() == line]
     assert len(hits) == 1 and hits[0].verdict == "unknown" and "history restarted" in hits[0].reason, hits
     assert any(f["kind"] == "partition_history_restarted" and f["topic"] == "dns_kafka_topic" and f["partition"] == 1
-               for f in andrei.to_json()["findings"])
+               for f in res.to_json()["findings"])
 
 
 def test_the_controllers_unclean_election_lines_are_unclean_elections(andrei):
