@@ -6,6 +6,7 @@ ClusterControlManager.isActive, PartitionChangeBuilder's isAcceptableLeader).
 """
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 from replay_engine import facts as F
@@ -17,7 +18,8 @@ class KraftBrokers:
     """Broker registrations and liveness, each change with the line or record it came from (the periods' refs)."""
 
     def __init__(self, replay: Any):
-        self.r = replay  # the KraftReplay: its partitions (shown as their leaders come and go) and evidence
+        # the KraftReplay: its partitions (shown as their leaders come and go) and evidence; weak, as in the other parts
+        self.r = weakref.proxy(replay)
         self.parts = replay.parts
         self.registered: dict[int, Any] = {}
         self.fenced: set[int] = set()
@@ -31,6 +33,23 @@ class KraftBrokers:
 
     def acceptable(self) -> frozenset[int]:
         return frozenset(b for b in self.registered if b not in self.fenced and b not in self.cs)
+
+    def all_out_since(self, replicas, ts: int) -> tuple[int, F.Ref] | None:
+        """When the last of ``replicas`` left (its down period's start and line), if none of them has been an
+        acceptable leader since but by its latest unfence (the grant begins the controller event whose
+        handleBrokerUnfenced elects the leaderless partitions: 3.9.0-rc3 BrokerHeartbeatManager
+        .calculateNextBrokerState, ReplicationControlManager.handleBrokerUnfenced); else None."""
+        last = None
+        for b in replicas:
+            ps = [per for per in self.periods.get(b, ()) if per.start is not None and per.start <= ts]
+            if ps and ps[-1].state == "up" and ps[-1].start_ref is not None \
+                    and ps[-1].start_ref.event == "broker_unfenced":
+                ps = ps[:-1]
+            if not ps or ps[-1].state == "up":
+                return None
+            if last is None or ps[-1].start > last[0]:
+                last = (ps[-1].start, ps[-1].start_ref)
+        return last
 
     def held_out(self, b: int) -> bool:
         """Not an acceptable leader as far as the replay knows: fenced, shutting down or not registered."""

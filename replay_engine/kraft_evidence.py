@@ -264,7 +264,8 @@ def departure_findings(comparisons: list, version) -> list[dict[str, Any]]:
         if c.verdict != "diverged":
             continue
         how = c.how or ""
-        decision = "kraft.isr_shrink" if "leader" not in (c.replayed or {}) else (
+        decision = ("kraft.alter_partition" if how.startswith("AlterPartition") else "kraft.isr_shrink") \
+            if "leader" not in (c.replayed or {}) else (
             "kraft.election.preferred" if "preferred" in how else "kraft.election")
         rule = R.rule_for(decision, version)
         tag, path, fn = rule.cite

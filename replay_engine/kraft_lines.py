@@ -4,6 +4,7 @@ registration before it, or left unjudged with the hole or the reason (see docs/r
 """
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 from replay_engine import facts as F
@@ -29,7 +30,9 @@ class KraftLines:
     """Judges a broker's statement of a leader epoch, and adopts it."""
 
     def __init__(self, replay: Any):
-        self.r = replay  # the KraftReplay this part belongs to: what the parts share
+        # the KraftReplay this part belongs to, what the parts share; a weak reference, so that a replay with its parts
+        # is freed by reference counting, no cycle left for the collector
+        self.r = weakref.proxy(replay)
         self.store = replay.store
         self.parts = replay.parts
         self.brokers = replay.brokers

@@ -3,6 +3,7 @@ them), each judged by ``PartitionChangeBuilder``'s rules for the release, then f
 """
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 from replay_engine import facts as F
@@ -22,7 +23,9 @@ class KraftRecords:
     """Judges and follows the controller's partition records."""
 
     def __init__(self, replay: Any):
-        self.r = replay  # the KraftReplay this part belongs to: what the parts share
+        # the KraftReplay this part belongs to, what the parts share; a weak reference, so that a replay with its parts
+        # is freed by reference counting, no cycle left for the collector
+        self.r = weakref.proxy(replay)
         self.store = replay.store
         self.parts = replay.parts
         self.brokers = replay.brokers
@@ -95,6 +98,11 @@ class KraftRecords:
             self.store.set_leader(p, prev["leader"])
             self.store.set(p, isr=prev["isr"], leader_epoch=prev["leader_epoch"], zk_version=prev["partition_epoch"])
             self.store.set_elr(tp, prev["elr"], prev["last_known_elr"])
+            out = self.brokers.all_out_since(prev["replicas"], ts) if held is None and prev["leader"] < 0 else None
+            if out is not None and out[0] < ts:
+                # First known here, leaderless: no replica has been an acceptable leader since the last of them left
+                # (isAcceptableLeader: registered, unfenced, not shutting down), so none was elected since
+                self.r.show(p, out[0], out[1], "liveness")
         if p is None or p.isr is None:
             if "leader" in changed:
                 self.r.comparisons.append(unknown(tp, ts, r, {"leader": f.leader},
@@ -149,6 +157,13 @@ class KraftRecords:
                 shrunk = self.r.rule("kraft.isr_shrink", p.isr, gone, self.r.elr_enabled or f.elr is not None)
                 replayed = {"isr": list(shrunk)}
                 self.r.judge(tp, f, {"isr": list(f.isr or [])}, replayed, "ISR shrink on fence / shutdown")
+            elif "isr" in changed and f.isr is not None and step is None and f.metadata_log and p.leader is not None \
+                    and p.leader >= 0:
+                # No broker event wrote it: the leader's AlterPartition, which the controller writes only when valid
+                # (ReplicationControlManager.alterPartition / validateAlterPartitionData); else the ISR stays.
+                ok = self.r.rule("kraft.alter_partition", p.replicas, p.leader, f.isr, self.brokers.acceptable())
+                replayed = {"isr": list(f.isr) if ok else list(p.isr)}
+                self.r.judge(tp, f, {"isr": list(f.isr)}, replayed, "AlterPartition (validateAlterPartitionData)")
         if f.replicas is not None and "replicas" in changed:
             self.r.set_replicas(p, f.replicas, ts)
         store = self.store

@@ -4,6 +4,7 @@ generateLeaderAndIsrUpdates), decided with the release's rules and applied throu
 """
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 from replay_engine import facts as F
@@ -16,7 +17,9 @@ class KraftSteps:
     """The replay's own partition changes, logs only."""
 
     def __init__(self, replay: Any):
-        self.r = replay  # the KraftReplay this part belongs to: what the parts share
+        # the KraftReplay this part belongs to, what the parts share; a weak reference, so that a replay with its parts
+        # is freed by reference counting, no cycle left for the collector
+        self.r = weakref.proxy(replay)
         self.store = replay.store
         self.parts = replay.parts
         self.brokers = replay.brokers

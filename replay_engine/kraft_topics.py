@@ -2,6 +2,7 @@
 """
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 from replay_engine import facts as F
@@ -14,7 +15,9 @@ class KraftTopics:
     """Topic ids, the incarnation each partition is in, and the dynamic configuration and features in force."""
 
     def __init__(self, replay: Any):
-        self.r = replay  # the KraftReplay this part belongs to: what the parts share
+        # the KraftReplay this part belongs to, what the parts share; a weak reference, so that a replay with its parts
+        # is freed by reference counting, no cycle left for the collector
+        self.r = weakref.proxy(replay)
         self.store = replay.store
         self.parts = replay.parts
         self.brokers = replay.brokers

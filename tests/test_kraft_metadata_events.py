@@ -112,3 +112,20 @@ def test_the_event_a_change_belongs_to_is_the_one_iterating_its_partition():
     assert broker_event_of(both, (1,), 1) is None  # neither broker's partition: a change of another kind
     assert broker_event_of((("add", 3), ("remove", 2)), (3,), -1) == ("add", 3)  # partitionsWithNoLeader
     assert broker_event_of((("add", 3), ("remove", 2)), (2, 3), 2) == ("remove", 2)
+
+
+def test_an_isr_change_no_broker_event_wrote_is_a_leaders_alter_partition(greenlemon):
+    # data/kafka1/__cluster_metadata-0/00000000000000000000.log: 6611 unfences broker 1; 6616, alone in its batch,
+    # writes __consumer_offsets-13 ISR [2, 1] (leader 2 unchanged): broker 2's AlterPartition, which the controller
+    # writes only with every member registered, unfenced and not shutting down (3.3+ ineligibleReplicasForIsr).
+    v = _verdicts(greenlemon, "kafka1/__cluster_metadata-0/00000000000000000000.log.gz")
+    assert v[6616] == ("agreed", {"isr": [2, 1]}, {"isr": [2, 1]})
+
+
+def test_alter_partition_rows_follow_the_release():
+    from replay_engine import rules as R
+
+    # broker 3 fenced: 3.5 refuses an ISR naming it (INELIGIBLE_REPLICA), 3.2 wrote it
+    assert R.decide("kraft.alter_partition", (3, 5, 1), (1, 2, 3), 1, (1, 3), frozenset({1, 2})) is False
+    assert R.decide("kraft.alter_partition", (3, 2, 0), (1, 2, 3), 1, (1, 3), frozenset({1, 2})) is True
+    assert R.decide("kraft.alter_partition", (3, 5, 1), (1, 2, 3), 1, (2, 3), frozenset({1, 2, 3})) is False  # no leader

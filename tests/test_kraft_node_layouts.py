@@ -165,3 +165,17 @@ def test_an_election_logged_by_the_controller_ends_the_leaderless_time_it_states
     at = log4j_us("2025-11-28 08:55:09,858")
     assert any(lp.episode.start < at <= lp.episode.end for lp in res.leaderless
                if (lp.episode.topic, lp.episode.partition) == ("quickstart-events", 0))
+
+
+def test_a_partition_first_known_leaderless_was_so_since_its_replicas_left():
+    from conftest import log4j_us
+
+    res = _replay("GraphLogistics__kafka", folder="real_logs")
+    # controller.log.gz line 44: "Fencing broker 1 at epoch 10 because its session has timed out" (10:33:33.680); line
+    # 51 (10:33:33.968), the first line naming the partition: "Setting new leader for topicId Si2sFI7LTKSxigLG22b0Ig,
+    # partition 0 to 1 using ELR. Previous partition: PartitionRegistration(replicas=[1], ... leader=-1 ...)", after
+    # the unfence grant of line 50 that began that event. Its only replica was no acceptable leader in between
+    # (isAcceptableLeader), so nothing led it from the fence to the election.
+    fenced, elected = log4j_us("2026-02-24 10:33:33,680"), log4j_us("2026-02-24 10:33:33,968")
+    assert [(lp.episode.start, lp.episode.end) for lp in res.leaderless
+            if (lp.episode.topic, lp.episode.partition) == ("__consumer_offsets", 0)] == [(fenced, elected)]

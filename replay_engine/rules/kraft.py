@@ -209,6 +209,19 @@ def failed_write_undone(exception: str | None) -> bool:
     return exception == "NotLeaderException"
 
 
+def alter_partition_valid(replicas, leader, new_isr, eligible=frozenset()) -> bool:
+    """3.0-3.2 ``alterIsr`` (3.2 ``validateAlterPartitionData``): the new ISR is a set of assigned replicas
+    (``Replicas.validateIsr``) that holds the leader; what the leader asks is written."""
+    isr = list(new_isr)
+    return len(set(isr)) == len(isr) and (replicas is None or set(isr) <= set(replicas)) and leader in isr
+
+
+def alter_partition_eligible(replicas, leader, new_isr, eligible=frozenset()) -> bool:
+    """3.3+ (KIP-841) adds ``ineligibleReplicasForIsr``: every member of the new ISR must be registered, not in
+    controlled shutdown and not fenced, else INELIGIBLE_REPLICA and no record."""
+    return alter_partition_valid(replicas, leader, new_isr) and set(new_isr) <= set(eligible)
+
+
 ELECTION = "kraft.election"
 CREATED = "kraft.election.created"
 TARGET_ELR = "kraft.elr.target"
@@ -221,8 +234,17 @@ CONTROLLED_SHUTDOWN = "kraft.controlled_shutdown"
 RENOUNCE = "kraft.renounce"
 RENOUNCE_FAILED_WRITE = "kraft.renounce.failed_write"
 EPOCH_BUMP = "kraft.leader_epoch_bump"
+ALTER_PARTITION = "kraft.alter_partition"
 
 RULES = [
+    Rule("AlterPartition: ISR of assigned replicas holding the leader", ALTER_PARTITION, (3, 0, 0), (3, 3, 0),
+         alter_partition_valid, ("3.0.0", RCM, "ReplicationControlManager.alterIsr"),
+         "A leader's AlterPartition is written when its new ISR is a set of assigned replicas that holds the leader "
+         "(and its leader and partition epochs are current)."),
+    Rule("AlterPartition: every ISR member eligible (KIP-841)", ALTER_PARTITION, (3, 3, 0), None,
+         alter_partition_eligible, ("3.5.1", RCM, "ReplicationControlManager.ineligibleReplicasForIsr"),
+         "As before, and every member of the new ISR registered, unfenced and not in controlled shutdown; otherwise "
+         "INELIGIBLE_REPLICA and no record."),
     Rule("shouldTryElection, then BestLeader", ELECTION, (3, 0, 0), (3, 2, 0), elect_best_leader,
          ("3.0.0", PCB, "PartitionChangeBuilder.shouldTryElection"),
          "An election only when the target ISR no longer holds the current leader; then the first replica in the "
