@@ -135,12 +135,9 @@ def merge_findings(per_shard: list[list[dict[str, Any]]]) -> list[dict[str, Any]
 
 
 @dataclass
-class ShardOutput:
-    """What one shard's replay hands back (picklable, small): its own partitions, and the cluster as
-    it saw it. ``intervals`` may be left out when the caller streams the timeline elsewhere."""
+class ClusterOutcome:
+    """What a replay hands on about a cluster: the cluster as it saw it, and the partitions it replayed."""
 
-    bucket: int
-    journal: str  # digest of the cluster-wide state it went through
     cluster: str | None
     mode: str
     intervals: list[Any]
@@ -153,8 +150,18 @@ class ShardOutput:
     kafka_version: str | None
     trace_start: int | None
     trace_end: int | None
-    topics: dict[str, dict[str, int]] = dataclasses.field(default_factory=dict)  # topic_spans: microseconds
+    # per topic (topic_spans): a shard's spans in microseconds, the merged cluster's in seconds (in_seconds)
+    topics: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
     write_outages: list[dict[str, Any]] = dataclasses.field(default_factory=list)  # under min ISR, as JSON
+
+
+@dataclass(kw_only=True)
+class ShardOutput(ClusterOutcome):
+    """What one shard's replay hands back (picklable, small): its own partitions, and the cluster as
+    it saw it. ``intervals`` may be left out when the caller streams the timeline elsewhere."""
+
+    bucket: int
+    journal: str  # digest of the cluster-wide state it went through
     phase1_journal: str | None = None  # phase 1's journal, when the shard ran it itself (``replay_shard_after_pass``)
     # KRaft: the lines of other partitions it applied as showing a leader active, and those of its own that did
     hinted: frozenset | None = None
@@ -165,12 +172,12 @@ class ShardOutput:
     @classmethod
     def of(cls, res, bucket: int, journal: str, with_intervals: bool = True) -> ShardOutput:
         img = res.image
-        return cls(bucket, journal, res.cluster, res.mode, list(res.intervals) if with_intervals else [],
+        return cls(res.cluster, res.mode, list(res.intervals) if with_intervals else [],
                    list(res.leaderless), res.agreement(), list(img.findings), list(res.data_loss),
                    list(img.tenures), dict(img.periods), img.kafka_version,
                    res.stream.trace_start, res.stream.trace_end,
                    topic_spans(res.intervals, res.history.ar_history, res.stream.trace_end),
-                   [o.to_json() for o in res.under_min_isr])
+                   [o.to_json() for o in res.under_min_isr], bucket=bucket, journal=journal)
 
 
 _SPANS = (("covered_us", "covered_s"), ("isr1_us", "isr1_s"), ("leaderless_us", "leaderless_s"))
@@ -279,25 +286,11 @@ def replay_whole(events: list[Event], cluster: str | None, with_intervals: bool 
     return ShardOutput.of(replay_cluster(events, cluster), 0, "", with_intervals)
 
 
-@dataclass
-class MergedReplay:
+@dataclass(kw_only=True)
+class MergedReplay(ClusterOutcome):
     """The union of a cluster's shards: what ``replay_cluster`` gives for the whole cluster."""
 
-    cluster: str | None
-    mode: str
-    intervals: list[Any]
-    leaderless: list[Any]
-    agreement: dict[str, Any]
-    findings: list[dict[str, Any]]
-    data_loss: list[dict[str, Any]]
-    tenures: list[Any]
-    periods: dict[int, list[Any]]
-    kafka_version: str | None
-    trace_start: int | None
-    trace_end: int | None
     shards: int
-    topics: dict[str, dict[str, float]] = dataclasses.field(default_factory=dict)
-    write_outages: list[dict[str, Any]] = dataclasses.field(default_factory=list)
 
 
 def merge(outputs: list[ShardOutput], expect: str | None = None) -> MergedReplay:
@@ -350,10 +343,10 @@ def merge(outputs: list[ShardOutput], expect: str | None = None) -> MergedReplay
                     cur[k] = st[k] if cur[k] is None else pick(cur[k], st[k])
     return MergedReplay(first.cluster, first.mode, intervals, leaderless, agreement,
                         merge_findings([o.findings for o in outputs]), data_loss, first.tenures, first.periods,
-                        first.kafka_version, first.trace_start, first.trace_end, len(outputs),
+                        first.kafka_version, first.trace_start, first.trace_end,
                         in_seconds(dict(sorted(topics.items()))),
                         sorted((w for o in outputs for w in o.write_outages),  # shards own disjoint partitions
-                               key=lambda w: (w["topic"], w["partition"], w["start"] or "")))
+                               key=lambda w: (w["topic"], w["partition"], w["start"] or "")), shards=len(outputs))
 
 
 def replay_sharded(events: list[Event], cluster: str | None, buckets: int) -> MergedReplay:
