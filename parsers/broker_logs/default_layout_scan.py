@@ -18,7 +18,7 @@ from typing import Callable, Iterable, Iterator
 
 from parsers.common.accounting import Chronology, FileSummary
 from parsers.broker_logs.log4j_layout import (MAX_KEPT_CONTINUATION, BadTimestamp, KafkaDefaultLayout, Layout,
-                                              LocalClock, LogEntry, Orphan)
+                                              LocalClock, LogEntry, Orphan, header_of, stray)
 from parsers.broker_logs.rules import RuleSet
 from parsers.broker_logs.templates.writer import BRACKETED_IDENTS, writer_id
 
@@ -190,34 +190,27 @@ def scan(
                             continue
                     cur = [i, text, m, None, 1, []]
                     continue
-            try:
-                h = parse(text)
-            except BadTimestamp as exc:
+            kind, h, orphan = header_of(parse, i, text, cur is not None)
+            if kind == "bad_stamp":
                 if cur is not None:
                     close(cur)
                     cur = None
                 quarantining = True
-                on_orphan(Orphan(i, text, "quarantined", f"impossible timestamp: {exc}"))
-                continue
-            except (ValueError, IndexError) as exc:
-                h = None
-                if cur is None:
-                    on_orphan(Orphan(i, text, "unrecognized", f"malformed header: {exc}"))
-                    continue
-            if h is not None:
+            elif kind == "header":
                 if cur is not None:
                     close(cur)
                 quarantining = False
                 cur = [i, text, None, h, 1, []]
                 continue
-            if cur is not None:
+            elif kind == "more":
+                if cur is None:
+                    on_orphan(stray(i, text, quarantining))
+                    continue
                 cur[4] += 1
                 if len(cur[5]) < MAX_KEPT_CONTINUATION:
                     cur[5].append(text)
-            elif quarantining:
-                on_orphan(Orphan(i, text, "quarantined", "continuation of a quarantined entry"))
-            else:
-                on_orphan(Orphan(i, text, "unrecognized", "no log header before this line"))
+                continue
+            on_orphan(orphan)
         yield
     if before_last_entry is not None:
         before_last_entry()

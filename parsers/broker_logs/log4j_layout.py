@@ -364,6 +364,30 @@ class Orphan:
     why: str
 
 
+def header_of(parse: Callable[[str], "Header | None"], line_no: int, text: str, open_entry: bool
+              ) -> tuple[str, "Header | None", Orphan | None]:
+    """What a line is to the entries being grouped (``iter_entries`` and the default layout's scan read it so):
+    ``("header", h, None)`` starts an entry; ``("bad_stamp", None, orphan)``, an impossible timestamp, ends the
+    open entry and is quarantined with the continuation lines after it; ``("orphan", None, orphan)`` is a
+    malformed header with no entry open; ``("more", None, None)`` continues the open entry (see ``stray``)."""
+    try:
+        h = parse(text)
+    except BadTimestamp as exc:
+        return "bad_stamp", None, Orphan(line_no, text, "quarantined", f"impossible timestamp: {exc}")
+    except (ValueError, IndexError) as exc:
+        if not open_entry:
+            return "orphan", None, Orphan(line_no, text, "unrecognized", f"malformed header: {exc}")
+        return "more", None, None
+    return ("header", h, None) if h is not None else ("more", None, None)
+
+
+def stray(line_no: int, text: str, quarantining: bool) -> Orphan:
+    """A continuation line with no entry open: of a quarantined entry, or before any header."""
+    if quarantining:
+        return Orphan(line_no, text, "quarantined", "continuation of a quarantined entry")
+    return Orphan(line_no, text, "unrecognized", "no log header before this line")
+
+
 def iter_entries(
     lines: Iterator[tuple[int, str]],
     layout: Layout,
@@ -382,33 +406,26 @@ def iter_entries(
         if is_binary is not None and is_binary(text):
             on_orphan(Orphan(line_no, text, "quarantined", "binary data in a text log"))
             continue
-        try:
-            h = layout.parse(text)
-        except BadTimestamp as exc:
+        kind, h, orphan = header_of(layout.parse, line_no, text, cur is not None)
+        if kind == "bad_stamp":
             if cur is not None:
                 yield cur
                 cur = None
             quarantining = True
-            on_orphan(Orphan(line_no, text, "quarantined", f"impossible timestamp: {exc}"))
-            continue
-        except (ValueError, IndexError) as exc:
-            h = None
-            if cur is None:
-                on_orphan(Orphan(line_no, text, "unrecognized", f"malformed header: {exc}"))
-                continue
-        if h is not None:
+        elif kind == "header":
             if cur is not None:
                 yield cur
             quarantining = False
             cur = LogEntry(line_no, 1, h.ts, h.ts_raw, h.level, h.logger, h.message, [], text)
             continue
-        if cur is not None:
+        elif kind == "more":
+            if cur is None:
+                on_orphan(stray(line_no, text, quarantining))
+                continue
             cur.n_lines += 1
             if len(cur.continuation) < MAX_KEPT_CONTINUATION:
                 cur.continuation.append(text)
-        elif quarantining:
-            on_orphan(Orphan(line_no, text, "quarantined", "continuation of a quarantined entry"))
-        else:
-            on_orphan(Orphan(line_no, text, "unrecognized", "no log header before this line"))
+            continue
+        on_orphan(orphan)
     if cur is not None:
         yield cur
