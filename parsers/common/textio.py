@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Callable, Iterator
 
 GZIP_MAGIC = b"\x1f\x8b"
 # Decompress in bounded steps so a decompression bomb cannot eat the worker.
@@ -39,44 +39,77 @@ def decompressed_chunks(data: bytes, problems: ReadProblems, limit: int | None =
     if not data.startswith(GZIP_MAGIC):
         yield data
         return
-    pos = 0
+    given = [data]
+    yield from gunzip_members(lambda: given.pop() if given else b"", len(data), problems, limit, _CHUNK)
+
+
+def gunzip_members(read: Callable[[], bytes], size: int, problems: ReadProblems, limit: int | None,
+                   step: int) -> Iterator[bytes]:
+    """The payload of gzip data of ``size`` bytes that ``read()`` hands out a piece at a time (b"" at its end),
+    ``step`` decompressed bytes at most at a time: concatenated members, a last member cut short (what was
+    decompressed is kept), zero padding, trailing garbage (reported, ignored), a corrupt stream (reported near
+    its byte)."""
+    off = 0  # compressed offset of buf[0]
+    buf = b""
+    eof = False
     produced = 0
-    while pos < len(data):
-        if not data.startswith(GZIP_MAGIC, pos):
-            problems.errors.append(f"trailing garbage after gzip data at byte {pos} ({len(data) - pos} bytes ignored)")
+
+    def fill() -> None:
+        nonlocal buf, eof
+        if not eof:
+            more = read()
+            if more:
+                buf += more
+            else:
+                eof = True
+
+    while True:
+        while len(buf) < 2 and not eof:
+            fill()
+        if not buf:
+            return
+        if not buf.startswith(GZIP_MAGIC):
+            zeros = buf.strip(b"\x00") == b""
+            while zeros and not eof:
+                buf = b""
+                fill()
+                zeros = buf.strip(b"\x00") == b""
+            if not zeros:
+                problems.errors.append(f"trailing garbage after gzip data at byte {off} ({size - off} bytes ignored)")
             return
         d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        view = memoryview(data)[pos:]
         try:
             while True:
-                out = d.decompress(view, _CHUNK)
-                view = d.unconsumed_tail
+                if not buf:
+                    fill()
+                    if not buf:
+                        break
+                out = d.decompress(buf, step)
+                if d.eof:
+                    off += len(buf) - len(d.unused_data)
+                    buf = d.unused_data
+                else:
+                    off += len(buf) - len(d.unconsumed_tail)
+                    buf = d.unconsumed_tail
                 if out:
                     produced += len(out)
                     if limit is not None and produced > limit:
                         problems.errors.append(f"decompressed size exceeds the limit of {limit} bytes; rest ignored")
                         return
                     yield out
-                if d.eof or not view:
+                if d.eof:
                     break
+            if not d.eof:
+                tail = d.flush()
+                if tail:
+                    produced += len(tail)
+                    yield tail
         except zlib.error as exc:
-            problems.errors.append(f"corrupt gzip data near byte {pos + (len(data) - pos - len(view))}: {exc}; rest ignored")
+            problems.errors.append(f"corrupt gzip data near byte {off}: {exc}; rest ignored")
             return
         if not d.eof:
-            tail = d.flush()
-            if tail:
-                produced += len(tail)
-                yield tail
-            problems.errors.append(f"gzip stream truncated at compressed byte {len(data)}, after {produced} "
+            problems.errors.append(f"gzip stream truncated at compressed byte {size}, after {produced} "
                                    "decompressed bytes; kept what was readable")
-            return
-        consumed = len(data) - pos - len(d.unused_data)
-        pos += consumed
-        if not d.unused_data:
-            return
-        # Runs of zero bytes after a member are padding some tools add.
-        rest = d.unused_data
-        if rest.strip(b"\x00") == b"":
             return
 
 

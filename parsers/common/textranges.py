@@ -11,10 +11,9 @@ inside it. A line starts at 0, after an LF, and after a CR not followed by an LF
 """
 from __future__ import annotations
 
-import zlib
 from typing import BinaryIO, Iterable, Iterator
 
-from parsers.common.textio import GZIP_MAGIC, ReadProblems, decode_line
+from parsers.common.textio import ReadProblems, decode_line, gunzip_members
 
 READ_BLOCK = 8 << 20  # bytes per read of a big file: lines are decoded a block at a time
 _SMALL = 1 << 16
@@ -124,75 +123,10 @@ def file_chunks(fh: BinaryIO, start: int, block: int | None = None) -> Iterator[
 
 def gunzip_stream(fh: BinaryIO, size: int, problems: ReadProblems, limit: int | None = None,
                   block: int = 1 << 20) -> Iterator[bytes]:
-    """The payload of a gzip file read from ``fh``, a bounded piece at a time.
-
-    The same cases and messages as ``textio.decompressed_chunks`` over the whole file's bytes:
-    concatenated members, a last member cut short (what was decompressed is kept), zero
-    padding, trailing garbage (reported, ignored), a corrupt stream (reported near its byte).
-    """
-    off = 0  # compressed offset of buf[0]
-    buf = b""
-    eof = False
-    produced = 0
-
-    def fill() -> None:
-        nonlocal buf, eof
-        if not eof:
-            more = fh.read(block)
-            if more:
-                buf += more
-            else:
-                eof = True
-
+    """The payload of a gzip file read from ``fh``, a bounded piece at a time (``textio.gunzip_members``: the
+    same cases and messages as ``textio.decompressed_chunks`` over the whole file's bytes)."""
     fh.seek(0)
-    while True:
-        while len(buf) < 2 and not eof:
-            fill()
-        if not buf:
-            return
-        if not buf.startswith(GZIP_MAGIC):
-            zeros = buf.strip(b"\x00") == b""
-            while zeros and not eof:
-                buf = b""
-                fill()
-                zeros = buf.strip(b"\x00") == b""
-            if not zeros:
-                problems.errors.append(f"trailing garbage after gzip data at byte {off} ({size - off} bytes ignored)")
-            return
-        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        try:
-            while True:
-                if not buf:
-                    fill()
-                    if not buf:
-                        break
-                out = d.decompress(buf, _SMALL * 16)
-                if d.eof:
-                    off += len(buf) - len(d.unused_data)
-                    buf = d.unused_data
-                else:
-                    off += len(buf) - len(d.unconsumed_tail)
-                    buf = d.unconsumed_tail
-                if out:
-                    produced += len(out)
-                    if limit is not None and produced > limit:
-                        problems.errors.append(f"decompressed size exceeds the limit of {limit} bytes; rest ignored")
-                        return
-                    yield out
-                if d.eof:
-                    break
-            if not d.eof:
-                tail = d.flush()
-                if tail:
-                    produced += len(tail)
-                    yield tail
-        except zlib.error as exc:
-            problems.errors.append(f"corrupt gzip data near byte {off}: {exc}; rest ignored")
-            return
-        if not d.eof:
-            problems.errors.append(f"gzip stream truncated at compressed byte {size}, after {produced} "
-                                   "decompressed bytes; kept what was readable")
-            return
+    yield from gunzip_members(lambda: fh.read(block), size, problems, limit, _SMALL * 16)
 
 
 def line_start_at_or_after(fh: BinaryIO, size: int, x: int) -> int:
