@@ -12,13 +12,12 @@ requests, replication and the leader's ISR shrink/expand.
 """
 from __future__ import annotations
 
-import heapq
 import random
-from typing import Callable
 
 from samplegen.kafka import templates28 as T
 from samplegen.kafka import znodes
 from samplegen.kafka.config28 import config_dump
+from samplegen.kafka.event_queue import EventQueue
 from samplegen.kafka.logsink import LogSink
 from samplegen.kafka.scala import comma
 from samplegen.kafka.state import BrokerRt, ClusterConfig, Partition
@@ -32,10 +31,10 @@ CATCH_UP_MS = 2500  # a restarted follower is back in sync this long after it st
 REGISTER_AFTER_MS = 2500  # a starting broker creates /brokers/ids/N this long after its JVM started
 
 
-class Cluster:
+class Cluster(EventQueue):
     def __init__(self, cfg: ClusterConfig, start_ms: int):
+        super().__init__(start_ms)
         self.cfg = cfg
-        self.now = start_ms
         self.rng = random.Random(cfg.seed)
         self.zk = ZkServer(epoch=cfg.zk_epoch, session_seed=0x17B0000000 + cfg.seed * 7919)
         self.log = LogSink()
@@ -44,28 +43,13 @@ class Cluster:
         self.topics: dict[str, dict] = {}
         self.controller = None  # samplegen.kafka.controller.Controller of the active controller
         self.facts: list[dict] = []  # key instants, for the sample's README and tests
-        self._queue: list = []
-        self._qseq = 0
         self._produced_at = start_ms
         self._carry: dict[tuple[str, int], int] = {}
 
-    # --- time and the event queue --------------------------------------------------------------
+    # --- time (the event queue: samplegen.kafka.event_queue) ------------------------------------
     def tick(self, lo: int = 1, hi: int = 3) -> int:
         self.now += self.rng.randint(lo, hi)
         return self.now
-
-    def schedule(self, ms: int, fn: Callable, *args) -> None:
-        self._qseq += 1
-        heapq.heappush(self._queue, (ms, self._qseq, fn, args))
-
-    def run_until(self, ms: int) -> None:
-        while self._queue and self._queue[0][0] <= ms:
-            t, _, fn, args = heapq.heappop(self._queue)
-            self.now = max(self.now, t)
-            self.produce()
-            fn(*args)
-        self.now = max(self.now, ms)
-        self.produce()
 
     def fact(self, kind: str, **kw) -> None:
         self.facts.append({"kind": kind, "ms": self.now, **kw})

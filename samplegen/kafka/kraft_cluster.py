@@ -7,52 +7,19 @@ one queue, run in time order from a seeded RNG, so a run is deterministic.
 """
 from __future__ import annotations
 
-import heapq
 import random
-from dataclasses import dataclass
-from typing import Callable
 
 from samplegen.kafka import templates39 as T
+from samplegen.kafka.event_queue import EventQueue
 from samplegen.kafka.kraft_broker import KraftBroker
 from samplegen.kafka.logsink import LogSink
 from samplegen.kafka.metadata_log import MetadataLog
+from samplegen.kafka.kraft_world import KraftConfig
 from samplegen.kafka.quorum import QuorumController
-from samplegen.kafka.state import BrokerSpec
 from samplegen.kafka.znodes import uuid_base64
 
 TP = tuple[str, int]
 TRAFFIC_AFTER_MS = 1000  # producers start writing to a new topic once its leaders are known
-
-
-@dataclass(frozen=True)
-class ControllerSpec:
-    id: int
-    host: str
-    ip: str
-    port: int = 9093
-
-
-@dataclass(frozen=True)
-class KraftConfig:
-    name: str
-    cluster_id: str
-    brokers: tuple[BrokerSpec, ...]
-    controller: ControllerSpec
-    session_timeout_ms: int = 9000  # broker.session.timeout.ms (default)
-    heartbeat_ms: int = 2000  # broker.heartbeat.interval.ms (default)
-    noop_interval_ms: int = 500  # metadata.max.idle.interval.ms (default)
-    imbalance_check_ms: int = 300_000  # leader.imbalance.check.interval.seconds = 300 (default)
-    log_dir: str = "/var/lib/kafka/data"
-    metadata_dir: str = "/var/lib/kafka/meta"
-    seed: int = 1
-
-    def broker(self, bid: int) -> BrokerSpec:
-        return next(b for b in self.brokers if b.id == bid)
-
-    @property
-    def bootstrap_source(self) -> str:
-        # kafka-storage.sh format writes the bootstrap records beside the metadata log
-        return f"the binary bootstrap metadata file: {self.metadata_dir}/bootstrap.checkpoint"
 
 
 def new_uuid(rng: random.Random) -> str:
@@ -63,16 +30,14 @@ def new_uuid(rng: random.Random) -> str:
             return u
 
 
-class KraftCluster:
+class KraftCluster(EventQueue):
     def __init__(self, cfg: KraftConfig, start_ms: int):
+        super().__init__(start_ms)
         self.cfg = cfg
-        self.now = start_ms
         self.rng = random.Random(cfg.seed)
         self.log = LogSink()
         self.metadata = MetadataLog()
         self.facts: list[dict] = []
-        self._queue: list = []
-        self._qseq = 0
         self.controller_dir = new_uuid(self.rng)
         self.controller_incarnation = new_uuid(self.rng)
         self.controller = QuorumController(self)
@@ -82,20 +47,7 @@ class KraftCluster:
         self._carry: dict[TP, int] = {}
         self._produced_at = start_ms
 
-    # --- time ------------------------------------------------------------------------------------
-    def schedule(self, ms: int, fn: Callable, *args) -> None:
-        self._qseq += 1
-        heapq.heappush(self._queue, (ms, self._qseq, fn, args))
-
-    def run_until(self, ms: int) -> None:
-        while self._queue and self._queue[0][0] <= ms:
-            t, _, fn, args = heapq.heappop(self._queue)
-            self.now = max(self.now, t)
-            self.produce()
-            fn(*args)
-        self.now = max(self.now, ms)
-        self.produce()
-
+    # --- ids (time and the event queue: samplegen.kafka.event_queue) ----------------------------
     def new_id(self) -> str:
         return new_uuid(self.rng)
 
