@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from samplegen.kafka.kraft_cluster import ControllerSpec, KraftCluster, KraftConfig
+from samplegen.kafka.kraft_cluster import KraftCluster
+from samplegen.kafka.kraft_world import ControllerSpec, KraftConfig
 from samplegen.kafka.state import BrokerSpec
 from samplegen.scenarios import Step, _exact, at, day_ms
 

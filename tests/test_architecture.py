@@ -3,9 +3,10 @@
 Imports are read from the source with ``ast``, wherever they stand: a function-level import
 runs as surely as a module-level one, so both are edges. Modules named in a registry and
 imported with ``importlib`` (the dispatcher's parsers, the CLI's commands) are edges too, read
-from the registry's literal. Only imports under ``if TYPE_CHECKING:`` never run: they count for
-the layering (naming a type from a layer above is still depending on it) but not as cycles
-(they are how a part names its owner's type without importing it).
+from the registry's literal. Imports under ``if TYPE_CHECKING:`` never run, but they are
+dependencies all the same: they count for the layering (naming a type from a layer above is still
+depending on it) and for cycles (a part that names its owner's type imports its owner: a
+``typing.Protocol`` of what the part uses names it without the circle).
 """
 from __future__ import annotations
 
@@ -286,9 +287,15 @@ def test_parsers_are_layered_by_source_family(graph):
     assert parser_layer_violations(graph) == []
 
 
+def import_edges(g: Graph) -> dict[str, set[str]]:
+    """Every import, the running ones and those under TYPE_CHECKING."""
+    return {m: g.edges.get(m, set()) | g.typing_edges.get(m, set()) for m in set(g.edges) | set(g.typing_edges)}
+
+
 def test_no_import_cycle_between_modules(graph):
-    found = cycles(graph.edges)
-    assert found == [], "import cycles: " + "; ".join(" -> ".join(_one_cycle(graph.edges, c)) for c in found)
+    edges = import_edges(graph)
+    found = cycles(edges)
+    assert found == [], "import cycles: " + "; ".join(" -> ".join(_one_cycle(edges, c)) for c in found)
 
 
 def test_the_replay_loops_read_facts_not_events(graph):
@@ -325,7 +332,7 @@ def test_a_cycle_through_a_function_level_import_is_found(tmp_path):
                                                                            "parsers.a"]
 
 
-def test_a_cycle_through_a_registry_is_found_and_a_typing_only_one_is_not(tmp_path):
+def test_a_cycle_through_a_registry_is_found_and_a_typing_only_one_too(tmp_path):
     root = _tree(tmp_path, {
         "forensics/__init__.py": "",
         "forensics/cli.py": "import importlib\nCOMMANDS = ('forensics.cmd',)\n"
@@ -338,6 +345,7 @@ def test_a_cycle_through_a_registry_is_found_and_a_typing_only_one_is_not(tmp_pa
     g = build_graph(root, ("forensics",), {"forensics.cli": "COMMANDS"})
     assert cycles(g.edges) == [["forensics.cli", "forensics.cmd"]]
     assert g.typing_edges == {"forensics.part": {"forensics.owner"}}
+    assert cycles(import_edges(g)) == [["forensics.cli", "forensics.cmd"], ["forensics.owner", "forensics.part"]]
     assert g.dynamic_calls == {"forensics.cli"}
 
 

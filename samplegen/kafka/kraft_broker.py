@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from samplegen.kafka import templates39 as T
 
 if TYPE_CHECKING:
-    from samplegen.kafka.kraft_cluster import KraftCluster
+    from samplegen.kafka.kraft_world import KraftWorld
     from samplegen.kafka.quorum import PartReg
     from samplegen.kafka.state import BrokerSpec
 
@@ -32,7 +32,7 @@ def _ints(values) -> str:
 
 
 class KraftBroker:
-    def __init__(self, cl: "KraftCluster", spec: "BrokerSpec", dir_id: str):
+    def __init__(self, cl: "KraftWorld", spec: "BrokerSpec", dir_id: str):
         self.cl, self.spec, self.dir_id = cl, spec, dir_id
         self.alive = False
         self.starts = 0

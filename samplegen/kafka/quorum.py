@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from samplegen.kafka import templates39 as T
 
 if TYPE_CHECKING:
-    from samplegen.kafka.kraft_cluster import KraftCluster
+    from samplegen.kafka.kraft_world import KraftWorld
 
 ACTIVE_AFTER_MS = 1500  # the single voter elects itself and activates this long after its JVM starts
 REPLAY_LINE_MS = 2  # a committed record's "Replayed ..." line follows the write by this much (one voter)
@@ -73,7 +73,7 @@ class Change:
 
 @dataclass
 class QuorumController:
-    cl: "KraftCluster"
+    cl: "KraftWorld"
     regs: dict[int, BrokerReg] = field(default_factory=dict)
     parts: dict[TP, PartReg] = field(default_factory=dict)
     active_ms: int | None = None
