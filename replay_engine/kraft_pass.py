@@ -80,10 +80,40 @@ def _is_controller_view(e: Event) -> bool:
 
 def kraft_context(events: Iterable[Event], ctx: ClusterContext | None = None) -> ClusterContext:
     """``ctx`` (by default ``cluster_context`` of the events) with what KRaft reads of every event: each file's
-    writer, topic ids' names and the span of the controller's own evidence. The audit computes the same by
-    Spark aggregates (``forensics.audit.distributed.kraft_contexts``)."""
+    writer, topic ids' names and the span of the controller's own evidence (``KraftSeen``; the audit folds the
+    same over its Spark partitions, ``forensics.audit.distributed.kraft_contexts``)."""
     events = list(events)
-    ctx = ctx if ctx is not None else cluster_context(events)
+    return kraft_seen(events).into(ctx if ctx is not None else cluster_context(events))
+
+
+@dataclass
+class KraftSeen:
+    """What ``kraft_context`` reads of some of a cluster's events; ``merge`` gives what it reads of the union."""
+
+    writers: dict[str, int]  # file -> its lowest broker id
+    names: dict[str, tuple[int, str]]  # topic id -> (time, name) of its first naming
+    lo: int | None = None  # the span of the controller's own evidence
+    hi: int | None = None
+
+    def merge(self, other: KraftSeen) -> KraftSeen:
+        writers = dict(self.writers)
+        for f, w in other.writers.items():
+            writers[f] = w if f not in writers else min(writers[f], w)
+        names = dict(self.names)
+        for t, cand in other.names.items():
+            names[t] = cand if t not in names else min(names[t], cand)
+        los = [x for x in (self.lo, other.lo) if x is not None]
+        his = [x for x in (self.hi, other.hi) if x is not None]
+        return KraftSeen(writers, names, min(los, default=None), max(his, default=None))
+
+    def into(self, ctx: ClusterContext) -> ClusterContext:
+        ctx.writers = dict(self.writers)
+        ctx.topic_ids = {t: n for t, (_, n) in sorted(self.names.items())}
+        ctx.controller_view = (self.lo, self.hi) if self.lo is not None else None
+        return ctx
+
+
+def kraft_seen(events: Iterable[Event]) -> KraftSeen:
     writers: dict[str, int] = {}
     names: dict[str, tuple[int, str]] = {}
     lo = hi = None
@@ -100,10 +130,7 @@ def kraft_context(events: Iterable[Event], ctx: ClusterContext | None = None) ->
         if e.ts is not None and _is_controller_view(e):
             lo = e.ts if lo is None or e.ts < lo else lo
             hi = e.ts if hi is None or e.ts > hi else hi
-    ctx.writers = writers
-    ctx.topic_ids = {t: n for t, (_, n) in sorted(names.items())}
-    ctx.controller_view = (lo, hi) if lo is not None else None
-    return ctx
+    return KraftSeen(writers, names, lo, hi)
 
 
 def order_key(writers: dict[str, int]) -> Callable[[Event], tuple]:

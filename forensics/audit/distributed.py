@@ -3,8 +3,8 @@
 (outages, tenures, broker periods, agreement counts), never the events or the timeline.
 
 1. One aggregation job gives each shard the whole cluster's context (how far the evidence
-   reaches, ZooKeeper or logs alone, KRaft or not); for a KRaft cluster two more give each file's
-   writer and the topic ids' names (``kraft_contexts``).
+   reaches, ZooKeeper or logs alone, KRaft or not); for a KRaft cluster one more reads each file's
+   writer and the topic ids' names with the replay's own code (``kraft_contexts``).
 2. Events are routed by built-in expressions (CRC-32 of ``topic-partition``, the same rule as
    ``replay_engine.shard.routes``): a partition's to its own shard, cluster-wide events to every
    shard and, from logs alone, controller records as phase 1 needs them (below). When the events
@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from forensics.audit import file_shards
 from forensics.audit.placement import one_task_per_group, task_key
@@ -49,7 +50,7 @@ from parsers.schema import FIELD_NAMES
 from replay_engine.cluster_pass import ClusterPass
 from replay_engine.from_events import ClusterContext
 from replay_engine.kraft_facts import is_kraft_counts
-from replay_engine.kraft_pass import LEADER_LINE, WIDE_TYPES
+from replay_engine.kraft_pass import LEADER_LINE, WIDE_TYPES, KraftSeen, kraft_seen
 
 # the lines a KRaft shard may find showing a leader active (KraftLines._observed: a leader's or a follower's)
 LINE_TYPES = ("become_leader", "become_follower")
@@ -169,34 +170,38 @@ def cluster_plans(spark, events, shards: int, groups: list[dict] | None = None,
 
 
 def kraft_contexts(spark, events, contexts: dict[str, ClusterContext]) -> None:
-    """What ``replay_engine.kraft_pass.kraft_context`` adds to a KRaft cluster's context, by two aggregates: each
-    file's writer with the span of the quorum controller's own evidence, and topic ids' names."""
+    """What ``replay_engine.kraft_pass.kraft_context`` adds to a KRaft cluster's context, by its own reading
+    (``kraft_seen``) of each Spark partition's events, folded (``KraftSeen.merge``) on the driver."""
     from pyspark.sql import functions as F
 
-    ev = events.where(F.col("cluster").isin(*sorted(contexts)))
-    us = F.unix_micros(F.col("ts"))
-    view = (F.col("source_kind") == "kraft_metadata") | F.coalesce(
-        F.col("logger").startswith("org.apache.kafka.controller"), F.lit(False))
+    ev = events.where(F.col("cluster").isin(*sorted(contexts))).select(*_SEEN_COLUMNS)
     with _described(spark, "replay: KRaft contexts"):
-        files = ev.groupBy("cluster", "source_file").agg(
-            F.min("broker_id").alias("writer"), F.min(F.when(view, us)).alias("lo"),
-            F.max(F.when(view, us)).alias("hi")).collect()
-        tid = F.get_json_object(F.col("detail"), "$.topic_id")
-        named = ev.where(tid.isNotNull() & (tid != "") & F.col("topic").isNotNull()
-                         & ~F.col("topic").startswith("topic-id:"))
-        names = named.groupBy("cluster", tid.alias("tid")).agg(
-            F.min(F.struct(F.coalesce(us, F.lit(0)).alias("t"), F.col("topic").alias("topic"))).alias("first")).collect()
-    for ctx in contexts.values():
-        ctx.writers, ctx.topic_ids, ctx.controller_view = {}, {}, None
-    for r in sorted(files, key=lambda r: (r["cluster"], r["source_file"] or "")):
-        ctx = contexts[r["cluster"]]
-        if r["source_file"] and r["writer"] is not None:
-            ctx.writers[r["source_file"]] = int(r["writer"])
-        if r["lo"] is not None:
-            v = ctx.controller_view
-            ctx.controller_view = (r["lo"], r["hi"]) if v is None else (min(v[0], r["lo"]), max(v[1], r["hi"]))
-    for r in sorted(names, key=lambda r: (r["cluster"], r["tid"])):
-        contexts[r["cluster"]].topic_ids[r["tid"]] = r["first"]["topic"]
+        rows = ev.mapInArrow(_seen_of, "cluster string, seen binary").collect()
+    seen: dict[str, KraftSeen] = {}
+    for r in rows:
+        got = pickle.loads(r["seen"])
+        seen[r["cluster"]] = got if r["cluster"] not in seen else seen[r["cluster"]].merge(got)
+    for cluster, ctx in contexts.items():
+        seen.get(cluster, KraftSeen({}, {})).into(ctx)
+
+
+_SEEN_COLUMNS = ("cluster", "ts", "source_kind", "source_file", "broker_id", "topic", "logger", "detail")
+
+
+def _seen_of(batches):
+    """A Spark partition's rows of KRaft clusters -> one (cluster, pickled ``KraftSeen``) row per cluster."""
+    from forensics.audit.task_io import events_of
+
+    for batch in batches:
+        t = pa.Table.from_batches([batch])
+        t = t.set_column(t.schema.get_field_index("ts"), "ts", t.column("ts").cast(pa.int64()))
+        for name in FIELD_NAMES:
+            if name not in _SEEN_COLUMNS:
+                t = t.append_column(name, pa.nulls(t.num_rows, pa.int32() if name == "source_sub" else pa.null()))
+        clusters = sorted(c for c in set(t.column("cluster").to_pylist()) if c is not None)
+        out = [pickle.dumps(kraft_seen(events_of(t.filter(pc.equal(t.column("cluster"), c))))) for c in clusters]
+        yield pa.RecordBatch.from_pydict({"cluster": clusters, "seen": out},
+                                         schema=pa.schema([("cluster", pa.string()), ("seen", pa.binary())]))
 
 
 # What one task holds at once: a shard's rows, gathered whole by its Python worker (apply_in_tasks). Through
