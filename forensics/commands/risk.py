@@ -49,10 +49,19 @@ def risk_cmd(
                        broker_map=broker_map, progress=progress, until=parse_time(until, tz))
     try:
         results = replay(analysis.events)
-        docs = [assess(res, analysis.events, failures, racks, top, progress) for res in results]
+        docs, skipped = [], []
+        for res in results:
+            try:
+                docs.append(assess(res, analysis.events, failures, racks, top, progress))
+            except UserError as exc:
+                if len(results) == 1:
+                    raise
+                skipped.append(str(exc))  # a folder holding several clusters: the others are still assessed
     finally:
         analysis.close()
-    doc = docs[0] if len(docs) == 1 else {"clusters": docs}
+    if not docs:
+        raise UserError("; ".join(skipped))
+    doc = docs[0] if len(docs) == 1 and not skipped else {"clusters": docs, "skipped": skipped}
     text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
@@ -62,6 +71,8 @@ def risk_cmd(
     else:
         for d in docs:
             print(render_risk(d))
+        for why in skipped:
+            print(f"not assessed: {why}")
     return 0
 
 

@@ -58,17 +58,22 @@ def whatif_cmd(
         by_cluster: dict = {}
         for ev in analysis.events:
             by_cluster.setdefault(ev.cluster, []).append(ev)
-        runs = []
+        runs, skipped = [], []
         for name in sorted(by_cluster, key=lambda c: c or ""):
             progress.say(f"what-if on cluster {name}: baseline and variant")
             try:
                 runs.append(whatif(by_cluster[name], changes, name))
             except ChangeError as exc:
-                raise UserError(f"cluster {name}: {exc}") from None
+                if len(by_cluster) == 1:
+                    raise UserError(f"cluster {name}: {exc}") from None
+                skipped.append(f"cluster {name}: {exc}")  # a folder holding several clusters: a change may name
+                # a broker or topic of one of them only
     finally:
         analysis.close()
+    if not runs:
+        raise UserError("; ".join(skipped))
     docs = [w.to_json() for w in runs]
-    doc = docs[0] if len(docs) == 1 else {"clusters": docs}
+    doc = docs[0] if len(docs) == 1 and not skipped else {"clusters": docs, "skipped": skipped}
     text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
@@ -84,6 +89,8 @@ def whatif_cmd(
     else:
         for d in docs:
             print(render_whatif(d))
+        for why in skipped:
+            print(f"not changed: {why}")
     return 0
 
 
