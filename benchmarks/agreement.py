@@ -409,6 +409,7 @@ class Row:
     unknown_causes: int = 0
     seconds: float = 0.0
     detail: list[Item] = field(default_factory=list)  # for --detail and the triage files
+    clusters: int = 1  # the clusters the folder holds, each replayed alone (``measure_folder``)
 
     @property
     def diverged(self) -> int:
@@ -533,7 +534,8 @@ HEAD = ("| cluster | mode | Kafka | recorded | compared | agreed | diverged | ad
 def row_line(r: Row, label: str | None = None) -> str:
     holes = sum(r.holes.values())
     share = f"{holes} ({100 * holes / r.recorded:.1f}%)" if r.recorded else "0"
-    return (f"| {label or r.name} | {r.mode} | {r.version or '?'} | {r.recorded} | {r.compared} | {r.agreed} "
+    name = label or (r.name if r.clusters == 1 else f"{r.name} ({r.clusters} clusters)")
+    return (f"| {name} | {r.mode} | {r.version or '?'} | {r.recorded} | {r.compared} | {r.agreed} "
             f"| {r.diverged} | {r.adopted} | {sum(r.contradicted.values())} | {sum(r.uncompared.values())} | {share} "
             f"| {_pct(r.measure)} | {sum(r.moments.values())} | {sum(r.outside.values())} | {r.unknown_causes} |")
 
@@ -589,12 +591,33 @@ def replace_section(section: str, body: str) -> None:
     results.write_text(text, encoding="utf-8")
 
 
+def measure_folder(folder: str, name: str, events: list) -> Row:
+    """One folder measured as ``kafka-forensics replay`` replays it: the clusters it holds told apart
+    (``forensics.pipeline.split_clusters``), each replayed alone, their rows summed (events no evidence places
+    are left out, as the command leaves them)."""
+    from forensics.pipeline import split_clusters
+
+    events, told = split_clusters(events)
+    if not told:
+        return measure(folder, name, events)
+    parts: dict[str, list] = {}
+    for e in events:
+        parts.setdefault(e.cluster, []).append(e)
+    rows = [measure(folder, cluster, mine) for cluster, mine in sorted(parts.items(), key=lambda kv: str(kv[0]))]
+    row = Row(folder, name, rows[0].mode, rows[0].version)
+    for r in rows:
+        row.add(r)
+        row.detail += r.detail
+    row.clusters = len(rows)
+    return row
+
+
 def run(folders: list[str], want: set[str], zk_real: bool) -> list[Row]:
     rows = []
     for folder in folders:
         for name in clusters(folder):
             if not want or name in want:
-                rows.append(measure(folder, name, load(folder, name)))
+                rows.append(measure_folder(folder, name, load(folder, name)))
     if zk_real:
         for name in zk_real_scenarios():
             if not want or name in want:
