@@ -125,7 +125,7 @@ class _Hints:
         ctrl = self.ctrl
         self.records += 1
         before, fragile = _cluster_view(ctrl), depends_on_shutdowns(ctrl, f.record)
-        ctrl.infer_from_record(f.record)
+        ctrl.record_handlers.infer_from_record(f.record)
         if fragile or _cluster_view(ctrl) != before:
             self.kept.add(_ref_key(f.ref))
 

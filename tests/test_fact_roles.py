@@ -83,9 +83,9 @@ def test_the_kraft_replay_routes_every_fact_its_converter_makes():
 def test_the_mode_chooses_what_records_and_observations_do():
     follow = ZkControllerReplay(ConfigState(), Coverage(), mode=ZkRecordsMode())
     seed = ZkControllerReplay(ConfigState(), Coverage(), mode=CounterfactualMode())
-    assert follow.router.tables["record"][F.RecordedState] == follow._recorded_state
-    assert seed.router.tables["record"][F.RecordedState] == seed._seed_from_record
-    assert seed.router.tables["observation"][F.ObservedState] == seed._seed_from_observation
+    assert follow.router.tables["record"][F.RecordedState] == follow.record_handlers.recorded_state
+    assert seed.router.tables["record"][F.RecordedState] == seed.seeding.seed_from_record
+    assert seed.router.tables["observation"][F.ObservedState] == seed.seeding.seed_from_observation
     # inputs are decided and applied the same way in every mode
     assert follow.router.tables["input"].keys() == seed.router.tables["input"].keys()
 

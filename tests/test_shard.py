@@ -163,7 +163,7 @@ def test_phase_1_streamed_is_the_pass_replayed_and_skips_only_what_changes_nothi
         ev = by_line[(f.ref.source_file, f.ref.source_pos, f.ref.event)]
         foreseen = ctrl.failover_waiting is None and inert(ctrl, ev, record_kind(ev))
         before, fragile = _cluster_view(ctrl), depends_on_shutdowns(ctrl, f.record)
-        ctrl.infer_from_record(f.record)
+        ctrl.record_handlers.infer_from_record(f.record)
         if foreseen:
             assert not fragile and _cluster_view(ctrl) == before, f.ref.cite()
         seen.append(foreseen)
