@@ -95,6 +95,12 @@ class BrokerStates:
         self.changes.append(Change(ref.ts if ref is not None else None, b, field, value, ref, rule))
         self.writes += 1
 
+    def _set(self, which: set[int], field: str, b: int, on: bool, ref: Ref | None, rule: str | None = None) -> None:
+        """Put ``b`` in or out of one of the sets (``field`` names it), noting the change if it is one."""
+        if (b in which) != on:
+            (which.add if on else which.discard)(b)
+            self._note(ref, b, field, on, rule)
+
     def history(self, b: int) -> list[Change]:
         """Every change of broker ``b``'s state, in order, each with its provenance."""
         return [c for c in self.changes if c.broker == b]
@@ -119,9 +125,6 @@ class BrokerStates:
         if self.membership_stated:
             return frozenset()
         return frozenset(b for b in brokers if b is not None and b >= 0 and b not in self.seen)
-
-    def serving(self, b: int) -> bool:
-        return b in self.registered and b not in self.stopped
 
     def alive(self, b: int) -> bool | None:
         """Is ``b`` registered: True, False, or None for a broker the evidence never shows joining or leaving (logs
@@ -155,9 +158,7 @@ class BrokerStates:
     def deregister(self, b: int, ref: Ref, cause: str, died: Ref | None = None) -> bool:
         """``b``'s registration is gone (``cause``); a process that died earlier (``died``, a halt) was down from
         then, whenever ZooKeeper let it go. True when that changes what ZooKeeper lists."""
-        if b in self.stopping:
-            self.stopping.discard(b)
-            self._note(ref, b, STOPPING, False)
+        self._set(self.stopping, STOPPING, b, False, ref)
         if b not in self.seen:
             self.seen.add(b)
             self._note(ref, b, SEEN, True)
@@ -196,22 +197,16 @@ class BrokerStates:
         return died
 
     def self_reports(self, b: int, ref: Ref) -> None:
-        if b not in self.self_reporting:
-            self.self_reporting.add(b)
-            self._note(ref, b, SELF_REPORTING, True)
+        self._set(self.self_reporting, SELF_REPORTING, b, True, ref)
 
     def back(self, b: int, ref: Ref) -> None:
         """``b`` starts (again): whatever shutdown it was in is over."""
-        if b in self.stopping:
-            self.stopping.discard(b)
-            self._note(ref, b, STOPPING, False)
+        self._set(self.stopping, STOPPING, b, False, ref)
 
     def server_stopping(self, b: int, ref: Ref) -> None:
         """``b``'s server said it is shutting down (KafkaServer.shutdown's "shutting down"), or the controller logged
         its controlled-shutdown request."""
-        if b not in self.stopping:
-            self.stopping.add(b)
-            self._note(ref, b, STOPPING, True)
+        self._set(self.stopping, STOPPING, b, True, ref)
 
     def note_version(self, b: int, version: tuple[int, int, int], ref: Ref) -> None:
         if self.versions.get(b) != version:
@@ -219,16 +214,15 @@ class BrokerStates:
             self._note(ref, b, VERSION, version)
 
     def state_membership(self, stated: bool, ref: Ref) -> None:
-        """The cluster's whole membership is stated (``stated``) or, after a hole, no longer known."""
+        """The cluster's whole membership is stated (``stated``); or ZooKeeper transactions no file holds were lost,
+        and no broker counts as seen until a fact shows it."""
         if self.membership_stated != stated:
             self.membership_stated = stated
             self._note(ref, None, MEMBERSHIP, stated)
-
-    def forget_seen(self, ref: Ref) -> None:
-        """ZooKeeper transactions no file holds: no broker counts as seen until a fact shows it."""
-        for b in sorted(self.seen):
-            self._note(ref, b, SEEN, False)
-        self.seen.clear()
+        if not stated:
+            for b in sorted(self.seen):
+                self._note(ref, b, SEEN, False)
+            self.seen.clear()
 
     # ---------------------------------------------------------------- log directories
 
@@ -251,43 +245,28 @@ class BrokerStates:
 
     # ---------------------------------------------------------------- the acting controller's view
 
-    def _live(self, b: int, ref: Ref | None, rule: str | None = None) -> None:
-        if b not in self.live:
-            self.live.add(b)
-            self._note(ref, b, LIVE, True, rule)
-
-    def _gone(self, b: int, ref: Ref | None, rule: str | None = None) -> None:
-        if b in self.live:
-            self.live.discard(b)
-            self._note(ref, b, LIVE, False, rule)
-
-    def _not_shutting(self, b: int, ref: Ref | None, rule: str | None = None) -> None:
-        if b in self.shutting:
-            self.shutting.discard(b)
-            self._note(ref, b, SHUTTING, False, rule)
-
     def controller_sees_up(self, b: int, ref: Ref) -> None:
         """The broker-change handler finds ``b`` registered (onBrokerStartup): live, not shutting down."""
-        self._live(b, ref)
-        self._not_shutting(b, ref)
+        self._set(self.live, LIVE, b, True, ref)
+        self._set(self.shutting, SHUTTING, b, False, ref)
 
     def controller_sees_down(self, b: int, ref: Ref) -> None:
         """The broker-change handler finds ``b`` gone (onBrokerFailure): out of the live and shutting-down sets."""
-        self._gone(b, ref)
-        self._not_shutting(b, ref, RULE_DIED)
+        self._set(self.live, LIVE, b, False, ref)
+        self._set(self.shutting, SHUTTING, b, False, ref, RULE_DIED)
 
     def controller_view(self, brokers: frozenset[int], ref: Ref) -> None:
         """The controller's whole view of live brokers, stated (``Currently active brokers``, a broker-change line,
         a snapshot's registrations)."""
         for b in sorted(brokers - self.live):
-            self._live(b, ref)
+            self._set(self.live, LIVE, b, True, ref)
         for b in sorted(self.live - brokers):
-            self._gone(b, ref)
-            self._not_shutting(b, ref, RULE_DIED)
+            self._set(self.live, LIVE, b, False, ref)
+            self._set(self.shutting, SHUTTING, b, False, ref, RULE_DIED)
 
     def failover(self, controller: int, ref: Ref) -> None:
         """A controller takes office: its own broker is live, and no broker is shutting down to it."""
-        self._live(controller, ref, RULE_FAILOVER)
+        self._set(self.live, LIVE, controller, True, ref, RULE_FAILOVER)
         for b in sorted(self.shutting):
             self._note(ref, b, SHUTTING, False, RULE_FAILOVER)
         self.shutting.clear()
@@ -296,9 +275,7 @@ class BrokerStates:
         """The acting controller took up ``b``'s controlled shutdown (``doControlledShutdown``). ``server_stopping``:
         the request itself is in the evidence (not inferred from a record, nor only the broker's word that it was
         answered)."""
-        if b not in self.shutting:
-            self.shutting.add(b)
-            self._note(ref, b, SHUTTING, True, rule)
+        self._set(self.shutting, SHUTTING, b, True, ref, rule)
         if server_stopping:
             self.server_stopping(b, ref)
 
@@ -307,16 +284,16 @@ class BrokerStates:
     def implied_live(self, brokers: Iterable[int], ref: Ref) -> None:
         """Brokers a record shows its controller held live (an elected leader, an ISR written from online replicas)."""
         for b in brokers:
-            self._live(b, ref, RULE_ELECTED_LIVE)
+            self._set(self.live, LIVE, b, True, ref, RULE_ELECTED_LIVE)
 
     def implied_gone(self, b: int, ref: Ref) -> None:
         """A replica the controller removed from an ISR (OfflineReplica): it saw the broker go."""
-        self._gone(b, ref, RULE_REMOVED_GONE)
+        self._set(self.live, LIVE, b, False, ref, RULE_REMOVED_GONE)
 
     def stated_live(self, brokers: frozenset[int], ref: Ref) -> None:
         """A failed election's exception states the controller's live brokers: ``brokers`` is its live set now
         (``zk_inference.implied_liveness``: the stated ones and those shutting down)."""
         for b in sorted(self.live - brokers):
-            self._gone(b, ref, RULE_STATED_LIVE)
+            self._set(self.live, LIVE, b, False, ref, RULE_STATED_LIVE)
         for b in sorted(brokers - self.live):
-            self._live(b, ref, RULE_STATED_LIVE)
+            self._set(self.live, LIVE, b, True, ref, RULE_STATED_LIVE)

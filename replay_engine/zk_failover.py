@@ -133,7 +133,6 @@ class FailoverHandlers:
         self.forget_partitions(keep=f.keep, assigned=f.assigned)
         if f.snapshot is None:
             self.brokers.state_membership(False, f.ref)
-            self.brokers.forget_seen(f.ref)
             return
         self.brokers.state_membership(True, f.ref)
         for b in sorted((self.brokers.registered | self.brokers.live) - (f.members - f.anew)):

@@ -67,7 +67,10 @@ PARSER_LAYERS: dict[str, frozenset[str]] = {
 # mode, kraft_facts for KRaft) are where a replay reads what parsers made, so these import no parsers module.
 FACT_CONSUMERS = ("replay_engine.controller", "replay_engine.kraft", "replay_engine.kraft_brokers",
                   "replay_engine.kraft_topics", "replay_engine.kraft_records", "replay_engine.kraft_steps",
-                  "replay_engine.kraft_lines", "replay_engine.kraft_epochs")
+                  "replay_engine.kraft_lines", "replay_engine.kraft_epochs", "replay_engine.brokers",
+                  "replay_engine.zk_context", "replay_engine.zk_partitions", "replay_engine.zk_brokers",
+                  "replay_engine.zk_failover", "replay_engine.zk_topics", "replay_engine.zk_records",
+                  "replay_engine.zk_seeding", "replay_engine.zk_inference")
 
 # Registries of module names imported with importlib: module -> the name of its literal.
 DYNAMIC_IMPORTS = {"parsers.dispatch": "PARSERS", "forensics.cli": "COMMANDS"}

@@ -24,8 +24,8 @@ BROKER_FIELDS = frozenset({"registered", "live", "shutting", "stopping", "stoppe
                            # the names ZkControllerReplay kept them under before brokers.py
                            "server_stopping", "leaving", "stopped_at", "known_brokers", "broker_epochs",
                            "broker_versions"})
-# KRaft keeps its own registrations until it adopts BrokerStates (engineer "kraft", issue 45): then it leaves here.
-NOT_YET = frozenset({"kraft.py"})
+# KRaft's broker state has its own single writer (kraft_brokers.KraftBrokers) until it adopts BrokerStates (issue 45).
+NOT_YET = frozenset({"kraft_brokers.py"})
 MUTATORS = frozenset({"add", "discard", "remove", "clear", "update", "difference_update", "intersection_update",
                       "symmetric_difference_update", "pop", "popitem", "setdefault", "append", "extend", "insert",
                       "__setitem__", "__delitem__"})
