@@ -28,6 +28,7 @@ from replay_engine.facts import TP, Ref
 from replay_engine.frozen import FrozenMap
 from replay_engine.judge import tally
 from replay_engine.partition import Decision
+from replay_engine.protocol import Replay
 from replay_engine.timeline import Interval
 
 
@@ -191,9 +192,9 @@ def _cut(x, ts: int):
 # -------------------------------------------------------------------- from a finished replay
 
 
-def image_of(replay) -> ClusterImage:
+def image_of(replay: Replay) -> ClusterImage:
     """The final image of a finished ``ZkControllerReplay`` or ``KraftReplay``."""
-    elr = getattr(replay, "elr", None) or {}
+    elr = replay.elr
     parts = {}
     for tp, p in replay.parts.items():
         e = elr.get(tp)
@@ -205,15 +206,15 @@ def image_of(replay) -> ClusterImage:
     tenures = tuple(TenureImage(t.controller, t.epoch, t.start, t.end, t.start_ref, t.end_ref, t.end_cause)
                     for t in replay.tenures)
     return ClusterImage(FrozenMap(parts), frozenset(replay.live), frozenset(replay.known_brokers),
-                        getattr(replay, "controller", None), getattr(replay, "controller_epoch", None),
+                        replay.controller, replay.controller_epoch,
                         replay.config.image(), FrozenMap(periods), tenures, tuple(replay.findings),
                         tuple(replay.unclean_elections), tally(replay.comparisons)["evidence_gaps"],
-                        FrozenMap({t: tuple(s) for t, s in getattr(replay, "deletions", {}).items()}),
-                        FrozenMap({t: tuple(h) for t, h in getattr(replay, "deletion_halts", {}).items()}),
-                        bool(getattr(replay, "elr_enabled", False)))
+                        FrozenMap({t: tuple(s) for t, s in replay.deletions.items()}),
+                        FrozenMap({t: tuple(h) for t, h in replay.deletion_halts.items()}),
+                        bool(replay.elr_enabled))
 
 
-def history_of(replay, final: ClusterImage, intervals: list[Interval]) -> ClusterHistory:
+def history_of(replay: Replay, final: ClusterImage, intervals: list[Interval]) -> ClusterHistory:
     return ClusterHistory(final, tuple(intervals),
                           FrozenMap({tp: tuple(h) for tp, h in replay.ar_history.items()}),
                           tuple(replay.config_history),

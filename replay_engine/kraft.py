@@ -19,12 +19,13 @@ ledger of leader epochs (``kraft_epochs``).
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 from replay_engine import facts as F
 from replay_engine import rules as R
 from replay_engine.apply import PartitionStore
 from replay_engine.config import ConfigImage, ConfigState, as_bool
+from replay_engine.frozen import FrozenMap
 from replay_engine.judge import Comparison, judge_kraft
 from replay_engine.kraft_brokers import KraftBrokers
 from replay_engine.kraft_epochs import EpochLedger
@@ -41,6 +42,13 @@ from replay_engine.timeline import TimelineBuilder, View
 
 
 class KraftReplay:
+    # What replay_engine.protocol.Replay names that KRaft does not keep: ZooKeeper mode's acting controller (a KRaft
+    # replay's quorum leaders are its tenures) and its topic-deletion queue
+    controller: int | None = None
+    controller_epoch: int | None = None
+    deletions: Mapping[str, tuple] = FrozenMap()
+    deletion_halts: Mapping[str, tuple] = FrozenMap()
+
     def __init__(self, config: ConfigState):
         self.config = config
         # Partitions are written only through the apply module. KRaft has no partition state machine: the

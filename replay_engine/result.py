@@ -18,6 +18,7 @@ from replay_engine.from_events import FactStream
 from replay_engine.image import ClusterHistory, ClusterImage, history_of, image_of
 from replay_engine.judge import DIVERGED, Comparison, tally, unknown_reasons
 from replay_engine.partition import Decision
+from replay_engine.protocol import Replay
 from replay_engine.restarts import annotate as annotate_restarts, failed_starts, generated_ids, with_unserved
 from replay_engine.skew import SkewEstimate, estimate_skew
 from replay_engine.timeline import Episode, Interval, leaderless_episodes
@@ -161,7 +162,7 @@ def world_of(image: ClusterImage, history: ClusterHistory, trace_end: int | None
                  trace_end, recorded, image.unclean_elections, mode, image.deletions, image.deletion_halts, views)
 
 
-def assemble(replay, stream: FactStream, *, cluster: str | None, mode: str,
+def assemble(replay: Replay, stream: FactStream, *, cluster: str | None, mode: str,
              recorded: Callable[[int, int | None, str], bool] | None, events: list[Event] | None = None,
              keep_tp: Callable[[tuple[str, int]], bool] | None = None, notes: list[str] | None = None,
              unavailable: bool = False, broker_versions: dict[int, str] | None = None) -> ReplayResult:
@@ -188,8 +189,8 @@ def assemble(replay, stream: FactStream, *, cluster: str | None, mode: str,
         estimate_skew(events) if events is not None else [],
         [estimate_loss(d, events) for d in image.unclean_elections] if events is not None else [],
         leaderless_episodes(intervals, unavailable=True) if unavailable else [],
-        tuple(replay.journal) if getattr(replay, "journal", None) is not None else None,
-        dict(broker_versions or {}), restarts, under, tuple(getattr(replay, "inferred", ())))
+        tuple(replay.journal) if replay.journal is not None else None,
+        dict(broker_versions or {}), restarts, under, tuple(replay.inferred))
 
 
 def _restarts(events: list[Event], leaderless: list[Leaderless], ar_history, intervals: list[Interval]) -> dict[str, Any]:

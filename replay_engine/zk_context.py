@@ -10,7 +10,7 @@ context; ``controller.ZkControllerReplay`` is the context with its parts and the
 """
 from __future__ import annotations
 
-from typing import AbstractSet, Any, Callable
+from typing import AbstractSet, Any, Callable, Mapping
 
 from replay_engine import facts as F
 from replay_engine import judge as J
@@ -39,6 +39,11 @@ class ControllerContext:
     topic_handlers: Any
     record_handlers: Any
     seeding: Any
+    # What replay_engine.protocol.Replay names that ZooKeeper mode does not keep: ELR is KRaft's (KIP-966); the lines
+    # showing a leader active are a KRaft shard's
+    elr: Mapping[F.TP, tuple[tuple[int, ...], tuple[int, ...]]] = FrozenMap()
+    elr_enabled = False
+    inferred: tuple = ()
 
     def __init__(self, config: ConfigState, coverage: Coverage | None = None, mode: ZkRecordsMode | None = None):
         """``mode``: how records are used (see replay_engine.modes); by default, following them, with
