@@ -29,6 +29,7 @@ COMMANDS = (
     "forensics.commands.dashboard",
     "forensics.commands.audit",
     "forensics.commands.capture",
+    "forensics.commands.watch",
     "forensics.commands.ingest",
     "forensics.commands.zk_dump",
     "forensics.commands.kraft_dump",

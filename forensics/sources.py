@@ -81,6 +81,12 @@ def parse_broker_map(entries: list[str] | None) -> list[tuple[str, int]]:
     return out
 
 
+def broker_hint(display: str, bmap: list[tuple[str, int]]) -> int | None:
+    """The broker a file's path names: by --broker-map first, else by its folder (``broker_hint_from_path``)."""
+    hint = _mapped(display, bmap)
+    return hint if hint is not None else broker_hint_from_path(display)
+
+
 def _mapped(display: str, bmap: list[tuple[str, int]]) -> int | None:
     for pat, bid in bmap:
         if fnmatch.fnmatch(display, pat) or fnmatch.fnmatch(display, f"*/{pat}") or fnmatch.fnmatch(display, f"*{pat}*"):
@@ -241,9 +247,7 @@ def collect_inputs(
         if key in seen:
             return
         seen.add(key)
-        hint = _mapped(display, bmap)
-        if hint is None:
-            hint = broker_hint_from_path(display)
+        hint = broker_hint(display, bmap)
         inputs.files.append(FileRef(str(read_path.resolve()), display, hint, cluster_hint_from_path(display), st.st_size))
 
     def walk(root: Path, display_root: str, depth: int) -> None:

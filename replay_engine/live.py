@@ -198,6 +198,10 @@ class LiveReplay:
         replay.start()
         return replay
 
+    def kept(self) -> list[Event]:
+        """The events kept (the tail and the sticky ones), in the replay's order: what the picture was made of."""
+        return self._events()
+
     def _events(self) -> list[Event]:
         """The tail and the sticky events, once each, in the replay's order."""
         seen = set()

@@ -9,7 +9,8 @@ The same parts read a whole file (``broker_log.parse_broker_log``): the layout c
 - a controller's election that its epoch line has not yet followed (up to 2.0 they are two lines,
   ``templates.finish``) is held back with the lines after it, the same way;
 - until ``SNIFF_LINES`` lines are written, the layout is chosen only once the file is quiet;
-- a file with no broker hint waits for a line that names its writer (``_attribute_writer``), or for quiet.
+- a file with no broker hint waits for a line that names its writer (``_attribute_writer``) among its first
+  ``SNIFF_LINES`` lines, or for quiet (a client's log names none).
 
 Lines come whole and decoded (``textio.whole_lines`` on the bytes the caller has read up to a line break). The
 file's accounting grows in ``summary``; what a chunk's reading found wrong comes back as messages with the file's
@@ -26,9 +27,6 @@ from parsers.common.accounting import FileSummary
 from parsers.common.context import SourceContext
 from parsers.common.textio import ReadProblems, whole_lines
 from parsers.schema import Event
-
-# Events a file that names no writer may hold back, waiting for a line that names it.
-MAX_UNATTRIBUTED = 20_000
 
 
 def decode_lines(data: bytes) -> list[str]:
@@ -87,7 +85,8 @@ class GrowingLog:
         """The events read that no later line can change: attributed to the file's writer (none is named yet: they
         wait, as a whole file's wait for all its lines) and finished (an election waits for its epoch line)."""
         broker = self.writer
-        if not self.unfinished or (broker is None and not quiet and len(self.unfinished) < MAX_UNATTRIBUTED):
+        waiting = broker is None and self.next_no <= SNIFF_LINES
+        if not self.unfinished or (waiting and not quiet):
             return []
         trial = [replace(ev) for ev in self.unfinished]
         if broker is not None:

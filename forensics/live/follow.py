@@ -1,0 +1,320 @@
+"""What ``watch`` does with each micro-batch: new bytes -> the growing readers -> each cluster's kept replay.
+
+One ``LiveFile`` per logical file of the tailer reads its new bytes with the reader of its kind (the kind sniffed
+from its first lines, as ``parsers.dispatch`` sniffs a whole file): a broker log or a client log
+(``parsers.broker_logs.growing``), a ZooKeeper txn log, a metadata segment (their ``growing`` modules), a snapshot or
+a dump read whole once it has stopped changing. The events go to their cluster's ``LiveReplay``, which is settled
+up to the time every file still being written has passed (``horizon``). What went wrong on the way is a ``Note``,
+with the file and the line (or byte) it is about; nothing stops the following.
+
+The ``Session`` is plain data: pickled after every batch with the batch's id (``save``), it is what a restart after
+``kill -9`` goes on from, and a batch Spark runs again after the restart is recognised and skipped (its id is not
+above the session's).
+"""
+from __future__ import annotations
+
+import os
+import pickle
+from dataclasses import dataclass, field
+from typing import Any
+
+from forensics.live.files import APPEND, INPLACE, SKIP, WHOLE
+from parsers.common.accounting import FileSummary
+from parsers.common.context import SourceContext
+from parsers.schema import Event, iso_utc
+from replay_engine.live import LiveReplay, LiveSettings
+
+SNIFF_BYTES = 65536
+SNIFF_LINES = 20
+SKEW_US = 300_000_000  # a file written now whose lines are this far behind the others' has a clock behind
+
+
+@dataclass
+class Note:
+    """A warning while following: the file, where in it, and what."""
+
+    seq: int
+    at: str  # wall clock, ISO
+    file: str | None
+    where: str | None  # "line N", "byte N"
+    text: str
+
+    def line(self) -> str:
+        loc = f"{self.file}:{self.where.split(' ', 1)[-1]}" if self.file and self.where else (self.file or "")
+        return f"{loc}: {self.text}" if loc else self.text
+
+    def to_json(self) -> dict[str, Any]:
+        return {"seq": self.seq, "at": self.at, "file": self.file, "where": self.where, "text": self.text}
+
+
+@dataclass
+class LiveFile:
+    lid: str
+    display: str
+    framing: str
+    ctx: SourceContext
+    kind: str | None = None
+    reader: Any = None
+    sniff: bytes = b""  # a text file's first bytes, until its kind is known
+    fed: int = 0  # bytes handed to the reader
+    last_ts: int | None = None  # the latest time its lines gave
+    quiet: bool = False
+    summary: FileSummary | None = None
+    done: bool = False  # read whole (a snapshot); later bytes are noted, not read
+
+    def feed(self, data: bytes, quiet: bool) -> tuple[list[Event], list[str]]:
+        self.quiet = quiet
+        if self.framing == SKIP:
+            return [], []
+        if self.framing == WHOLE:
+            return self._whole(data, quiet)
+        if self.reader is None:
+            if self.framing == INPLACE:
+                from parsers.zookeeper.growing import GrowingTxnLog
+
+                self._start("zk_txnlog", GrowingTxnLog(self.ctx))
+            elif self.framing == APPEND:
+                from parsers.kraft.growing import GrowingMetadataLog
+
+                self._start("kraft_metadata", GrowingMetadataLog(self.ctx))
+            else:
+                self.sniff += data
+                if not quiet and len(self.sniff) < SNIFF_BYTES and self.sniff.count(b"\n") < SNIFF_LINES:
+                    return [], []
+                data, self.sniff = self.sniff, b""
+                if not self._choose(data):
+                    return [], []
+        if self.kind in ("zk_txnlog", "kraft_metadata"):
+            got = self.reader.feed(data, quiet)
+        elif self.kind == "broker_log":
+            from parsers.broker_logs.growing import decode_lines
+
+            got = self.reader.feed(decode_lines(data) if data else [], quiet)
+        else:
+            got = self.reader.feed(data, quiet)
+        self.fed += len(data)
+        self._seen(got[0])
+        return got
+
+    def _start(self, kind: str, reader) -> None:
+        self.kind, self.reader = kind, reader
+        self.summary = reader.summary
+
+    def _choose(self, head: bytes) -> bool:
+        from parsers.dispatch import sniff_kind
+
+        kind = sniff_kind(self.ctx.path, head)
+        if kind == "broker_log":
+            from parsers.broker_logs.growing import GrowingLog
+
+            self._start(kind, GrowingLog(self.ctx))
+        elif kind == "container_stream":
+            from parsers.container_streams.growing import GrowingStream
+
+            self._start(kind, GrowingStream(self.ctx))
+        elif kind in ("znode_dump", "kraft_dump_text"):
+            self._start(kind, _WholeText(self.ctx))
+        else:  # empty, aux, doc, binary: nothing this tool reads
+            self.kind = kind
+            self.framing = SKIP
+            self.summary = FileSummary(path=self.ctx.path, kind=kind, broker_id=self.ctx.broker_hint,
+                                       cluster=self.ctx.cluster)
+            return False
+        return True
+
+    def _whole(self, data: bytes, quiet: bool) -> tuple[list[Event], list[str]]:
+        if self.done or not data:
+            return [], (["changed after it was read whole; the change is not read"] if self.done and data else [])
+        from parsers.dispatch import parse_source
+
+        events, self.summary = parse_source(data, self.ctx)
+        self.kind, self.done = self.summary.kind, True
+        self.fed = len(data)
+        self._seen(events)
+        return events, list(self.summary.errors)
+
+    def _seen(self, events: list[Event]) -> None:
+        for ev in events:
+            if ev.ts is not None and (self.last_ts is None or ev.ts > self.last_ts):
+                self.last_ts = ev.ts
+
+    def where(self, pos: int) -> str:
+        """A byte position of the file as the reader knows it: a line number where it reads lines."""
+        reader = self.reader
+        if self.kind == "broker_log" and reader is not None and pos >= self.fed:
+            return f"line {reader.next_no}"
+        return f"byte {pos}"
+
+
+class _WholeText:
+    """A zkCli dump or ``kafka-dump-log`` text: read whole once the file has stopped changing."""
+
+    def __init__(self, ctx: SourceContext):
+        self.ctx = ctx
+        self.data = b""
+        self.summary = FileSummary(path=ctx.path, kind="znode_dump", cluster=ctx.cluster)
+
+    def feed(self, data: bytes, quiet: bool) -> tuple[list[Event], list[str]]:
+        self.data += data
+        if not quiet or not self.data:
+            return [], []
+        from parsers.dispatch import parse_source
+
+        events, self.summary = parse_source(self.data, self.ctx)
+        self.data = b""
+        return events, list(self.summary.errors)
+
+
+@dataclass
+class Session:
+    cluster: str  # the default cluster name (the first SOURCE's, as postmortem names it)
+    tz: str = "UTC"
+    broker_map: tuple = ()
+    settings: LiveSettings = field(default_factory=LiveSettings)
+    files: dict[str, LiveFile] = field(default_factory=dict)
+    replays: dict[str, LiveReplay] = field(default_factory=dict)
+    notes: list[Note] = field(default_factory=list)
+    batch_id: int = -1
+    seq: int = 0
+    lines: int = 0  # lines (records) read in all
+    skewed: set = field(default_factory=set)  # files already said to lag the others
+    book: Any = None  # the incidents as told so far (forensics.live.incidents.Book)
+    pending: list = field(default_factory=list)  # notifications not yet known written
+
+    # ------------------------------------------------------------------ a batch
+
+    def apply(self, rows: list[dict], now: str) -> dict[str, int]:
+        """One micro-batch's rows (forensics.live.source.SCHEMA). Returns the events added per cluster."""
+        added: dict[str, int] = {}
+        for row in _joined(sorted(rows, key=_row_order)):
+            lid = row["lid"]
+            if not row["framing"]:  # the tailer's note about a file
+                f = self.files.get(lid)
+                self.warn(now, row["display"], f.where(row["start"]) if f else f"byte {row['start']}", row["note"])
+                continue
+            f = self.files.get(lid)
+            if f is None:
+                f = self.files[lid] = self._file(row)
+            if row["note"]:
+                self.warn(now, f.display, f"byte {row['start']}", row["note"])
+            before = f.summary.lines if f.summary is not None else 0
+            events, problems = f.feed(row["data"] or b"", bool(row["quiet"]))
+            self.lines += (f.summary.lines if f.summary is not None else 0) - before
+            for p in problems:
+                self.warn(now, f.display, None, p)
+            by_cluster: dict[str, list[Event]] = {}
+            for ev in events:
+                by_cluster.setdefault(ev.cluster or self.cluster, []).append(ev)
+            for cluster, evs in by_cluster.items():
+                replay = self.replays.get(cluster)
+                if replay is None:
+                    replay = self.replays[cluster] = LiveReplay(cluster, self.settings)
+                late = replay.add(evs)
+                added[cluster] = added.get(cluster, 0) + len(evs)
+                if late:
+                    first = min(late, key=lambda e: e.source_pos or 0)
+                    self.warn(now, f.display, f"line {first.source_pos}",
+                              f"{len(late)} event(s) dated before the replay's settled time "
+                              f"({iso_utc(replay.settled)}), the first at {iso_utc(first.ts)}: a clock behind the "
+                              "others', or a file that came late; replayed out of order")
+        for cluster, replay in sorted(self.replays.items()):
+            replay.settle(self.horizon(cluster, now))
+        return added
+
+    def _file(self, row: dict) -> LiveFile:
+        from forensics.sources import broker_hint, cluster_hint_from_path
+
+        display = row["display"]
+        plain = display.split("#", 1)[0]
+        ctx = SourceContext(display, cluster_hint_from_path(plain) or self.cluster,
+                            broker_hint(plain, list(self.broker_map)), self.tz, tuple(self.broker_map))
+        return LiveFile(row["lid"], display, row["framing"], ctx)
+
+    def horizon(self, cluster: str, now: str) -> int | None:
+        """The time every file of the cluster still being written has passed: the lowest latest time among them;
+        all quiet, the latest time of any. A file whose lines lag the others' by more than SKEW_US is not waited
+        for (its clock is behind: said once)."""
+        mine = [f for f in self.files.values() if f.last_ts is not None and f.ctx.cluster == cluster]
+        if not mine:
+            return None
+        top = max(f.last_ts for f in mine)
+        active = []
+        for f in mine:
+            if f.quiet:
+                continue
+            if f.last_ts < top - SKEW_US:
+                if f.lid not in self.skewed:
+                    self.skewed.add(f.lid)
+                    self.warn(now, f.display, f.where(f.fed), f"its latest line ({iso_utc(f.last_ts)}) is "
+                              f"{(top - f.last_ts) / 1e6:,.0f} s behind the other files' while it is still being "
+                              "written: its clock is behind (or it is replaying old lines); not waited for")
+                continue
+            active.append(f.last_ts)
+        return min(active) if active else top
+
+    def warn(self, now: str, file: str | None, where: str | None, text: str) -> None:
+        self.seq += 1
+        self.notes.append(Note(self.seq, now, file, where, text))
+        del self.notes[:-200]
+
+    # ------------------------------------------------------------------ what it says
+
+    def pictures(self) -> list:
+        out = []
+        for _, replay in sorted(self.replays.items()):
+            res = replay.picture()
+            if res is not None:
+                out.append((replay, res))
+        return out
+
+    def ingest_summary(self) -> dict[str, Any]:
+        from forensics.ingest import build_summary_json
+        from forensics.sources import Inputs
+
+        summaries = []
+        for f in sorted(self.files.values(), key=lambda f: int(f.lid[1:])):
+            s = f.summary or FileSummary(path=f.display, kind=f.kind or "pending", broker_id=f.ctx.broker_hint,
+                                         cluster=f.ctx.cluster)
+            summaries.append(s)
+        return build_summary_json(summaries, Inputs())
+
+    def displays(self) -> dict[str, str]:
+        """Each logical file's display -> where it is now, for citations (filled in by the caller's table)."""
+        return {f.display: f.display for f in self.files.values()}
+
+    # ------------------------------------------------------------------ kept
+
+    def save(self, path: str) -> None:
+        tmp = f"{path}.tmp"
+        with open(tmp, "wb") as fh:
+            pickle.dump(self, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+
+    @staticmethod
+    def load(path: str) -> "Session | None":
+        try:
+            with open(path, "rb") as fh:
+                return pickle.load(fh)
+        except FileNotFoundError:
+            return None
+
+
+def _joined(rows: list[dict]) -> list[dict]:
+    """One row per file and batch: the source cuts a file's new bytes into rows of ROW_BYTES."""
+    out: list[dict] = []
+    for row in rows:
+        prev = out[-1] if out else None
+        if prev is not None and row["framing"] and prev["lid"] == row["lid"] and prev["end"] == row["start"] \
+                and not prev["note"]:
+            prev.update(end=row["end"], quiet=row["quiet"], note=row["note"],
+                        data=(prev["data"] or b"") + (row["data"] or b""))
+            continue
+        out.append(dict(row))
+    return out
+
+
+def _row_order(row: dict) -> tuple:
+    lid = row["lid"] or "f0"
+    return (0 if row["framing"] else 1, int(lid[1:]) if lid[1:].isdigit() else 0, row["start"] or 0)
