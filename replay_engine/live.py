@@ -81,6 +81,7 @@ class LiveReplay:
     first_record: Event | None = None  # the metadata log's first partition record
     controller: int | None = None  # the controller in office at the settled time, as the replay holds it
     alive: frozenset = frozenset()  # the brokers registered at the settled time, as the replay holds them
+    forgotten: int | None = None  # the settled replay holds nothing that ended before this (forget_before)
     # outages closed half of ``keep`` before the settled time: their explanation as it was given while the lines
     # it read were kept (the replay learns no more about them that could change it)
     frozen: dict[tuple, Leaderless] = field(default_factory=dict)
@@ -157,12 +158,27 @@ class LiveReplay:
             for f in facts:
                 if (lo is None or f.ts >= lo or _where(f) in late) and f.ts < upto:
                     replay.step(f)
+            cutoff = self._cutoff(upto)
+            if cutoff is not None:
+                forget_before(replay, cutoff)
+                self.forgotten = cutoff
             self._replay = pickle.dumps(replay, protocol=pickle.HIGHEST_PROTOCOL)
             self.controller = getattr(replay, "controller", None)
             self.alive = frozenset(getattr(replay, "registered", ()))
         self.settled = upto
         self.late = []
         self._prune()
+
+    def _cutoff(self, upto: int) -> int | None:
+        """What the settled replay may forget now: what ended ``keep`` before the settled time, once a picture has
+        frozen the outages that ended then (``_frozen``); a quarter of ``keep`` at a time."""
+        if self.frozen_upto is None or self.ctx.trace_start is None:
+            return None
+        cutoff = min(upto - self.settings.keep_us, self.frozen_upto - self.settings.keep_us // 2)
+        if cutoff <= self.ctx.trace_start or (self.forgotten is not None
+                                              and cutoff < self.forgotten + self.settings.keep_us // 4):
+            return None
+        return cutoff
 
     def _window_ends(self) -> list[int]:
         """The ends of the spans of evidence the replay's next steps judge by: ZooKeeper's transactions, and the
@@ -348,3 +364,48 @@ def _merge_kraft(ctx: ClusterContext, events: list[Event]) -> None:
         ctx.topic_ids.setdefault(t, n)
     a, b = ctx.controller_view, new.controller_view
     ctx.controller_view = b if a is None else a if b is None else (min(a[0], b[0]), max(a[1], b[1]))
+
+
+def forget_before(replay, cutoff: int) -> None:
+    """The settled replay without the history that ended before ``cutoff``: closed timeline intervals, decisions
+    and verdicts, evidence, failed elections, broker periods and controller tenures, assignments and configurations
+    superseded before it (the last one before it stays: it is the state in force). What a closed outage was told
+    from is frozen first (``LiveReplay._frozen``); this is what lets a long ``watch`` run in flat memory. Both
+    replays keep these under the same names (``assemble`` reads them); a replay without one is left as it is."""
+    def recent(items, end=lambda x: x):
+        items[:] = [x for x in items if (end(x) if end(x) is not None else cutoff) >= cutoff]
+
+    timeline = getattr(replay, "timeline", None)
+    if timeline is not None:
+        recent(timeline.closed, lambda iv: iv.end)
+    for name in ("decisions", "unclean_elections"):
+        lst = getattr(replay, name, None)
+        if lst is not None:
+            lst[:] = [d for d in lst if d.ts >= cutoff or d.status == "pending"]
+    lst = getattr(replay, "comparisons", None)
+    if lst is not None:
+        recent(lst, lambda c: c.ts)
+    for name in ("evidence_by_broker", "evidence_by_tp", "failed_elections"):
+        table = getattr(replay, name, None) or {}
+        for k in list(table):
+            table[k] = [r for r in table[k] if r.ts is None or r.ts >= cutoff]
+            if not table[k]:
+                del table[k]
+    for ps in (getattr(replay, "periods", None) or {}).values():
+        ps[:] = [p for p in ps[:-1] if p.end is None or p.end >= cutoff] + ps[-1:]
+    tenures = getattr(replay, "tenures", None)
+    if tenures:
+        tenures[:] = [t for t in tenures[:-1] if t.end is None or t.end >= cutoff] + tenures[-1:]
+    for hist in (getattr(replay, "ar_history", None) or {}).values():
+        _since(hist, cutoff)
+    history = getattr(replay, "config_history", None)
+    if history:
+        _since(history, cutoff)
+
+
+def _since(history: list[tuple], cutoff: int) -> None:
+    """(time, value) changes in order: those from ``cutoff`` on, and the one in force at it."""
+    k = 0
+    while k + 1 < len(history) and history[k + 1][0] <= cutoff:
+        k += 1
+    del history[:k]

@@ -55,6 +55,7 @@ class Followed:
     changed_at: float = 0.0  # wall clock of its last change
     head: str = ""  # hex of the first FINGERPRINT bytes (of the decompressed stream)
     gone: bool = False
+    unterminated: int = -1  # where a line without its line break was last said to wait
 
 
 @dataclass
@@ -103,15 +104,25 @@ class Table:
                 continue
             if f.path != path:
                 f.path = path  # renamed (log4j's rotation): read on under the new name
-            seen.add(f.lid)
-            self._look(f, st, now)
+            seen.add(self._look(f, st, now).lid)
         vanished = [f for f in self.files.values() if not f.gone and f.lid not in seen]
-        for path, display, st in unknown:
-            f = self._link_gzip(path, st, vanished) or self._new(path, display, st, now)
+        rest = []
+        for path, display, st in unknown:  # first the gzipped parts of files gone since the last look
+            f = self._link_gzip(path, st, vanished)
+            if f is None:
+                rest.append((path, display, st))
+            else:
+                seen.add(self._look(f, st, now).lid)
+        for path, display, st in rest:
+            old = next((v for v in vanished if v.path == path), None)
+            f = self._new(path, display, st, now)
             if f is None:
                 continue
-            seen.add(f.lid)
-            self._look(f, st, now)
+            if old is not None:  # another file now where a followed one was, not a rotation
+                self.notes.append({"lid": old.lid, "display": old.display, "pos": old.offered,
+                                   "text": "replaced by another file (a new one at its path, not a rotation): "
+                                           "the new one is read from its start"})
+            seen.add(self._look(f, st, now).lid)
         for f in self.files.values():
             if not f.gone and f.lid not in seen:
                 self._gone(f)
@@ -147,15 +158,12 @@ class Table:
     def _same(f: Followed, path: str, st: os.stat_result) -> bool:
         """Is the file at ``path`` (the inode of ``f``) still ``f``: as long at least as what was offered of it, and
         beginning as it began (a file system gives a deleted file's inode to the next new file)?"""
-        if f.gz or f.framing == INPLACE:
-            return True
-        if st.st_size < f.offered:
-            return f.path == path  # shrank in place: told by _look
         if not f.head:
             return True
-        head = _read_head(path)
+        head = _gunzip_head(path) if f.gz else _read_head(path)
         want = bytes.fromhex(f.head)
-        return head is not None and head[:len(want)] == want
+        n = min(len(want), len(head or b""))
+        return head is not None and (n == 0 or head[:n] == want[:n])
 
     def _new(self, path: str, display: str, st: os.stat_result, now: float) -> Followed | None:
         head = _read_head(path)
@@ -200,30 +208,37 @@ class Table:
             return f
         return None
 
-    def _look(self, f: Followed, st: os.stat_result, now: float) -> None:
+    def _look(self, f: Followed, st: os.stat_result, now: float) -> Followed:
+        """``f``'s size and last change as the file says; returns the logical file it is now (a new one when it
+        shrank)."""
         if f.framing == SKIP:
-            return
+            return f
         if f.gz:
             if st.st_mtime != f.mtime or not f.size:
                 f.size = _gunzip_size(f.path)
                 f.mtime = st.st_mtime
-            return
+            return f
         size = st.st_size
         if len(f.head) < 2 * FINGERPRINT and size * 2 > len(f.head):
             head = _read_head(f.path)  # the fingerprint grows with the file, up to FINGERPRINT bytes
             if head is not None and head[:len(f.head) // 2].hex() == f.head:
                 f.head = head.hex()
         if size < f.offered and f.framing != INPLACE:
-            self._restart(f, st, now, f"shrank from {f.offered:,} to {size:,} bytes (truncated or replaced in place)")
-            return
+            return self._restart(f, st, now, f"shrank from {f.offered:,} to {size:,} bytes (truncated or replaced "
+                                 "in place)")
         if size != f.size or st.st_mtime != f.mtime:
             f.size, f.mtime, f.changed_at = size, st.st_mtime, now
+        return f
 
-    def _restart(self, f: Followed, st: os.stat_result, now: float, why: str) -> None:
+    def _restart(self, f: Followed, st: os.stat_result, now: float, why: str) -> Followed:
         self.notes.append({"lid": f.lid, "display": f.display, "pos": f.offered,
                            "text": f"{why}: read again from its start as a new file"})
         f.gone = True
-        self._new(f.path, f.display.split("#", 1)[0], st, now)
+        g = self._new(f.path, f.display.split("#", 1)[0], st, now)
+        if g is None:
+            return f
+        g.size, g.changed_at = st.st_size, now
+        return g
 
     def _gone(self, f: Followed) -> None:
         f.gone = True
@@ -238,11 +253,21 @@ class Table:
         """``scan``, then how far each file may be read now (``offered``), MAX_STEP at most per file."""
         now = time.time() if now is None else now
         quiet = self.scan(now)
+        behind = {}
         for f in self.files.values():
             if f.gone or f.framing == SKIP:
                 continue
-            f.offered = min(self._readable(f, now), f.offered + MAX_STEP)
-        return {lid: [self.files[lid].offered, q] for lid, q in quiet.items()}
+            readable = self._readable(f, now)
+            f.offered = min(readable, f.offered + MAX_STEP)
+            behind[f.lid] = int(readable > f.offered)
+            if f.framing == TEXT and not f.gz and f.size > f.offered and quiet.get(f.lid) \
+                    and f.size - f.offered < MAX_STEP and f.unterminated != f.offered:
+                f.unterminated = f.offered  # said once for each place it stops at
+                self.notes.append({"lid": f.lid, "display": f.display, "pos": f.offered,
+                                   "text": f"its last line (from byte {f.offered:,}, {f.size - f.offered:,} bytes) has "
+                                           "no line break yet: it is read once the line is written whole"})
+        # [how far it may be read, quiet, more written than may be read in one step (a backlog being read)]
+        return {lid: [self.files[lid].offered, q, behind.get(lid, 0)] for lid, q in quiet.items()}
 
     def _readable(self, f: Followed, now: float) -> int:
         if f.gz:
@@ -363,12 +388,21 @@ def read_range(path: str, gz: bool, start: int, end: int, dev: int | None = None
 def locate(path: str, gz: bool, dev: int, ino: int, head: str) -> tuple[str, bool]:
     """Where a file is now: at ``path``; renamed in its folder (the same inode); or gzipped there (a ``.gz`` whose
     content begins as the file did). Raises FileNotFoundError when it is gone."""
-    try:
-        st = os.stat(path)
-        if (st.st_dev, st.st_ino) == (dev, ino):
-            return path, gz
-    except OSError:
-        pass
+    want = bytes.fromhex(head) if head else b""
+
+    def same(p: str) -> bool:  # the inode, and the beginning it had (a deleted file's inode is given again)
+        try:
+            st = os.stat(p)
+        except OSError:
+            return False
+        if (st.st_dev, st.st_ino) != (dev, ino):
+            return False
+        got = (_gunzip_head(p) if gz else _read_head(p)) or b""
+        n = min(len(want), len(got))
+        return got[:n] == want[:n]
+
+    if same(path):
+        return path, gz
     folder = os.path.dirname(path)
     try:
         names = sorted(os.listdir(folder))
@@ -376,14 +410,9 @@ def locate(path: str, gz: bool, dev: int, ino: int, head: str) -> tuple[str, boo
         names = []
     for name in names:
         p = os.path.join(folder, name)
-        try:
-            st = os.stat(p)
-        except OSError:
-            continue
-        if (st.st_dev, st.st_ino) == (dev, ino):
+        if same(p):
             return p, gz
-    if not gz and head:
-        want = bytes.fromhex(head)
+    if not gz and want:
         for name in names:
             if name.endswith(".gz"):
                 p = os.path.join(folder, name)

@@ -59,6 +59,7 @@ class LiveFile:
     fed: int = 0  # bytes handed to the reader
     last_ts: int | None = None  # the latest time its lines gave
     quiet: bool = False
+    behind: bool = False  # more is written than it has been read (a backlog read in steps)
     summary: FileSummary | None = None
     done: bool = False  # read whole (a snapshot); later bytes are noted, not read
 
@@ -198,6 +199,7 @@ class Session:
             if row["note"]:
                 self.warn(now, f.display, f"byte {row['start']}", row["note"])
             before = f.summary.lines if f.summary is not None else 0
+            f.behind = bool(row.get("behind"))
             events, problems = f.feed(row["data"] or b"", bool(row["quiet"]))
             self.lines += (f.summary.lines if f.summary is not None else 0) - before
             for p in problems:
@@ -231,18 +233,18 @@ class Session:
         return LiveFile(row["lid"], display, row["framing"], ctx)
 
     def horizon(self, cluster: str, now: str) -> int | None:
-        """The time every file of the cluster still being written has passed: the lowest latest time among them;
-        all quiet, the latest time of any. A file whose lines lag the others' by more than SKEW_US is not waited
-        for (its clock is behind: said once)."""
+        """The time every file of the cluster still being written (or still being read: a backlog) has passed: the
+        lowest latest time among them; all quiet and read, the latest time of any. A file written now whose lines
+        lag the others' by more than SKEW_US is not waited for (its clock is behind: said once)."""
         mine = [f for f in self.files.values() if f.last_ts is not None and f.ctx.cluster == cluster]
         if not mine:
             return None
         top = max(f.last_ts for f in mine)
         active = []
         for f in mine:
-            if f.quiet:
+            if f.quiet and not f.behind:
                 continue
-            if f.last_ts < top - SKEW_US:
+            if f.last_ts < top - SKEW_US and not f.behind:
                 if f.lid not in self.skewed:
                     self.skewed.add(f.lid)
                     self.warn(now, f.display, f.where(f.fed), f"its latest line ({iso_utc(f.last_ts)}) is "

@@ -61,6 +61,7 @@ class Handler:
         self.shown: dict[str, Any] = {"open": [], "closed": [], "status": {}}
         self.last_data = time.time()
         self.busy = False  # a batch is being handled (it is not stopped in the middle: --until-idle)
+        self.batches = 0  # batches handled since this run began
         self.error: BaseException | None = None
 
     def __call__(self, df, batch_id: int) -> None:
@@ -79,6 +80,7 @@ class Handler:
         if batch_id <= s.batch_id:
             return  # run again after a restart: its rows are in the session already
         rows = df.toArrow().to_pylist()
+        self.batches += 1
         t1 = time.time()
         if any(r["data"] for r in rows):
             self.last_data = t0
@@ -238,9 +240,9 @@ def _loop(query, handler: Handler, opts: WatchOptions, started: float, view: boo
             now = time.time()
             if opts.duration_s is not None and now - started >= opts.duration_s:
                 return
-            if opts.until_idle_s is not None and not handler.busy and now - handler.last_data >= opts.until_idle_s \
-                    and all(f.quiet for f in handler.session.files.values()) \
-                    and (handler.session.files or now - started >= 2 * opts.until_idle_s):
+            if opts.until_idle_s is not None and not handler.busy and handler.batches > 0 \
+                    and now - handler.last_data >= opts.until_idle_s \
+                    and all(f.quiet for f in handler.session.files.values()):
                 return
         exc = query.exception()
         if exc is not None:

@@ -1,12 +1,12 @@
 """The stream's source: what the followed files have newly written, as Spark Structured Streaming micro-batches.
 
 A Python data source (Spark 4's ``DataSourceStreamReader``). Its offset is, per logical file of the tailer
-(``forensics.live.files``), how far it may be read and whether it is quiet: ``{"f": {lid: [position, quiet]},
-"n": [notes]}``. Spark logs each batch's offsets in the query's checkpoint before running it and its commit after,
+(``forensics.live.files``), how far it may be read, whether it is quiet and whether more is written than that
+(a backlog read in steps): ``{"f": {lid: [position, quiet, behind]}, "n": [notes]}``. Spark logs each batch's offsets in the query's checkpoint before running it and its commit after,
 so the checkpoint is the record of what was read: after a ``kill -9`` the query runs the batch it had begun again
 with the same offsets, and goes on from there. A batch's rows are the bytes of each file between the batch's start
-and end offsets (read by the tasks, from the file where it is now: renamed, gzipped), one row per file, and the
-tailer's notes (a file deleted before it was read, one that shrank).
+and end offsets (read by a few tasks, from the file where it is now: renamed, gzipped), in rows of at most
+ROW_BYTES, and the tailer's notes (a file deleted before it was read, one that shrank or was replaced).
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import os
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 
-SCHEMA = ("lid string, display string, framing string, start long, `end` long, quiet int, data binary, "
+SCHEMA = ("lid string, display string, framing string, start long, `end` long, quiet int, behind int, data binary, "
           "note string")
 NAME = "kafka_forensics_tail"
 ROW_BYTES = 1 << 16
@@ -35,9 +35,9 @@ class Range:
     """One file's new bytes in one batch (or the batch's notes, ``notes`` set)."""
 
     def __init__(self, lid: str, display: str, path: str, gz: bool, framing: str, start: int, end: int, quiet: int,
-                 notes: list | None = None, ident: tuple = (None, None, "")):
+                 notes: list | None = None, ident: tuple = (None, None, ""), behind: int = 0):
         self.lid, self.display, self.path, self.gz, self.framing = lid, display, path, gz, framing
-        self.start, self.end, self.quiet, self.notes = start, end, quiet, notes
+        self.start, self.end, self.quiet, self.notes, self.behind = start, end, quiet, notes, behind
         self.ident = ident  # (dev, inode, fingerprint): the file wherever it went since it was looked at
 
 
@@ -78,19 +78,20 @@ class TailReader(DataSourceStreamReader):
     def partitions(self, start: dict, end: dict):
         out = []
         was = (start or {}).get("f", {})
-        for lid, (pos, quiet) in sorted(end.get("f", {}).items(), key=lambda kv: int(kv[0][1:])):
-            before, was_quiet = was.get(lid, [0, 0])
-            if pos == before and (quiet == was_quiet or not quiet):
+        for lid, (pos, quiet, behind) in sorted(end.get("f", {}).items(), key=lambda kv: int(kv[0][1:])):
+            before, was_quiet, was_behind = was.get(lid, [0, 0, 0])
+            if pos == before and (quiet, behind) == (was_quiet, was_behind):
                 continue
             f = self.table.files.get(lid)
             if f is None:
                 continue
-            out.append(Range(lid, f.display, f.path, f.gz, f.framing, before, pos, quiet,
+            out.append(Range(lid, f.display, f.path, f.gz, f.framing, before, pos, quiet, behind=behind,
                              ident=(f.dev, f.ino, f.head[:256])))
-        for lid, (pos, _) in sorted(was.items(), key=lambda kv: int(kv[0][1:])):
+        for lid, (pos, *_) in sorted(was.items(), key=lambda kv: int(kv[0][1:])):
             if lid not in end.get("f", {}):  # gone (deleted, or replaced): nothing more will come
                 f = self.table.files.get(lid)
-                out.append(Range(lid, f.display if f else lid, f.framing if f else "text", pos, pos, 1))
+                out.append(Range(lid, f.display if f else lid, f.path if f else "", bool(f and f.gz),
+                                 f.framing if f else "text", pos, pos, 1))
         if end.get("n"):
             out.append(Range("", "", "", False, "", 0, 0, 0, list(end["n"])))
         return _share(out)
@@ -123,16 +124,16 @@ def _read(partition: Range):
 
     if partition.notes is not None:
         for n in partition.notes:
-            yield (n["lid"], n["display"], "", int(n["pos"]), int(n["pos"]), 0, None, n["text"])
+            yield (n["lid"], n["display"], "", int(n["pos"]), int(n["pos"]), 0, 0, None, n["text"])
         return
     p = partition
     if p.start == p.end:
-        yield (p.lid, p.display, p.framing, p.start, p.end, p.quiet, None, None)
+        yield (p.lid, p.display, p.framing, p.start, p.end, p.quiet, p.behind, None, None)
         return
     try:
         data = read_range(p.path, p.gz, p.start, p.end, *p.ident)
     except OSError as exc:
-        yield (p.lid, p.display, p.framing, p.start, p.end, p.quiet, None,
+        yield (p.lid, p.display, p.framing, p.start, p.end, p.quiet, p.behind, None,
                f"could not be read from byte {p.start:,} ({exc.strerror or exc}): those bytes are skipped")
         return
     note = None
@@ -142,7 +143,7 @@ def _read(partition: Range):
     for k in range(0, max(len(data), 1), ROW_BYTES):
         last = k + ROW_BYTES >= len(data)
         yield (p.lid, p.display, p.framing, p.start + k, p.start + min(len(data), k + ROW_BYTES),
-               p.quiet if last else 0, data[k:k + ROW_BYTES], note if last else None)
+               p.quiet if last else 0, p.behind, data[k:k + ROW_BYTES], note if last else None)
 
 
 def register(spark) -> None:

@@ -1,0 +1,101 @@
+"""The replay kept between batches (``replay_engine.live``), fed a real incident's events in slices of time as
+``watch`` feeds it, ends with the answer the whole replay gives on the same events (``replay_cluster``): the
+same leaderless intervals, the same causes, the same verdicts. No Spark: the stream's tests are
+``test_live_stream.py``."""
+from __future__ import annotations
+
+import pickle
+
+import pytest
+
+from conftest import sample_events
+from replay_engine.api import replay_cluster
+from replay_engine.live import LiveReplay, LiveSettings
+
+
+def _order(e):
+    return (e.ts or 0, e.source_file or "", e.source_pos or 0, e.source_sub)
+
+
+def _answer(res) -> list[tuple]:
+    return [(lp.episode.topic, lp.episode.partition, lp.episode.start, lp.episode.end, lp.cause.kind,
+             lp.cause.summary) for lp in res.leaderless]
+
+
+def _verdicts(res) -> dict:
+    a = res.agreement()
+    return {k: a[k] for k in ("compared", "agreed", "uncompared", "evidence_gaps")}
+
+
+def _slices(events, step_us):
+    """The events as ``watch`` hands them over: every slice of ``step_us`` of the cluster's time at once."""
+    timed = sorted((e for e in events if e.ts is not None), key=_order)
+    yield [e for e in events if e.ts is None]
+    i = 0
+    t = timed[0].ts
+    while i < len(timed):
+        t += step_us
+        j = i
+        while j < len(timed) and timed[j].ts < t:
+            j += 1
+        if j > i:
+            yield timed[i:j]
+        i = j
+
+
+def _events(name):
+    return sorted((e for e in sample_events(name) if e.event_type != "zk_txn"), key=_order)
+
+
+@pytest.mark.parametrize("name", ["unclean_election", "restart_refused", "kraft_broker_fenced"])
+def test_kept_replay_ends_with_the_whole_replays_answer(name):
+    """ZooKeeper mode with ZooKeeper's log (unclean_election, restart_refused) and KRaft with a metadata log:
+    settled a slice at a time, a picture after every slice, the last picture is the whole replay's answer."""
+    events = _events(name)
+    whole = replay_cluster(events, name)
+    live = LiveReplay(name)
+    for part in _slices(events, 10_000_000):
+        live.add(part)
+        if part:
+            live.settle(part[-1].ts)
+            live.picture()
+    assert live.settled is not None  # it did settle on the way: not one replay at the end
+    last = live.picture()
+    assert _answer(last) == _answer(whole)
+    assert _verdicts(last) == _verdicts(whole)
+    assert len(last.intervals) == len(whole.intervals)
+
+
+def test_pickled_half_way_goes_on_to_the_same_answer():
+    """What ``watch`` keeps across a restart: the kept replay pickled mid-way goes on as if never stopped."""
+    name = "unclean_election"
+    events = _events(name)
+    parts = list(_slices(events, 10_000_000))
+    live = LiveReplay(name)
+    for k, part in enumerate(parts):
+        if k == len(parts) // 2:
+            live = pickle.loads(pickle.dumps(live))
+        live.add(part)
+        if part:
+            live.settle(part[-1].ts)
+    assert _answer(live.picture()) == _answer(replay_cluster(events, name))
+
+
+def test_events_after_their_time_was_settled_are_said_and_stepped():
+    """A broker whose lines arrive after the others' time was settled (a folder that appears late, a clock behind):
+    its events are returned as late, and stepped all the same (its state-change records are judged)."""
+    name = "unclean_election"
+    events = _events(name)
+    late_file = "kafka-broker-3/state-change.log"
+    held = [e for e in events if e.source_file == late_file]
+    assert held, "the sample's broker 3 writes a state-change log"
+    live = LiveReplay(name, LiveSettings(settle_lag_us=1_000_000))
+    for part in _slices([e for e in events if e.source_file != late_file], 10_000_000):
+        live.add(part)
+        if part:
+            live.settle(part[-1].ts)
+    late = live.add(held)
+    assert late and {id(e) for e in late} <= {id(e) for e in held}
+    live.settle(max(e.ts for e in events))
+    judged = {c.record.source_file for c in live.picture().comparisons}
+    assert late_file in judged
