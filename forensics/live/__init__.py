@@ -1,0 +1,1 @@
+"""``kafka-forensics watch`` and ``playback``: the answer while the outage is still running (docs/live.md)."""

@@ -97,6 +97,16 @@ class LiveFile:
         self._seen(got[0])
         return got
 
+    def waiting(self) -> bool:
+        """Has it read bytes whose events it has not given yet (a kind, a layout or a writer to be known)?"""
+        if self.framing == SKIP or self.done:
+            return False
+        if self.sniff:
+            return True
+        r = self.reader
+        return r is not None and bool(getattr(r, "held", None) or getattr(r, "unfinished", None)
+                                      or getattr(r, "carry", None))
+
     def _start(self, kind: str, reader) -> None:
         self.kind, self.reader = kind, reader
         self.summary = reader.summary
@@ -236,6 +246,8 @@ class Session:
         """The time every file of the cluster still being written (or still being read: a backlog) has passed: the
         lowest latest time among them; all quiet and read, the latest time of any. A file written now whose lines
         lag the others' by more than SKEW_US is not waited for (its clock is behind: said once)."""
+        if any(f.waiting() for f in self.files.values() if f.ctx.cluster == cluster and f.last_ts is None):
+            return None  # a file read but not yet parsed (its first lines wait for its kind, its layout, its writer)
         mine = [f for f in self.files.values() if f.last_ts is not None and f.ctx.cluster == cluster]
         if not mine:
             return None

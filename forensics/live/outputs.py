@@ -96,17 +96,43 @@ def write_reports(out: Path, report: dict[str, Any], tz: str) -> None:
 
 def recite(doc: Any, names: dict[str, str]) -> Any:
     """``doc`` with every citation of a file by the name it was read under replaced by where the file is now (a
-    rotated log read as ``server.log`` is ``server.log.2021-08-16-10.gz`` once rotated and compressed)."""
+    rotated log read as ``server.log`` is ``server.log.2021-08-16-10.gz`` once rotated and compressed): the
+    ``source_file`` fields, and the sentences citing a line by the file's path or name (``(server.log:885)``), as
+    the fields beside them say which file's line it is."""
     if not names:
         return doc
-    if isinstance(doc, dict):
-        return {k: (names.get(v, v) if k in ("source_file", "file") and isinstance(v, str) else recite(v, names))
-                for k, v in doc.items()}
-    if isinstance(doc, list):
-        return [recite(v, names) for v in doc]
-    if isinstance(doc, str):
-        for old, new in names.items():
-            if old + ":" in doc:
-                doc = doc.replace(old + ":", new + ":")
-        return doc
-    return doc
+    short: dict[str, str] = {}
+
+    def gather(d: Any) -> None:
+        if isinstance(d, dict):
+            old = d.get("source_file")
+            if isinstance(old, str) and old in names and d.get("source_pos") is not None:
+                short[f"({_base(old)}:{d['source_pos']})"] = f"({_base(names[old])}:{d['source_pos']})"
+            for v in d.values():
+                gather(v)
+        elif isinstance(d, list):
+            for v in d:
+                gather(v)
+
+    def swap(d: Any) -> Any:
+        if isinstance(d, dict):
+            return {k: (names.get(v, v) if k in ("source_file", "file") and isinstance(v, str) else swap(v))
+                    for k, v in d.items()}
+        if isinstance(d, list):
+            return [swap(v) for v in d]
+        if isinstance(d, str):
+            for old, new in names.items():
+                if old + ":" in d:
+                    d = d.replace(old + ":", new + ":")
+            for old, new in short.items():
+                if old in d:
+                    d = d.replace(old, new)
+            return d
+        return d
+
+    gather(doc)
+    return swap(doc)
+
+
+def _base(path: str) -> str:
+    return path.rsplit("/", 1)[-1]

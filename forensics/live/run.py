@@ -289,23 +289,22 @@ def _spool_stdin(spool: Path, stop: threading.Event) -> None:
 
 
 def _start_capture(zk: str, where: Path, stop: threading.Event, say) -> Path:
-    """``--zk``: ``capture --watch`` in a thread, into ``where`` (read-only, as ``capture``), followed as a source."""
+    """``--zk``: ``capture --watch`` in a thread (read-only, as ``capture``), into a new folder of ``where`` for each
+    run of ``watch`` (a capture writes into a new folder), ``where`` followed as a source; it ends with ``watch``."""
     from forensics.capture import CaptureOptions, parse_zk, run_capture
 
-    opts = CaptureOptions(target=parse_zk(zk), out=where, watch_s=math_inf())
+    run_dir = where / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    opts = CaptureOptions(target=parse_zk(zk), out=run_dir, watch_s=float("inf"))
 
     def run() -> None:
         try:
-            run_capture(opts, say=say)
+            run_capture(opts, say=say, stop=stop)
         except Exception as exc:  # noqa: BLE001 - the logs are still followed
             say(f"--zk: the capture stopped: {exc}")
 
+    where.mkdir(parents=True, exist_ok=True)
     threading.Thread(target=run, daemon=True).start()
     deadline = time.time() + 30
-    while not (where / "manifest.json").exists() and time.time() < deadline:
+    while not (run_dir / "manifest.json").exists() and time.time() < deadline:
         time.sleep(0.2)
     return where
-
-
-def math_inf() -> float:
-    return float("inf")
