@@ -145,10 +145,9 @@ def main() -> None:
     rss = [s[2] for s in cpu_play]
     quarters = [round(rss[int(k * (len(rss) - 1) / 4)]) for k in range(5)] if rss else []
     # the postmortem of the same files (parsed and replayed whole, in process)
-    sys.path.insert(0, str(REPO / "tests"))
-    from test_live_stream import _answer, _postmortem
+    from forensics.live.compare import answer, postmortem_report
 
-    same = _answer(json.loads((out / "report.json").read_text())) == _answer(_postmortem(dest, "bench"))
+    same = answer(json.loads((out / "report.json").read_text())) == answer(postmortem_report(dest, "bench"))
     batches = [json.loads(x) for x in (out / "live" / "batches.jsonl").read_text().splitlines()]
     pictures = [b["picture_s"] for b in batches if b["picture_s"] is not None]
     line = (f"- {now_utc()}, {machine()} at the start {load0:.1f}, `nice -n 10`, shared host: 24 h corpus "

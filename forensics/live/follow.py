@@ -25,7 +25,7 @@ from parsers.schema import Event, iso_utc
 from replay_engine.live import LiveReplay, LiveSettings
 
 SNIFF_BYTES = 65536
-SNIFF_LINES = 20
+SNIFF_LINES = 10  # a text file's kind is sniffed from this many first lines (or 64 KiB, or once it is quiet)
 SKEW_US = 300_000_000  # a file written now whose lines are this far behind the others' has a clock behind
 
 
@@ -60,6 +60,7 @@ class LiveFile:
     last_ts: int | None = None  # the latest time its lines gave
     quiet: bool = False
     behind: bool = False  # more is written than it has been read (a backlog read in steps)
+    read_to: int = 0  # the stream has handed it its bytes up to here
     summary: FileSummary | None = None
     done: bool = False  # read whole (a snapshot); later bytes are noted, not read
 
@@ -210,6 +211,7 @@ class Session:
                 self.warn(now, f.display, f"byte {row['start']}", row["note"])
             before = f.summary.lines if f.summary is not None else 0
             f.behind = bool(row.get("behind"))
+            f.read_to = max(f.read_to, row["end"] or 0)
             events, problems = f.feed(row["data"] or b"", bool(row["quiet"]))
             self.lines += (f.summary.lines if f.summary is not None else 0) - before
             for p in problems:
@@ -246,8 +248,6 @@ class Session:
         """The time every file of the cluster still being written (or still being read: a backlog) has passed: the
         lowest latest time among them; all quiet and read, the latest time of any. A file written now whose lines
         lag the others' by more than SKEW_US is not waited for (its clock is behind: said once)."""
-        if any(f.waiting() for f in self.files.values() if f.ctx.cluster == cluster and f.last_ts is None):
-            return None  # a file read but not yet parsed (its first lines wait for its kind, its layout, its writer)
         mine = [f for f in self.files.values() if f.last_ts is not None and f.ctx.cluster == cluster]
         if not mine:
             return None
@@ -264,6 +264,8 @@ class Session:
                               "written: its clock is behind (or it is replaying old lines); not waited for")
                 continue
             active.append(f.last_ts)
+        if any(f.waiting() for f in self.files.values() if f.ctx.cluster == cluster and f.last_ts is None):
+            return None  # a file read but not yet parsed (its first lines wait for its kind, its layout, its writer)
         return min(active) if active else top
 
     def warn(self, now: str, file: str | None, where: str | None, text: str) -> None:

@@ -59,9 +59,9 @@ class Handler:
         self.last_picture = 0.0
         self.dirty = False
         self.shown: dict[str, Any] = {"open": [], "closed": [], "status": {}}
-        self.last_data = time.time()
         self.busy = False  # a batch is being handled (it is not stopped in the middle: --until-idle)
         self.batches = 0  # batches handled since this run began
+        self.first_batch = 0.0  # when the first of them was (--until-idle counts from then at the earliest)
         self.error: BaseException | None = None
 
     def __call__(self, df, batch_id: int) -> None:
@@ -81,9 +81,8 @@ class Handler:
             return  # run again after a restart: its rows are in the session already
         rows = df.toArrow().to_pylist()
         self.batches += 1
+        self.first_batch = self.first_batch or t0
         t1 = time.time()
-        if any(r["data"] for r in rows):
-            self.last_data = t0
         now = _now()
         added = s.apply(rows, now)
         t2 = time.time()
@@ -196,9 +195,9 @@ def watch(opts: WatchOptions, say) -> int:
              .trigger(processingTime=f"{opts.trigger_s} seconds").queryName("kafka_forensics_watch").start())
     say(f"following {' '.join(opts.sources)} -> {out} (Spark {spark.sparkContext.master}, a batch every "
         f"{opts.trigger_s:g} s)")
-    started = handler.last_data = time.time()
+    started = time.time()
     try:
-        _loop(query, handler, opts, started, view)
+        _loop(query, handler, opts, started, view, table_path)
     except KeyboardInterrupt:
         say("stopping")
     finally:
@@ -216,7 +215,7 @@ def watch(opts: WatchOptions, say) -> int:
     return 1 if session.book is not None and session.book.open else 0
 
 
-def _loop(query, handler: Handler, opts: WatchOptions, started: float, view: bool) -> None:
+def _loop(query, handler: Handler, opts: WatchOptions, started: float, view: bool, table_path: Path) -> None:
     live = None
     if view:
         from rich.console import Console
@@ -241,8 +240,7 @@ def _loop(query, handler: Handler, opts: WatchOptions, started: float, view: boo
             if opts.duration_s is not None and now - started >= opts.duration_s:
                 return
             if opts.until_idle_s is not None and not handler.busy and handler.batches > 0 \
-                    and now - handler.last_data >= opts.until_idle_s \
-                    and all(f.quiet for f in handler.session.files.values()):
+                    and _idle(opts, table_path, now, handler.first_batch) and _caught_up(handler.session, table_path):
                 return
         exc = query.exception()
         if exc is not None:
@@ -250,6 +248,39 @@ def _loop(query, handler: Handler, opts: WatchOptions, started: float, view: boo
     finally:
         if live is not None:
             live.stop()
+
+
+def _idle(opts: WatchOptions, table_path: Path, now: float, started: float) -> bool:
+    """Nothing under the sources has changed for ``until_idle_s`` (since the first batch at the earliest), and the
+    tailer has looked since."""
+    last = started
+    for src in opts.sources:
+        for dirpath, _, names in os.walk(src) if os.path.isdir(src) else [(os.path.dirname(src), [], [src])]:
+            for name in names:
+                try:
+                    last = max(last, os.stat(os.path.join(dirpath, name)).st_mtime)
+                except OSError:
+                    continue
+    try:
+        looked = table_path.stat().st_mtime
+    except OSError:
+        return False
+    return now - last >= opts.until_idle_s and looked > last
+
+
+def _caught_up(session: Session, table_path: Path) -> bool:
+    """Has every file the tailer offered been handed to the session, and is every one quiet?"""
+    try:
+        files = json.loads(table_path.read_text())["files"]
+    except (OSError, ValueError, KeyError):
+        return False
+    for lid, f in files.items():
+        mine = session.files.get(lid)
+        if f["gone"] or f["framing"] == "skip":
+            continue
+        if mine is None or mine.read_to < f["offered"] or not mine.quiet:
+            return False
+    return True
 
 
 def _print_line(line: str) -> None:

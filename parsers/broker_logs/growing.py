@@ -8,7 +8,8 @@ The same parts read a whole file (``broker_log.parse_broker_log``): the layout c
   (``feed(..., quiet=True)``): its stack trace may still be coming;
 - a controller's election that its epoch line has not yet followed (up to 2.0 they are two lines,
   ``templates.finish``) is held back with the lines after it, the same way;
-- until ``SNIFF_LINES`` lines are written, the layout is chosen only once the file is quiet;
+- until ``SNIFF_LINES`` lines are written, the layout is chosen once one layout reads all of at least
+  ``EARLY_LINES`` first lines, or once the file is quiet;
 - a file with no broker hint waits for a line that names its writer (``_attribute_writer``) among its first
   ``SNIFF_LINES`` lines, or for quiet (a client's log names none).
 
@@ -72,8 +73,8 @@ class GrowingLog:
             self.head.append((self.next_no + k, text))
         self.next_no += len(lines)
         problems: list[str] = []
-        if pending and self.layout is None and (len(self.head) >= SNIFF_LINES or quiet):
-            self.layout = choose_layout([t for _, t in self.head], LocalClock(self.ctx.tz))
+        if pending and self.layout is None:
+            self.layout = _layout(self.head, self.ctx.tz, quiet)
         if pending and (self.layout is not None or quiet):
             cut = len(pending) if quiet else self._last_anchor(pending)
             problems = self._read(first, pending[:cut])
@@ -138,6 +139,23 @@ class GrowingLog:
         for q in part.samples:
             self.summary.sample(q)
         return list(part.errors)
+
+
+# First lines a layout is chosen from before SNIFF_LINES are written, when one layout reads every one of them.
+EARLY_LINES = 10
+
+
+def _layout(head: list[tuple[int, str]], tz: str, quiet: bool):
+    """The layout of the file's first lines, as a whole file's is chosen (``choose_layout`` over up to SNIFF_LINES
+    lines); before there are that many, once one layout reads every one of at least EARLY_LINES of them (it is the
+    one more lines would choose), or the file is quiet; else None (not yet)."""
+    texts = [t for _, t in head]
+    if len(texts) >= SNIFF_LINES or quiet:
+        return choose_layout(texts, LocalClock(tz))
+    if len(texts) < EARLY_LINES:
+        return None
+    layout = choose_layout(texts, LocalClock(tz))
+    return layout if layout is not None and all(map(layout.recognises, texts)) else None
 
 
 def _open_election(events: list[Event]) -> int | None:
