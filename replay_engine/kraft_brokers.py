@@ -6,20 +6,20 @@ ClusterControlManager.isActive, PartitionChangeBuilder's isAcceptableLeader).
 """
 from __future__ import annotations
 
-import weakref
 from typing import Any
 
 from replay_engine import facts as F
+from replay_engine.part import Part
 from replay_engine.partition import BrokerPeriod
 from replay_engine.facts import iso_utc  # the time format of refs and reports
 
 
-class KraftBrokers:
+class KraftBrokers(Part):
     """Broker registrations and liveness, each change with the line or record it came from (the periods' refs)."""
 
     def __init__(self, replay: Any):
         # the KraftReplay: its partitions (shown as their leaders come and go) and evidence; weak, as in the other parts
-        self.r = weakref.proxy(replay)
+        self.belong_to(replay)
         self.parts = replay.parts
         self.registered: dict[int, Any] = {}
         self.fenced: set[int] = set()

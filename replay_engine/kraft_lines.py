@@ -4,7 +4,6 @@ registration before it, or left unjudged with the hole or the reason (see docs/r
 """
 from __future__ import annotations
 
-import weakref
 from typing import Any
 
 from replay_engine import facts as F
@@ -15,6 +14,7 @@ from replay_engine.kraft_evidence import (hole_between, hole_since_quorum_epoch,
 from replay_engine.kraft_point import (created_leader, isr_after_leader_left, no_broker_acceptable,
                                        previous_from_leader_line, rederive_stated_leader,
                                        stated_leader_whatever_the_isr, states_the_creation)
+from replay_engine.part import Part
 from replay_engine.partition import Decision, PState
 from replay_engine.kraft_facts import liveness_key
 from replay_engine.states import OFFLINE, ONLINE
@@ -26,13 +26,13 @@ RESTATED = "leader epoch: stated again after a later one was known"
 UNKNOWN_BEFORE = "leader epoch: partition unknown before the line"
 
 
-class KraftLines:
+class KraftLines(Part):
     """Judges a broker's statement of a leader epoch, and adopts it."""
 
     def __init__(self, replay: Any):
         # the KraftReplay this part belongs to, what the parts share; a weak reference, so that a replay with its parts
         # is freed by reference counting, no cycle left for the collector
-        self.r = weakref.proxy(replay)
+        self.belong_to(replay)
         self.store = replay.store
         self.parts = replay.parts
         self.brokers = replay.brokers

@@ -3,7 +3,6 @@ them), each judged by ``PartitionChangeBuilder``'s rules for the release, then f
 """
 from __future__ import annotations
 
-import weakref
 from typing import Any
 
 from replay_engine import facts as F
@@ -11,6 +10,7 @@ from replay_engine.apply import OBSERVED, RECORDED
 from replay_engine.judge import unknown, unseen_reason
 from replay_engine.kraft_evidence import broker_event_of
 from replay_engine.kraft_point import created_leader
+from replay_engine.part import Part
 from replay_engine.partition import Decision, PState
 from replay_engine.kraft_pass import ADD, REMOVE
 from replay_engine.states import OFFLINE, ONLINE
@@ -19,13 +19,13 @@ from replay_engine.states import OFFLINE, ONLINE
 SAME_STEP_US = 5_000
 
 
-class KraftRecords:
+class KraftRecords(Part):
     """Judges and follows the controller's partition records."""
 
     def __init__(self, replay: Any):
         # the KraftReplay this part belongs to, what the parts share; a weak reference, so that a replay with its parts
         # is freed by reference counting, no cycle left for the collector
-        self.r = weakref.proxy(replay)
+        self.belong_to(replay)
         self.store = replay.store
         self.parts = replay.parts
         self.brokers = replay.brokers

@@ -4,22 +4,22 @@ generateLeaderAndIsrUpdates), decided with the release's rules and applied throu
 """
 from __future__ import annotations
 
-import weakref
 from typing import Any
 
 from replay_engine import facts as F
 from replay_engine.apply import Change
+from replay_engine.part import Part
 from replay_engine.partition import Decision, PState
 from replay_engine.states import OFFLINE, ONLINE
 
 
-class KraftSteps:
+class KraftSteps(Part):
     """The replay's own partition changes, logs only."""
 
     def __init__(self, replay: Any):
         # the KraftReplay this part belongs to, what the parts share; a weak reference, so that a replay with its parts
         # is freed by reference counting, no cycle left for the collector
-        self.r = weakref.proxy(replay)
+        self.belong_to(replay)
         self.store = replay.store
         self.parts = replay.parts
         self.brokers = replay.brokers

@@ -2,22 +2,22 @@
 """
 from __future__ import annotations
 
-import weakref
 from typing import Any
 
 from replay_engine import facts as F
 from replay_engine.config import parse_version
+from replay_engine.part import Part
 from replay_engine.states import NON_EXISTENT
 from replay_engine.timeline import View
 
 
-class KraftTopics:
+class KraftTopics(Part):
     """Topic ids, the incarnation each partition is in, and the dynamic configuration and features in force."""
 
     def __init__(self, replay: Any):
         # the KraftReplay this part belongs to, what the parts share; a weak reference, so that a replay with its parts
         # is freed by reference counting, no cycle left for the collector
-        self.r = weakref.proxy(replay)
+        self.belong_to(replay)
         self.store = replay.store
         self.parts = replay.parts
         self.brokers = replay.brokers
