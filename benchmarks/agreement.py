@@ -14,9 +14,10 @@ a log entry dropped: ``forensics.pipeline.replay_order`` / ``drop_log_copies``).
   election, new_partition, isr_removal, write) and every failed election (``RecordedFailedElection``). KRaft with a
   ``__cluster_metadata`` log: every ``PartitionRecord`` (not from a snapshot) and ``PartitionChangeRecord``, once
   per log offset (each voter's copy of the log, and a checkpoint, hold the same record at the same offset). KRaft
-  lines: one decision per partition and leader epoch (for a change that moves no leader: per partition epoch),
-  whichever lines state it -- the controller's ``Setting new leader ...`` / ``partition change ...`` /
-  ``PartitionRecord`` lines and each broker's ``Leader|Follower ... starts at leader epoch N``; a broker restating
+  lines: one decision per partition and leader epoch (for a change that moves no leader: per partition epoch) of
+  one topic incarnation (a line naming the topic but not its id belongs to the incarnation whose id was named last
+  before it, KIP-516), whichever lines state it -- the controller's ``Setting new leader ...`` / ``partition change
+  ...`` / ``PartitionRecord`` lines and each broker's ``Leader|Follower ... starts at leader epoch N``; a broker restating
   an epoch at start-up states no new decision. Lines inside the span of a metadata log restate its records, and
   those a controller logs while loading a snapshot restate the snapshot's state: neither is a decision.
 - ``compared``, ``agreed``, ``diverged``: recorded decisions the replay judged (agreed: every judged line of it).
@@ -282,15 +283,12 @@ def recorded_decisions(res, events) -> list[Recorded]:
 
 
 def kraft_recorded(events) -> list[Recorded]:
-    names = _topic_names(events)
-    ids_of: dict[str, set[str]] = {}
-    for tid, n in names.items():
-        ids_of.setdefault(n, set()).add(tid)
+    incarnations = _topic_incarnations(events)
 
     def part(e) -> tuple:
         tid = (e.detail or {}).get("topic_id")
-        if not tid and e.topic is not None and len(ids_of.get(e.topic, ())) == 1:
-            tid = next(iter(ids_of[e.topic]))
+        if not tid and e.topic is not None:
+            tid = _incarnation_at(incarnations.get(e.topic, ()), e.ts)
         return (tid or e.topic, e.partition)
 
     out: list[Recorded] = []
@@ -357,6 +355,35 @@ def snapshot_loads(events) -> dict[int | None, list[tuple[int, int]]]:
     for who, a in began.items():
         out.setdefault(who, []).append((a, a))
     return out
+
+
+def _topic_incarnations(events) -> dict[str, list[tuple[int, str]]]:
+    """Topic name -> (time first named, topic id) of each incarnation, in time order (KIP-516: a topic created again
+    gets a new id)."""
+    first: dict[str, tuple[int, str]] = {}
+    for e in events:
+        tid = (e.detail or {}).get("topic_id")
+        if tid and e.topic and not e.topic.startswith("topic-id:"):
+            t = e.ts if e.ts is not None else 0
+            if tid not in first or t < first[tid][0]:
+                first[tid] = (t, e.topic)
+    out: dict[str, list[tuple[int, str]]] = {}
+    for tid, (t, name) in first.items():
+        out.setdefault(name, []).append((t, tid))
+    return {name: sorted(v) for name, v in out.items()}
+
+
+def _incarnation_at(incarnations, ts: int | None) -> str | None:
+    """The topic id in force at ``ts``: the last incarnation named at or before it (the first, before any)."""
+    if not incarnations:
+        return None
+    if ts is None:
+        return incarnations[0][1] if len(incarnations) == 1 else None
+    best = incarnations[0][1]
+    for t, tid in incarnations:
+        if t <= ts:
+            best = tid
+    return best
 
 
 def _topic_names(events) -> dict[str, str]:

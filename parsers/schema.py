@@ -251,6 +251,7 @@ EVENT_TYPES: dict[str, str] = {
     "broker_heartbeat_timeout": "KRaft: broker session timed out",
     "broker_unregistered": "KRaft: UnregisterBrokerRecord",
     "broker_registration_change": "KRaft: BrokerRegistrationChangeRecord (fenced / controlled shutdown flags)",
+    "broker_unclean_shutdown": "KRaft: a new incarnation of a broker registered; its previous one leaves every ISR and ELR (handleBrokerUncleanShutdown)",
     "partition_change": "KRaft: PartitionChangeRecord (delta on the partition registration)",
     "partition_record": "KRaft: PartitionRecord (full partition registration)",
     "topic_record": "KRaft: TopicRecord",

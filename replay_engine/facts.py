@@ -362,6 +362,15 @@ class BrokerRegistered(BrokerUp):
 
 
 @dataclass
+class BrokerUncleanShutdown(Fact):
+    """A new incarnation of a broker registering (3.9+ "Registering a new incarnation of broker B ..."): before its
+    RegisterBrokerRecord the controller writes handleBrokerUncleanShutdown's changes, which take the broker out of
+    every ISR and ELR and never elect it (``brokerWithUncleanShutdown``)."""
+
+    broker: int = -1
+
+
+@dataclass
 class BrokerRegistrationObserved(Fact):
     """A registration a controller re-logs while loading the metadata log: the broker was registered (with this
     epoch) before, not just now."""

@@ -24,7 +24,7 @@ from typing import Any, Mapping
 from replay_engine import facts as F
 from replay_engine import rules as R
 from replay_engine.apply import PartitionStore
-from replay_engine.config import ConfigImage, ConfigState, as_bool
+from replay_engine.config import MIN_ISR, ConfigImage, ConfigState, as_bool
 from replay_engine.frozen import FrozenMap
 from replay_engine.judge import Comparison, judge_kraft
 from replay_engine.kraft_brokers import KraftBrokers
@@ -84,7 +84,8 @@ class KraftReplay:
         self.router = Router(
             inputs={F.ControllerElected: self._quorum_leader, F.ControllerGone: self._quorum_leader_gone,
                     F.BrokerRegistered: b.on_registered, F.BrokerUp: b.on_unfenced, F.BrokerDown: b.on_broker_down,
-                    F.ControlledShutdownRequest: b.on_controlled_shutdown, F.TopicNamed: t.on_topic_named,
+                    F.ControlledShutdownRequest: b.on_controlled_shutdown, F.BrokerUncleanShutdown: b.on_unclean_shutdown,
+                    F.TopicNamed: t.on_topic_named,
                     F.TopicGone: t.on_topic_gone, F.TopicConfig: t.on_topic_config,
                     F.BrokerConfig: t.on_broker_config, F.FeatureLevel: t.on_feature_level,
                     F.KafkaVersion: t.on_kafka_version, F.LeaderIsrChange: rec.on_isr_updated,
@@ -139,6 +140,9 @@ class KraftReplay:
 
     def unclean(self, topic: str) -> bool:
         return as_bool(self.config.unclean_enabled(topic).value)
+
+    def min_isr(self, topic: str) -> int:
+        return self.config.int_value(MIN_ISR, topic)
 
     def rule(self, decision: str, *args):
         """Kafka's rule for ``decision`` in the version that wrote the evidence (replay_engine.rules)."""

@@ -30,6 +30,9 @@ class KraftBrokers(Part):
         self.recent_gone: dict[int, int] = {}  # broker -> when it was fenced / began controlled shutdown
         self.journal: list[tuple] | None = None  # shard mode: every change of a broker's liveness, in order
         self.liveness_at: dict[int, int] = {}  # broker -> time of the last line the replay took its liveness from
+        # broker -> when the controller began registering its new incarnation; until that registration is replayed the
+        # changes it writes are handleBrokerUncleanShutdown's (brokerWithUncleanShutdown)
+        self.unclean_shutdown: dict[int, int] = {}
 
     def acceptable(self) -> frozenset[int]:
         return frozenset(b for b in self.registered if b not in self.fenced and b not in self.cs)
@@ -91,6 +94,7 @@ class KraftBrokers(Part):
 
     def on_registered(self, f: F.BrokerRegistered) -> None:
         b = f.broker
+        self.unclean_shutdown.pop(b, None)
         self.registered[b] = f.epoch
         if f.fenced is not None:
             (self.fenced.add if f.fenced else self.fenced.discard)(b)
@@ -151,6 +155,13 @@ class KraftBrokers(Part):
         if not self.r.has_records:
             self.r.steps.leaving(b, f)
 
+    def on_unclean_shutdown(self, f: F.BrokerUncleanShutdown) -> None:
+        """The controller registers a new incarnation of the broker: the changes it writes first, up to the
+        RegisterBrokerRecord, remove the previous incarnation from every ISR and ELR (3.9.0-rc3
+        ClusterControlManager.registerBroker, ReplicationControlManager.handleBrokerUncleanShutdown)."""
+        self.unclean_shutdown[f.broker] = f.ts
+        self.r.evidence_by_broker.setdefault(f.broker, []).append(f.ref)
+
     def leader_active(self, leader: int, ts: int, ref: F.Ref) -> None:
         self.registered.setdefault(leader, None)
         self.fenced.discard(leader)
@@ -169,6 +180,17 @@ class KraftBrokers(Part):
     def on_registration_observed(self, f: F.BrokerRegistrationObserved) -> None:
         self.registered[f.broker] = f.epoch
         self.known_brokers.add(f.broker)
+
+    def first_up(self, b: int, since: int, until: int) -> int | None:
+        """When broker ``b`` first became an acceptable leader in (since, until], if it did."""
+        return next((per.start for per in self.periods.get(b, ()) if per.state == "up" and per.start is not None
+                     and since < per.start <= until), None)
+
+    def acceptable_at(self, ts: int) -> frozenset[int]:
+        """The brokers that were acceptable leaders at ``ts`` (their periods up then), as the replay followed them."""
+        return frozenset(b for b, ps in self.periods.items()
+                         if any(per.state == "up" and per.start is not None and per.start <= ts
+                                and (per.end is None or ts < per.end) for per in ps))
 
     def up_between(self, b: int, since: int, until: int) -> str | None:
         """The first period in which broker ``b`` was acceptable overlapping (since, until], as text, if any."""

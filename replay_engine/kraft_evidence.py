@@ -46,7 +46,8 @@ def broker_event_of(candidates: tuple[tuple[str, int], ...], isr: Sequence[int] 
     Each event iterates only its own partitions (3.5.1 .. 3.9.0-rc3 ReplicationControlManager): a broker leaving
     (enterControlledShutdown, handleBrokerFenced, handleBrokerUnregistered) those with it in the ISR
     (``brokersToIsrs.partitionsWithBrokerInIsr``; from 3.9 with ELR also ``partitionsWithBrokerInElr``), an unfenced
-    broker (handleBrokerUnfenced) those with no leader (``partitionsWithNoLeader``). The first candidate, in log
+    broker (handleBrokerUnfenced) those with no leader (``partitionsWithNoLeader``), a new incarnation's
+    handleBrokerUncleanShutdown (3.8+) those with it in the ISR or ELR. The first candidate, in log
     order, whose partitions hold the record's partition as the replay knows it before the record; None when none
     does (a change of another kind that shares the batch). With the partition unknown, the first."""
     if not candidates:
@@ -56,7 +57,7 @@ def broker_event_of(candidates: tuple[tuple[str, int], ...], isr: Sequence[int] 
     for role, b in candidates:
         if role == "add" and (leader is None or leader < 0):
             return role, b
-        if role == "remove" and (b in isr or b in elr):
+        if role in ("remove", "unclean_shutdown") and (b in isr or b in elr):
             return role, b
     return None
 

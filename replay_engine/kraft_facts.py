@@ -121,6 +121,8 @@ def kraft_facts(events: list[Event], version: tuple[int, ...] | None = None, kpa
             if quorum_leader is not None and quorum_leader[0] == c:
                 out.append(F.ControllerGone(ev.ts or 0, ref_of(ev), controller=c, cause="renounced_on_error"))
                 quorum_leader = None
+        elif ev.event_type == "partition_record" and ev.source_kind != "kraft_metadata":
+            out.extend(_partition_record(ev, names, steps, live=kpass.writing(ev)))
         else:
             convert = _CONVERT.get(ev.event_type)
             if convert is not None:
@@ -257,6 +259,8 @@ def _membership(ev: Event, b: int) -> list[F.Fact]:
                                    view=self_view, fenced=bool(d.get("fenced", True)) if stated else None)]
     if t == "broker_unregistered":
         return [F.BrokerDown(ts, r, broker=b, cause="unregistered", view="controller")]
+    if t == "broker_unclean_shutdown":
+        return [F.BrokerUncleanShutdown(ts, r, broker=b)]
     if t == "broker_fenced":
         return [F.BrokerDown(ts, r, broker=b, cause="fenced", view="controller")]
     if t == "broker_heartbeat_timeout":
@@ -296,7 +300,11 @@ def _config(ev: Event, names: dict[str, str], steps) -> list[F.Fact]:
     return []
 
 
-def _partition_record(ev: Event, names: dict[str, str], steps) -> list[F.Fact]:
+def _partition_record(ev: Event, names: dict[str, str], steps, live: bool = False) -> list[F.Fact]:
+    """A PartitionRecord. Of a line, a creation only when the active controller logged it (``live``): it replays each
+    record as it writes it ("Replayed PartitionRecord for new partition ...", 3.9.0-rc3 ReplicationControlManager
+    .replay; QuorumController.QuorumMetaLogListener.handleCommit does not replay its own records again); any other
+    node's line, or one logged before its writer became active, restates a registration."""
     tp = _tp(ev, names)
     if tp is None:
         return []
@@ -306,7 +314,8 @@ def _partition_record(ev: Event, names: dict[str, str], steps) -> list[F.Fact]:
                                     leader_epoch=ev.leader_epoch, zk_version=ev.zk_version,
                                     controller_epoch=ev.controller_epoch, replicas=_t(ev.replicas),
                                     kind="new_partition", elr=_t(d.get("elr")), last_known_elr=_t(d.get("last_known_elr")),
-                                    metadata_log=metadata, snapshot=d.get("snapshot_offset") is not None or not metadata,
+                                    metadata_log=metadata,
+                                    snapshot=d.get("snapshot_offset") is not None or not (metadata or live),
                                     topic_id=d.get("topic_id"))]
 
 
@@ -358,7 +367,7 @@ def _observed(ev: Event, names: dict[str, str], steps) -> list[F.Fact]:
 _CONVERT = {
     **dict.fromkeys(("broker_registered", "broker_unregistered", "broker_fenced", "broker_heartbeat_timeout",
                      "broker_unfenced", "broker_registration_change", "controlled_shutdown_requested",
-                     "controlled_shutdown_result"),
+                     "controlled_shutdown_result", "broker_unclean_shutdown"),
                     _membership_of),
     "topic_record": _topic_record,
     "topic_removed": _topic_removed,

@@ -108,6 +108,7 @@ class KraftLines(Part):
                                                            or stated_within_replayed(
                                                                p.zk_version, f.zk_version,
                                                                self.ledger.replayed_since.get(tp, 0))):
+            self._not_taken_up(p, f)
             return  # older than the registration known (leader epoch, then partition epoch)
         # A broker stating an epoch below what only the replay's own steps reached: those steps were not what the
         # controller committed (no broker ever states them); the broker's registration is taken instead.
@@ -170,7 +171,7 @@ class KraftLines(Part):
         alone = "" if others & self.brokers.acceptable() else "; no other replica known acceptable"
         if unseen or not isr:
             why = f"{unseen} ISR-only partition change(s) before it are in no line" if unseen else "not in the evidence"
-            ok, unclean = self.brokers.acceptable(), self.r.unclean(p.tp[0])
+            ok, unclean = self._electing(p, was, leader, f.ts), self.r.unclean(p.tp[0])
             if stated_leader_whatever_the_isr(replicas, was, leader, ok, unclean):
                 self.r.judge(p.tp, f, {"leader": leader}, {"leader": leader},
                             f"point: elected whatever the ISR ({why}{alone})")
@@ -191,6 +192,33 @@ class KraftLines(Part):
             isr = isr_after_leader_left(replicas, isr, was, leader, self.brokers.acceptable(), self.r.elr_enabled,
                                         version=self.r.config.version)
             self.store.set(p, isr=isr)
+
+    def _not_taken_up(self, p: PState, f: F.ObservedState) -> None:
+        """A broker stating, after the replay's own election of it at the next epoch, that the partition has no leader
+        at the epoch before: it had not applied that election yet. A broker serves a partition only once it applies
+        the record electing it (3.5.1 .. 4.x ReplicaManager.applyDelta -> Partition.makeLeader); brokers apply
+        committed records in log order, and the replay timed the election at the line that began the controller's
+        event. Until this line no broker led the partition: the leaderless time lasts until it (TimelineBuilder
+        .retime)."""
+        mine = self.ledger.replayed_at.get((p.tp, p.leader_epoch)) if p.leader_epoch is not None else None
+        if mine is None or f.leader != -1 or f.leader_epoch != p.leader_epoch - 1 or f.ref.broker is None:
+            return
+        if mine[0].status in ("applied", "agreed") and mine[0].after.get("leader") == f.ref.broker \
+                and mine[0].ts < f.ts and p.leader == f.ref.broker:
+            self.r.timeline.retime(p.tp, f.ts)
+
+    def _electing(self, p: PState, was: int | None, leader: int, ts: int) -> frozenset[int]:
+        """The acceptable brokers when the stated election ran, as far as the lines tell: a leaderless partition gets
+        a leader only in handleBrokerUnfenced (partitionsWithNoLeader; 3.9.0-rc3 ReplicationControlManager), so one
+        leaderless since its epoch was known that a broker now leads at the next epoch was elected in that broker's
+        first unfence since (its ISR does not change while it has no leader, so an ISR holding it elected it then):
+        the brokers acceptable just after that grant. Otherwise the brokers acceptable now."""
+        since = self.ledger.epoch_known_at.get(p.tp)
+        if was is not None and was < 0 <= leader and since is not None:
+            at = self.brokers.first_up(leader, since, ts)
+            if at is not None:
+                return self.brokers.acceptable_at(at)
+        return self.brokers.acceptable()
 
     def restated(self, tp: F.TP, f: F.ObservedState | F.PartitionChange, leader: int, held: int) -> None:
         """A leader epoch stated again after the replay knew it (or a later one): a broker applying the registration
@@ -270,7 +298,6 @@ class KraftLines(Part):
 
     def _unknown(self, p: PState, f: F.ObservedState, leader: int | None, why: str) -> None:
         seen = self.ledger.epoch_first_seen.get(p.tp, {})
-        first = f.leader_epoch is not None and seen.get(f.leader_epoch) == f.ts
         if why.startswith(UNSEEN_STEPS) or why.startswith(RESTATED) or why == UNKNOWN_BEFORE:
             # The steps were decided after the state the replay holds; if the evidence lost a stretch since, they
             # may lie in it: an evidence gap, not a record the evidence could have judged. A restated epoch was

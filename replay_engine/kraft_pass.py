@@ -37,7 +37,7 @@ ECHO_WINDOW_US = 2_000_000
 # partition the event may also name: they reach every shard.
 WIDE_TYPES = frozenset({
     "broker_registered", "broker_unregistered", "broker_fenced", "broker_heartbeat_timeout", "broker_unfenced",
-    "broker_registration_change", "controlled_shutdown_requested", "topic_record", "topic_removed", "config_record",
+    "broker_registration_change", "broker_unclean_shutdown", "controlled_shutdown_requested", "topic_record", "topic_removed", "config_record",
     "feature_level", "broker_config", "kafka_version", "kraft_leader_change", "kraft_renounce_on_error",
     "kraft_snapshot_load", "kraft_quorum_epoch"})
 
@@ -175,6 +175,14 @@ class KraftPass:
     # shard applies to the brokers' liveness; None where no split is made (kraft_split)
     liveness: frozenset | None = None
     journal: str | None = None  # the brokers' liveness as phase 1 went through it (kraft_split)
+    # node -> the times it was the active controller, from its own lines (active_spans): its record lines then are
+    # records it writes now, not a log it reloads
+    active: dict[int, tuple[tuple[int, int], ...]] | None = None
+
+    def writing(self, e: Event) -> bool:
+        """True when ``e`` is a line its writer logged as the active controller (within one of its active spans)."""
+        spans = (self.active or {}).get(e.broker_id) if e.ts is not None else None
+        return bool(spans) and any(a <= e.ts < b for a, b in spans)
 
 
 def kraft_pass(events: list[Event], version: tuple[int, ...] | None, writers: dict[str, int]) -> KraftPass:
@@ -196,19 +204,23 @@ def kraft_pass(events: list[Event], version: tuple[int, ...] | None, writers: di
     first = next((e for e in events if e.source_kind == "kraft_metadata" and e.event_type in _RECORD_TYPES
                   and e.partition is not None and (e.topic or (e.detail or {}).get("topic_id"))
                   and event_key(e) not in skip), None)
-    return KraftPass(start_up_bursts(events), frozenset(skip), tuple(renounce_findings(events, undone)),
-                     broker_events(events), tuple(quorum_epoch_holes(events)),
-                     None if first is None else order_key(writers)(first))
+    active = active_spans(events)
+    return KraftPass(start_up_bursts(events, active), frozenset(skip), tuple(renounce_findings(events, undone)),
+                     broker_events(events, R.decide("kraft.registration.cleanup", version)),
+                     tuple(quorum_epoch_holes(events)),
+                     None if first is None else order_key(writers)(first),
+                     active={w: tuple(spans) for w, spans in active.items()})
 
 
-def start_up_bursts(events: list[Event]) -> dict[tuple, tuple[tuple[int, int], ...]]:
+def start_up_bursts(events: list[Event], active: dict[int, list[tuple[int, int]]] | None = None
+                    ) -> dict[tuple, tuple[tuple[int, int], ...]]:
     """Per writer, the time ranges of its start-up bursts: ``BURST_MIN`` or more "Replayed" lines within
     ``BURST_WINDOW_US``. A window is a run of whole milliseconds (lines of one time all fall in it or none), so
     a line is history exactly when its time is in one of its writer's ranges. The active controller's own lines are
     never history: it replays each record as it writes it, and not again when Raft commits it (3.9.0-rc3
     QuorumController.QuorumMetaLogListener.handleCommit: "the records were already replayed"), so a burst of them
     (a fence changing fifty partitions) is live."""
-    active = active_spans(events)
+    active = active if active is not None else active_spans(events)
     by_writer: dict[tuple, list[int]] = {}
     for e in events:
         if e.ts is not None and is_replay_line(e) and not any(a <= e.ts < b for a, b in active.get(e.broker_id, ())):
@@ -242,7 +254,8 @@ def active_spans(events: list[Event]) -> dict[int, list[tuple[int, int]]]:
     """Node -> the times it was the active controller, from its own lines: from "Becoming the active controller at
     epoch E" (QuorumController.claim) to the first of its lines that ends that tenure: a quorum leader other than
     itself or a later quorum epoch named (a Raft transition, "In the new epoch ..."; a restarted node names a later
-    epoch before it claims again), its renounce, or a snapshot load begun (a node starting anew)."""
+    epoch before it claims again), its renounce, a snapshot load begun or a new QuorumController created ("Creating new
+    QuorumController with clusterId ...", its constructor: a node starting anew)."""
     out: dict[int, list[tuple[int, int]]] = {}
     since: dict[int, tuple[int, int]] = {}  # node -> (since, quorum epoch)
     for e in events:
@@ -253,6 +266,7 @@ def active_spans(events: list[Event]) -> dict[int, list[tuple[int, int]]]:
             start, epoch = since[w]
             later = e.controller_epoch is not None and epoch is not None and e.controller_epoch > epoch
             if t == "kraft_renounce_on_error" or t == "kraft_snapshot_load" and (e.detail or {}).get("phase") == "start" \
+                    or t == "cluster_identity" and (e.detail or {}).get("via") == "quorum_controller" \
                     or t in ("kraft_leader_change", "kraft_quorum_epoch") and (later or t == "kraft_leader_change"
                                                                               and e.controller_id != w):
                 out.setdefault(w, []).append((start, e.ts))
@@ -301,12 +315,13 @@ def echo_lines(events: list[Event]) -> set[int]:
 # UnfenceBrokerRecord) first, then generateLeaderAndIsrUpdates' PartitionChangeRecords; handleBrokerFenced and
 # handleBrokerUnregistered append the PartitionChangeRecords first, then the fence (FenceBrokerRecord or
 # BrokerRegistrationChangeRecord fenced=1) or the UnregisterBrokerRecord.
-REMOVE, ADD = "remove", "add"
+REMOVE, ADD, UNCLEAN_SHUTDOWN = "remove", "add", "unclean_shutdown"
 
 
-def _broker_step(e: Event) -> tuple[str, str, int] | None:
+def _broker_step(e: Event, cleanup: bool = False) -> tuple[str, str, int] | None:
     """(where its changes lie: 'after' / 'before' it, the event's role for its broker, the broker) of a record that
-    changes a broker's registration, or None."""
+    changes a broker's registration, or None. ``cleanup``: the release writes handleBrokerUncleanShutdown's changes
+    before a new incarnation's RegisterBrokerRecord (rule ``kraft.registration.cleanup``)."""
     d = e.detail or {}
     b = e.subject_broker
     if b is None:
@@ -318,10 +333,12 @@ def _broker_step(e: Event) -> tuple[str, str, int] | None:
         return ("after", ADD, b)
     if t == "broker_registration_change" and d.get("in_controlled_shutdown") == 1:
         return ("after", REMOVE, b)
+    if t == "broker_registered" and cleanup:
+        return ("before", UNCLEAN_SHUTDOWN, b)
     return None
 
 
-def broker_events(events: list[Event]) -> dict[tuple[str, int], tuple[tuple[str, int], ...]]:
+def broker_events(events: list[Event], cleanup: bool = False) -> dict[tuple[str, int], tuple[tuple[str, int], ...]]:
     """(Metadata log, offset) of a PartitionChangeRecord -> the broker events it may have been written for, in log order:
     ``('remove', B)`` for enterControlledShutdown / handleBrokerFenced / handleBrokerUnregistered (B is
     ``brokerToRemove`` of generateLeaderAndIsrUpdates: never an acceptable leader, out of the target ISR),
@@ -343,7 +360,7 @@ def broker_events(events: list[Event]) -> dict[tuple[str, int], tuple[tuple[str,
     out: dict[tuple[str, int], tuple[tuple[str, int], ...]] = {}
     for key in sorted(batches):
         recs = batches[key]
-        _runs(key[0], [recs[o] for o in sorted(recs)], out)
+        _runs(key[0], [recs[o] for o in sorted(recs)], out, cleanup)
     return out
 
 
@@ -352,7 +369,8 @@ def metadata_log(e: Event) -> str:
     return (e.source_file or "").rsplit("/", 1)[0]
 
 
-def _runs(log: str, batch: list[Event], out: dict[tuple[str, int], tuple[tuple[str, int], ...]]) -> None:
+def _runs(log: str, batch: list[Event], out: dict[tuple[str, int], tuple[tuple[str, int], ...]],
+          cleanup: bool = False) -> None:
     k = 0
     while k < len(batch):
         if batch[k].event_type != "partition_change":
@@ -361,8 +379,8 @@ def _runs(log: str, batch: list[Event], out: dict[tuple[str, int], tuple[tuple[s
         j = k
         while j < len(batch) and batch[j].event_type == "partition_change":
             j += 1
-        head = _broker_step(batch[k - 1]) if k > 0 else None
-        tail = _broker_step(batch[j]) if j < len(batch) else None
+        head = _broker_step(batch[k - 1], cleanup) if k > 0 else None
+        tail = _broker_step(batch[j], cleanup) if j < len(batch) else None
         cands = tuple(step[1:] for step, where in ((head, "after"), (tail, "before"))
                       if step is not None and step[0] == where)
         if cands:

@@ -8,15 +8,17 @@ from typing import Any
 from replay_engine import facts as F
 from replay_engine.apply import OBSERVED, RECORDED
 from replay_engine.judge import unknown, unseen_reason
+from replay_engine.kraft_build import BrokerEvent, Registration, build
 from replay_engine.kraft_evidence import broker_event_of
 from replay_engine.kraft_point import created_leader
 from replay_engine.part import Part
 from replay_engine.partition import Decision, PState
-from replay_engine.kraft_pass import ADD, REMOVE
+from replay_engine.kraft_pass import ADD, REMOVE, UNCLEAN_SHUTDOWN
 from replay_engine.states import OFFLINE, ONLINE
 
 # A fence and the partition changes it causes are appended together; records this close are one step.
 SAME_STEP_US = 5_000
+ELR_FIELDS = frozenset({"eligibleLeaderReplicas", "lastKnownElr"})  # a record's field names
 
 
 class KraftRecords(Part):
@@ -117,7 +119,10 @@ class KraftRecords(Part):
                 gone = set(removed)  # the log says which broker event the record was written for, if any
             else:
                 gone = {b for b, t in self.brokers.recent_gone.items() if ts - t <= SAME_STEP_US}
-            if "leader" in changed:
+            cleanup = self._unclean_shutdown(p, f, step)
+            if cleanup is not None:
+                self._judge_built(p, f, cleanup, "PartitionChangeBuilder (handleBrokerUncleanShutdown)")
+            elif "leader" in changed:
                 ok = (self.brokers.acceptable() | added) - removed
                 elr = self.store.elr.get(tp, ((), ()))[0]
                 if f.elr is not None:
@@ -164,6 +169,9 @@ class KraftRecords(Part):
                 ok = self.r.rule("kraft.alter_partition", p.replicas, p.leader, f.isr, self.brokers.acceptable())
                 replayed = {"isr": list(f.isr) if ok else list(p.isr)}
                 self.r.judge(tp, f, {"isr": list(f.isr)}, replayed, "AlterPartition (validateAlterPartitionData)")
+            elif changed and changed <= ELR_FIELDS:
+                self.r.comparisons.append(unknown(tp, ts, r, _stated(f, changed),
+                                                "ELR change: the broker event that wrote it is not in the evidence"))
         if f.replicas is not None and "replicas" in changed:
             self.r.set_replicas(p, f.replicas, ts)
         store = self.store
@@ -182,6 +190,36 @@ class KraftRecords(Part):
                                f.last_known_elr if f.last_known_elr is not None else old[1])
         store.move(p, ONLINE if p.leader is not None and p.leader >= 0 else OFFLINE, RECORDED, ts, r)
         self.r.show(p, ts, r, "recorded")
+
+    def _unclean_shutdown(self, p: PState, f: F.PartitionChange, step: tuple[str, int] | None) -> BrokerEvent | None:
+        """The unclean shutdown a change was written for, if it was: from its batch in the metadata log, or, from
+        lines, a broker whose new incarnation is being registered and is in the partition's ISR or ELR (its changes lie
+        between "Registering a new incarnation of broker B" and B's RegisterBrokerRecord, 3.9.0-rc3
+        ClusterControlManager.registerBroker; the handler iterates partitionsWithBrokerInIsr(B), then
+        partitionsWithBrokerInElr(B), ReplicationControlManager.handleBrokerUncleanShutdown)."""
+        if step is not None:
+            return BrokerEvent(unclean_shutdown=step[1]) if step[0] == UNCLEAN_SHUTDOWN else None
+        if f.metadata_log:
+            return None
+        elr = self.store.elr.get(p.tp, ((), ()))[0]
+        hit = sorted(b for b in self.brokers.unclean_shutdown if b in p.isr or b in elr)
+        return BrokerEvent(unclean_shutdown=hit[0]) if hit else None
+
+    def _judge_built(self, p: PState, f: F.PartitionChange, event: BrokerEvent, how: str) -> None:
+        """The change judged field by field against the record the release's PartitionChangeBuilder writes for the
+        partition in ``event`` (kraft_build.build), ELR included."""
+        elr, last_known = self.store.elr.get(p.tp, ((), ()))
+        reg = Registration(tuple(p.replicas or p.isr), tuple(p.isr), p.leader if p.leader is not None else -1,
+                           tuple(elr), tuple(last_known))
+        rec = build(reg, self.brokers.acceptable(), event, version=self.r.config.version,
+                    unclean=self.r.unclean(p.tp[0]), elr_enabled=self.r.elr_enabled or f.elr is not None
+                    or f.last_known_elr is not None or bool(elr or last_known), min_isr=self.r.min_isr(p.tp[0]))
+        after = rec.applied(reg) if rec is not None else reg
+        recorded = _stated(f, f.changed)
+        replayed = {k: (after.leader if k == "leader" else list(getattr(after, k))) for k in recorded}
+        if rec is not None and rec.leader is not None:
+            replayed["leader"] = rec.leader
+        self.r.judge(p.tp, f, recorded, replayed, how)
 
     def on_isr_updated(self, f: F.LeaderIsrChange) -> None:
         """The leader's AlterPartition, accepted by the controller ("ISR updated to 1,2 and version updated to 111",
@@ -209,3 +247,17 @@ class KraftRecords(Part):
         held = self.brokers
         return frozenset(b for b in brokers if b >= 0 and b not in held.known_brokers and b not in held.registered
                          and b not in self.brokers.fenced)
+
+
+def _stated(f: F.PartitionChange, changed: frozenset[str]) -> dict:
+    """What a partition change record states, by the replay's names (leader, isr, elr, last_known_elr)."""
+    out: dict = {}
+    if "leader" in changed and f.leader is not None:
+        out["leader"] = f.leader
+    if "isr" in changed and f.isr is not None:
+        out["isr"] = list(f.isr)
+    if f.elr is not None:
+        out["elr"] = list(f.elr)
+    if f.last_known_elr is not None:
+        out["last_known_elr"] = list(f.last_known_elr)
+    return out

@@ -179,3 +179,49 @@ def test_a_partition_first_known_leaderless_was_so_since_its_replicas_left():
     fenced, elected = log4j_us("2026-02-24 10:33:33,680"), log4j_us("2026-02-24 10:33:33,968")
     assert [(lp.episode.start, lp.episode.end) for lp in res.leaderless
             if (lp.episode.topic, lp.episode.partition) == ("__consumer_offsets", 0)] == [(fenced, elected)]
+
+
+def test_the_active_controllers_creation_line_is_judged_and_a_reloads_is_not():
+    res = _replay("timctf__floodpath")
+    logs = "timctf__floodpath/kafka_2.13-4.0.0/logs/"
+    # controller.log.2025-04-26-21.gz: "Becoming the active controller at epoch 9" (line 56), then "CreateTopics
+    # result(s): CreatableTopic(name='quickstart-events', ...): SUCCESS" (84) and "Replayed PartitionRecord for new
+    # partition quickstart-events-0 ... PartitionRegistration(replicas=[1], ..., isr=[1], ..., leader=1" (86): the
+    # active controller replays the record it writes (ReplicationControlManager.replay; handleCommit does not replay
+    # its own records again), a creation judged by createTopic's rule (kraft.election.created).
+    [c] = _at(res, logs + "controller.log.2025-04-26-21.gz:86")
+    assert (c.verdict, c.recorded["leader"], c.replayed["leader"]) == ("agreed", 1, 1)
+    assert "createTopics" in c.how
+    # line 39, before line 56, restates test-0's PartitionRecord as the node reloads its log: not a creation
+    assert not _at(res, logs + "controller.log.2025-04-26-21.gz:39")
+    assert res.agreement()["uncompared"] == 0
+
+
+def test_a_leaderless_partition_is_elected_at_its_new_leaders_unfence():
+    res = _replay("BetrajJ__kafka-kraft", folder="real_logs")
+    logs = "BetrajJ__kafka-kraft/kafka/logs/"
+    # state-change.log.2025-02-07-17.gz line 21 (11:14:39.087): test-topic-0 "starts at leader epoch 62 ... Current
+    # leader is -1" (its ISR in no line). controller.log.2025-02-11-11.gz line 408 (11:14:40.865): "The request from
+    # broker 1 to unfence has been granted", handleBrokerUnfenced (line 409) electing partitionsWithNoLeader with broker
+    # 1 as brokerToAdd; broker 2's unfence follows at line 411 (11:14:40.992). Line 70 (11:14:41.260): broker 1 "Leader
+    # test-topic-0 ... starts at leader epoch 63 ... Previous leader Some(-1) and previous leader epoch was 62". A
+    # leaderless partition is elected only at an unfence, and its ISR does not change meanwhile: broker 1 was elected at
+    # its own unfence, when it was the only acceptable broker -- whatever the ISR, not left 'ISR unknown'.
+    for line in (70, 77, 82):
+        [c] = _at(res, logs + f"state-change.log.2025-02-07-17.gz:{line}")
+        assert (c.verdict, c.recorded, c.replayed) == ("agreed", {"leader": 1}, {"leader": 1}), line
+        assert "whatever the ISR" in c.how
+
+
+def test_the_leaderless_time_lasts_until_the_elected_broker_takes_it_up(daniel):
+    from conftest import log4j_us
+
+    # controller.log.2023-07-26-22.gz line 4 (22:30:19.762): "The request from broker 1 to unfence has been granted",
+    # whose handleBrokerUnfenced elects json-events-0's only replica, broker 1 (the replay's own step, at the grant).
+    # state-change.log.2023-07-26-22.gz line 30 (22:30:19.814): broker 1 "Follower json-events-0 starts at leader
+    # epoch 1 ... Current leader is -1" -- it applies the fence's record only now (ReplicaManager.applyDelta applies
+    # committed records in order) and takes up leader epoch 2 at line 86 (22:30:22.008): no broker led the partition
+    # at line 30.
+    at = log4j_us("2023-07-26 22:30:19,814")
+    assert any(lp.episode.start < at <= lp.episode.end for lp in daniel.leaderless
+               if (lp.episode.topic, lp.episode.partition) == ("json-events", 0))

@@ -87,6 +87,7 @@ KRAFT_CASES = [
     ((3, 2, 0), (1, 2, 3), (1, 2, 3), 1, frozenset({2, 3}), False, (2, "isr"),
      "3.2.0 electAnyLeader: isValidNewLeader(partition.leader) = targetIsr.contains && isAcceptableLeader"),
     ((3, 9, 0), (1, 2, 3), (1, 2, 3), 1, frozenset({2, 3}), False, (2, "isr"), "3.9.0-rc3 as 3.2.0"),
+    ((4, 2, 0), (1, 2, 3), (1, 2, 3), 1, frozenset({2, 3}), False, (2, "isr"), "4.2.0 as 3.2.0 (ELR off)"),
     # The leader left the target ISR: the first replica in it and acceptable, else unclean, else none.
     ((3, 0, 0), (3, 2, 1), (1, 2), 3, frozenset({1, 2}), False, (2, "isr"), "3.0.0 BestLeader"),
     ((3, 4, 0), (3, 2, 1), (1,), 3, frozenset({2}), True, (2, "unclean"),
@@ -100,6 +101,20 @@ KRAFT_CASES = [
 def test_kraft_election_per_release(version, replicas, isr, leader, acceptable, unclean, expected, source):
     res = R.decide(KR.ELECTION, version, replicas, isr, leader, acceptable, unclean)
     assert (res.leader, res.how) == expected, source
+
+
+def test_kraft_last_known_leader_must_be_acceptable_from_4_2():
+    # ISR and ELR empty, lastKnownElr [1], broker 1 fenced (not acceptable), ELR on. 3.9.0-rc3
+    # PartitionChangeBuilder.canElectLastKnownLeader: `if (isAcceptableLeader.test(...)) log.trace(...); return true`
+    # (liveness only logged): 1 is elected uncleanly. KAFKA-19522 (apache/kafka#20200): `if (!isAcceptableLeader
+    # .test(partition.lastKnownElr[0])) { ...; return false; }`: no leader.
+    args = ((1,), (), -1, frozenset(), False, (), True, (1,))
+    assert (R.decide(KR.ELECTION, (3, 9, 0), *args).leader, R.decide(KR.ELECTION, (3, 9, 0), *args).how) == \
+        (1, "unclean")
+    assert R.decide(KR.ELECTION, (4, 2, 0), *args).leader == -1
+    # acceptable (the broker being unfenced, brokerToAdd): elected by both
+    ok = ((1,), (), -1, frozenset({1}), False, (), True, (1,))
+    assert R.decide(KR.ELECTION, (4, 2, 0), *ok).leader == R.decide(KR.ELECTION, (3, 9, 0), *ok).leader == 1
 
 
 def test_kraft_preferred_election_before_3_2_moves_to_the_best_leader():

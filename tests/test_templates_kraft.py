@@ -225,3 +225,18 @@ def test_renounce_lines_name_the_offset_reverted_to():
                 f"NotLeaderException (treated as NotControllerException) at epoch 9939 in 10 microseconds. The controller "
                 f"is already in standby mode. {QC}")
     assert not [e for e in evs if e.event_type == "kraft_renounce_on_error"]
+
+
+def test_a_new_incarnation_registered_names_the_broker_and_its_cleanup_records():
+    # BMTushyath__RFIDSAS/logs/controller.log.2026-03-16-11.gz line 487 (3.9.0-rc3 ClusterControlManager.registerBroker)
+    ev = one("[2026-03-16 11:41:47,554] INFO [QuorumController id=1] Registering a new incarnation of broker 1. Previous "
+             "incarnation ID was NIK5Ma7yTtyWZTBzqTyc-Q; new incarnation ID is DGhWisBERMa-vufM6j27NQ. Generated 51 "
+             f"record(s) to clean up previous incarnations. Broker epoch will become 1047. {CCM}")
+    assert (ev.event_type, ev.controller_id, ev.subject_broker, ev.detail["cleanup_records"]) == \
+        ("broker_unclean_shutdown", 1, 1, 51)
+    assert ev.detail["previous_incarnation_id"] == "NIK5Ma7yTtyWZTBzqTyc-Q"
+    # the same method when no registration existed (two spaces before "Generated", as Kafka writes it)
+    ev = one("[2026-03-16 11:41:47,554] INFO [QuorumController id=1] No previous registration found for broker 2. New "
+             "incarnation ID is DGhWisBERMa-vufM6j27NQ.  Generated 0 record(s) to clean up previous incarnations. New "
+             f"broker epoch is 1047. {CCM}")
+    assert (ev.event_type, ev.subject_broker, ev.detail["cleanup_records"]) == ("broker_unclean_shutdown", 2, 0)

@@ -18,6 +18,7 @@ from replay_engine.rules.rule import Rule
 PCB = "metadata/src/main/java/org/apache/kafka/controller/PartitionChangeBuilder.java"
 RCM = "metadata/src/main/java/org/apache/kafka/controller/ReplicationControlManager.java"
 QC = "metadata/src/main/java/org/apache/kafka/controller/QuorumController.java"
+NO_LEADER_CHANGE = -2  # LeaderConstants.NO_LEADER_CHANGE: a record that leaves the leader as it is
 BHM = "metadata/src/main/java/org/apache/kafka/controller/BrokerHeartbeatManager.java"
 
 
@@ -78,6 +79,23 @@ def elect_with_elr(replicas: Sequence[int], target_isr: Sequence[int], current_l
     (the last leader, kept there by ``maybeUpdateLastKnownLeader``) -> it is elected as an unclean leader. Its
     liveness is only logged, not required (the ``isAcceptableLeader`` test there guards a trace line). Without the
     feature, as 3.0-3.6."""
+    return _elect_elr(replicas, target_isr, current_leader, acceptable, unclean, elr, elr_enabled, last_known_elr,
+                      last_known_acceptable=False)
+
+
+def elect_with_elr_last_known_acceptable(replicas: Sequence[int], target_isr: Sequence[int],
+                                         current_leader: int | None, acceptable: AbstractSet[int], unclean: bool,
+                                         elr: Sequence[int] = (), elr_enabled: bool = False,
+                                         last_known_elr: Sequence[int] = ()) -> KraftElection:
+    """KAFKA-19522: as before, but ``canElectLastKnownLeader`` returns false when the last known leader is not an
+    acceptable leader (fenced, shutting down, or the broker the event removes)."""
+    return _elect_elr(replicas, target_isr, current_leader, acceptable, unclean, elr, elr_enabled, last_known_elr,
+                      last_known_acceptable=True)
+
+
+def _elect_elr(replicas: Sequence[int], target_isr: Sequence[int], current_leader: int | None,
+               acceptable: AbstractSet[int], unclean: bool, elr: Sequence[int], elr_enabled: bool,
+               last_known_elr: Sequence[int], last_known_acceptable: bool) -> KraftElection:
     if not elr_enabled:
         return elect_no_elr(replicas, target_isr, current_leader, acceptable, unclean)
     isr = tuple(target_isr)
@@ -96,7 +114,8 @@ def elect_with_elr(replicas: Sequence[int], target_isr: Sequence[int], current_l
     for r in replicas:
         if valid(r):
             return won(r, "isr")
-    if not isr and not elr_set and len(last_known_elr) == 1:
+    if not isr and not elr_set and len(last_known_elr) == 1 and (
+            not last_known_acceptable or last_known_elr[0] in acceptable):
         return KraftElection(last_known_elr[0], (last_known_elr[0],), "unclean")
     if unclean:
         for r in replicas:
@@ -137,14 +156,77 @@ def target_elr_none(isr: Sequence[int], target_isr: Sequence[int], elr: Sequence
 
 def target_elr(isr: Sequence[int], target_isr: Sequence[int], elr: Sequence[int], min_isr: int,
                elr_enabled: bool = False) -> tuple[int, ...]:
-    """3.7+ ``maybePopulateTargetElr``, before the election: a target ISR of at least min.insync.replicas clears the
-    ELR; a smaller one makes ELR = (ELR + the current ISR) - the target ISR (replica order is not kept by Kafka's
-    HashSet; ascending here). Brokers marked unclean-shutdown are left out, which a failure does not make them."""
+    """3.7+ ``maybePopulateTargetElr``'s ELR (see :func:`elr_populate`), no broker shut down uncleanly."""
     if not elr_enabled:
         return ()
+    return elr_populate(isr, target_isr, elr, (), min_isr, frozenset(), True)[0]
+
+
+def elr_populate_none(isr: Sequence[int], target_isr: Sequence[int], elr: Sequence[int],
+                      last_known_elr: Sequence[int], min_isr: int, unclean_shutdown: AbstractSet[int] = frozenset(),
+                      elr_enabled: bool = False) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """3.0-3.6: a registration has no ELR fields."""
+    return (), ()
+
+
+def elr_populate(isr: Sequence[int], target_isr: Sequence[int], elr: Sequence[int], last_known_elr: Sequence[int],
+                 min_isr: int, unclean_shutdown: AbstractSet[int] = frozenset(),
+                 elr_enabled: bool = False) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """3.7+ ``maybePopulateTargetElr`` -> (target ELR, target last known ELR), before the election. With the feature
+    off they stay as registered. A target ISR of at least min.insync.replicas clears both; a smaller one makes ELR =
+    (ELR + the current ISR) - the target ISR - the brokers shut down uncleanly (``uncleanShutdownReplicas``), and the
+    last known ELR = (that union + the last known ELR) - the target ISR - the new ELR. Kafka collects them in a
+    HashSet: ascending here, as a HashSet of small broker ids iterates."""
+    if not elr_enabled:
+        return tuple(elr), tuple(last_known_elr)
     if len(target_isr) >= min_isr:
+        return (), ()
+    target = set(target_isr)
+    candidates = set(elr) | set(isr)
+    new_elr = tuple(sorted(r for r in candidates if r not in target and r not in unclean_shutdown))
+    candidates |= set(last_known_elr)
+    return new_elr, tuple(sorted(r for r in candidates if r not in target and r not in new_elr))
+
+
+def last_known_none(prev_leader: int, prev_last_known: Sequence[int], leader: int | None,
+                    isr: Sequence[int] | None, target_last_known: Sequence[int],
+                    elr_enabled: bool = False) -> tuple[int, ...] | None:
+    """3.0-3.6: no last known ELR."""
+    return None
+
+
+def last_known_target(prev_leader: int, prev_last_known: Sequence[int], leader: int | None,
+                      isr: Sequence[int] | None, target_last_known: Sequence[int],
+                      elr_enabled: bool = False) -> tuple[int, ...] | None:
+    """3.7: ``maybeUpdateRecordElr`` writes the target last known ELR where it differs (while the partition has no
+    leader and the field holds one broker, that broker is kept); ``maybeUpdateLastKnownLeader`` then writes the
+    leader of a partition whose ISR the record empties. ``leader``/``isr``: the record's (None: not set); the new
+    value, or None when the record leaves it."""
+    rec_leader = NO_LEADER_CHANGE if leader is None else leader
+    target = tuple(target_last_known)
+    if len(prev_last_known) == 1 and (rec_leader == -1 or rec_leader == NO_LEADER_CHANGE and prev_leader == -1):
+        target = tuple(prev_last_known)
+    out = target if target != tuple(prev_last_known) else None
+    if elr_enabled and isr is not None and not isr and (len(prev_last_known) != 1
+                                                        or prev_last_known[0] != prev_leader):
+        out = (prev_leader,)
+    return out
+
+
+def last_known_leader(prev_leader: int, prev_last_known: Sequence[int], leader: int | None,
+                      isr: Sequence[int] | None, target_last_known: Sequence[int],
+                      elr_enabled: bool = False) -> tuple[int, ...] | None:
+    """3.8+: the field holds the last known leader only (``useLastKnownLeaderInBalancedRecovery``;
+    ``maybeUpdateRecordElr`` returns before writing it): ``maybeUpdateLastKnownLeader`` writes [the leader] when the
+    record first empties the ISR, and clears it when the partition will have, or keeps, a leader."""
+    if not elr_enabled:
+        return None
+    rec_leader = NO_LEADER_CHANGE if leader is None else leader
+    if isr is not None and not isr and (len(prev_last_known) != 1 or prev_last_known[0] != prev_leader):
+        return (prev_leader,)
+    if (rec_leader >= 0 or (prev_leader != -1 and rec_leader != -1)) and prev_last_known:
         return ()
-    return tuple(sorted((set(elr) | set(isr)) - set(target_isr)))
+    return None
 
 
 def isr_shrink_no_elr(isr: Sequence[int], gone: AbstractSet[int], elr_enabled: bool = False) -> tuple[int, ...]:
@@ -209,6 +291,21 @@ def failed_write_undone(exception: str | None) -> bool:
     return exception == "NotLeaderException"
 
 
+def registration_cleanup_none() -> bool:
+    """3.0-3.7: registerBroker writes only the RegisterBrokerRecord (3.7 logs an unclean shutdown at DEBUG, "TODO
+    (KIP-966)")."""
+    return False
+
+
+def registration_cleanup() -> bool:
+    """3.8+: registerBroker first asks brokerUncleanShutdownHandler for records (QuorumController
+    .handleUncleanBrokerShutdown -> ReplicationControlManager.handleBrokerUncleanShutdown, with an ELR-capable metadata
+    version): PartitionChangeRecords taking the broker out of every ISR and ELR, appended before its
+    RegisterBrokerRecord in the same event. 3.8 on an unclean shutdown detected (previous broker epoch not the one
+    registered), 3.9+ on every new incarnation."""
+    return True
+
+
 def alter_partition_valid(replicas, leader, new_isr, eligible=frozenset()) -> bool:
     """3.0-3.2 ``alterIsr`` (3.2 ``validateAlterPartitionData``): the new ISR is a set of assigned replicas
     (``Replicas.validateIsr``) that holds the leader; what the leader asks is written."""
@@ -225,6 +322,9 @@ def alter_partition_eligible(replicas, leader, new_isr, eligible=frozenset()) ->
 ELECTION = "kraft.election"
 CREATED = "kraft.election.created"
 TARGET_ELR = "kraft.elr.target"
+ELR_POPULATE = "kraft.elr.populate"
+REGISTRATION_CLEANUP = "kraft.registration.cleanup"
+LAST_KNOWN = "kraft.elr.last_known"
 PREFERRED = "kraft.election.preferred"
 ISR_SHRINK = "kraft.isr_shrink"
 RECOVERY = "kraft.unclean.recovery_state"
@@ -237,6 +337,15 @@ EPOCH_BUMP = "kraft.leader_epoch_bump"
 ALTER_PARTITION = "kraft.alter_partition"
 
 RULES = [
+    Rule("registration writes nothing else", REGISTRATION_CLEANUP, (3, 0, 0), (3, 8, 0), registration_cleanup_none,
+         ("3.7.0", "metadata/src/main/java/org/apache/kafka/controller/ClusterControlManager.java",
+          "ClusterControlManager.registerBroker"),
+         "A broker's registration is one RegisterBrokerRecord."),
+    Rule("handleBrokerUncleanShutdown's changes come first", REGISTRATION_CLEANUP, (3, 8, 0), None,
+         registration_cleanup, ("3.8.0", RCM, "ReplicationControlManager.handleBrokerUncleanShutdown"),
+         "Before the RegisterBrokerRecord of a new incarnation (3.8: of a broker whose previous broker epoch does not "
+         "match, an unclean shutdown), PartitionChangeRecords take the broker out of every ISR and ELR and never "
+         "elect it (brokerWithUncleanShutdown), with an ELR-capable metadata version."),
     Rule("AlterPartition: ISR of assigned replicas holding the leader", ALTER_PARTITION, (3, 0, 0), (3, 3, 0),
          alter_partition_valid, ("3.0.0", RCM, "ReplicationControlManager.alterIsr"),
          "A leader's AlterPartition is written when its new ISR is a set of assigned replicas that holds the leader "
@@ -255,12 +364,19 @@ RULES = [
          "The current leader if it stays in the target ISR and is acceptable (registered, unfenced, not shutting "
          "down); else the first replica in the target ISR and acceptable; else, unclean allowed, the first "
          "acceptable replica with ISR = [it]; else no leader (-1)."),
-    Rule("PartitionChangeBuilder with ELR (KIP-966)", ELECTION, (3, 7, 0), None, elect_with_elr,
+    Rule("PartitionChangeBuilder with ELR (KIP-966)", ELECTION, (3, 7, 0), (4, 2, 0), elect_with_elr,
          ("3.7.0", PCB, "PartitionChangeBuilder.electAnyLeader"),
          "As before, with `isValidNewLeader` also accepting an ELR member when the target ISR is empty, in replica "
          "order; an ELR winner becomes the sole ISR member; with ISR and ELR empty, a single lastKnownElr member "
          "(the last leader) is elected unclean (`canElectLastKnownLeader`). Needs eligible.leader.replicas.version "
          ">= 1."),
+    Rule("ELR, a last known leader only if acceptable (KAFKA-19522)", ELECTION, (4, 2, 0), None,
+         elect_with_elr_last_known_acceptable, ("3.9.0-rc3", PCB, "PartitionChangeBuilder.canElectLastKnownLeader"),
+         "As with ELR, and the last known leader is elected only if it is an acceptable leader (the function as of "
+         "3.9.0-rc3, changed by KAFKA-19522, apache/kafka#20200). Merged to trunk on "
+         "2025-07-19, after the 4.1 branch was cut (2025-07-06): 4.2.0 is the first release taken to hold it (the "
+         "mirror has no 4.x tag; BMTushyath's 4.2.0 controller leaves a fenced last known leader unelected, "
+         "controller.log.2026-03-16-11.gz:488). A backport to 4.1.x is not known here."),
     Rule("alwaysElectPreferredIfPossible: BestLeader", PREFERRED, (3, 0, 0), (3, 2, 0), preferred_best_leader,
          ("3.0.0", PCB, "PartitionChangeBuilder.setAlwaysElectPreferredIfPossible"),
          "A partition not led by its first replica gets `BestLeader`: the first replica in the ISR and acceptable, "
@@ -282,6 +398,23 @@ RULES = [
          ("3.7.0", PCB, "PartitionChangeBuilder.maybePopulateTargetElr"),
          "Before the election: a target ISR at or above min.insync.replicas clears the ELR; below it, ELR = (ELR + "
          "current ISR) - target ISR, without unclean-shutdown brokers. Needs eligible.leader.replicas.version >= 1."),
+    Rule("no ELR fields", ELR_POPULATE, (3, 0, 0), (3, 7, 0), elr_populate_none,
+         ("3.4.0", PCB, "PartitionChangeBuilder.build"), "No Eligible Leader Replicas before KIP-966."),
+    Rule("maybePopulateTargetElr with unclean shutdowns and the last known ELR", ELR_POPULATE, (3, 7, 0), None,
+         elr_populate, ("3.9.0-rc3", PCB, "PartitionChangeBuilder.maybePopulateTargetElr"),
+         "Before the election: a target ISR at or above min.insync.replicas clears ELR and last known ELR; below it, "
+         "ELR = (ELR + current ISR) - target ISR - unclean-shutdown replicas, last known ELR = (that union + last "
+         "known ELR) - target ISR - ELR. Needs eligible.leader.replicas.version >= 1."),
+    Rule("no last known ELR", LAST_KNOWN, (3, 0, 0), (3, 7, 0), last_known_none,
+         ("3.4.0", PCB, "PartitionChangeBuilder.build"), "No last known ELR before KIP-966."),
+    Rule("the target last known ELR written", LAST_KNOWN, (3, 7, 0), (3, 8, 0), last_known_target,
+         ("3.7.0", PCB, "PartitionChangeBuilder.maybeUpdateRecordElr"),
+         "The target last known ELR is written where it differs (a single member kept while leaderless); a record "
+         "emptying the ISR writes [the leader] (maybeUpdateLastKnownLeader)."),
+    Rule("the last known leader only", LAST_KNOWN, (3, 8, 0), None, last_known_leader,
+         ("3.8.0", PCB, "PartitionChangeBuilder.maybeUpdateLastKnownLeader"),
+         "useLastKnownLeaderInBalancedRecovery: a record first emptying the ISR writes [the leader]; one that gives "
+         "the partition a leader, or keeps it, clears the field."),
     Rule("ISR shrink keeps the last member", ISR_SHRINK, (3, 0, 0), (3, 7, 0), isr_shrink_no_elr,
          ("3.4.0", PCB, "PartitionChangeBuilder.build"),
          "The fenced / shutting-down broker is removed from the target ISR; `if (record.isr() == null && "

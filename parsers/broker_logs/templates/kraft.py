@@ -141,6 +141,17 @@ def _registered(entry, m):
     return Event("broker_registered", controller_id=int(m["cid"]), subject_broker=bid, detail=detail)
 
 
+def _new_incarnation(entry, m):
+    """3.9.0-rc3 ClusterControlManager.registerBroker: a registration with a new incarnation ID runs
+    brokerUncleanShutdownHandler (ReplicationControlManager.handleBrokerUncleanShutdown, with an ELR-capable
+    metadata version), whose PartitionChangeRecords take the broker out of every ISR and ELR; the line counts them."""
+    b = m["b"] or m["b2"]
+    detail = {"via": "log", "cleanup_records": int(m["n"]), "incarnation_id": m["inc"] or m["inc2"]}
+    if m["prev"]:
+        detail["previous_incarnation_id"] = m["prev"]
+    return Event("broker_unclean_shutdown", controller_id=int(m["cid"]), subject_broker=int(b), detail=detail)
+
+
 def _registration_change(entry, m):
     rec = m["rec"]
     bid = int(m["b"])
@@ -368,6 +379,13 @@ RULES = [
                     r"establishing a new incarnation of broker (?P<b2>\d+)|Registered new broker): "
                     r"(?P<rec>RegisterBrokerRecord\(.*)$"),
          _registered),
+    # 3.9+ ClusterControlManager.registerBroker, a new incarnation: handleBrokerUncleanShutdown's records come first
+    Rule("kraft.new_incarnation", QC, ("record(s) to clean up previous incarnations",),
+         re.compile(_Q + r"(?:Registering a new incarnation of broker (?P<b>\d+)\. Previous incarnation ID was "
+                    r"(?P<prev>[\w-]+); new incarnation ID is (?P<inc>[\w-]+)|No previous registration found for "
+                    r"broker (?P<b2>\d+)\. New incarnation ID is (?P<inc2>[\w-]+))\.\s+Generated (?P<n>\d+) "
+                    r"record\(s\) to clean up previous incarnations\."),
+         _new_incarnation),
     Rule("kraft.registration_change", QC, ("Replayed BrokerRegistrationChangeRecord",),
          re.compile(_Q + r"Replayed BrokerRegistrationChangeRecord modifying the registration for broker (?P<b>\d+): "
                     r"(?P<rec>.*)$"),

@@ -1,0 +1,82 @@
+"""PartitionChangeBuilder.build as the replay models it (replay_engine/kraft_build.py), ELR and last known ELR included.
+
+Independent truth: the records a 4.2.0 quorum controller logged (``UNCLEAN partition change for ...``,
+PartitionRegistration.maybeLogPartitionChange, INFO) in ../shared/real_logs2/BMTushyath__RFIDSAS, each cited by
+file:line, and Kafka's source (3.8.0 .. trunk metadata/.../controller/PartitionChangeBuilder.java build,
+maybePopulateTargetElr, maybeUpdateRecordElr, maybeUpdateLastKnownLeader; ReplicationControlManager
+.generateLeaderAndIsrUpdates, handleBrokerUncleanShutdown).
+"""
+from __future__ import annotations
+
+import pytest
+
+from conftest import real_cluster_events
+from replay_engine.kraft_build import BrokerEvent, ChangeRecord, Registration, build
+
+BMT = "BMTushyath__RFIDSAS"
+V42 = (4, 2, 0)
+
+
+def test_a_fence_empties_the_isr_into_the_elr_and_keeps_the_last_leader():
+    # controller.log.2026-03-16-11.gz:434, after "Fencing broker 1 at epoch 635 because its session has timed out"
+    # (:431): "rfid-events-0 ...: isr: [1] -> [], leader: 1 -> -1, leaderEpoch: 2 -> 3, elr: [] -> [1],
+    # lastKnownElr: [] -> [1]" (handleBrokerFenced, brokerToRemove 1, min.insync.replicas 1)
+    rec = build(Registration((1,), (1,), 1), frozenset(), BrokerEvent(to_remove=1), version=V42, elr_enabled=True)
+    assert (rec.leader, rec.isr, rec.elr, rec.last_known_elr) == (-1, (), (1,), (1,))
+
+
+def test_a_new_incarnation_clears_its_elr_and_is_not_elected_as_the_last_known_leader():
+    # controller.log.2026-03-16-11.gz:487 "Registering a new incarnation of broker 1 ... Generated 51 record(s)", then
+    # :488 "rfid-events-0 ...: elr: [1] -> [], partitionEpoch: 4 -> 5": handleBrokerUncleanShutdown's record. Broker 1
+    # is brokerWithUncleanShutdown: out of the ELR (maybePopulateTargetElr) and no acceptable leader, so the last known
+    # leader is not elected (KAFKA-19522, 4.2); the last known ELR stays while leaderless (maybeUpdateRecordElr).
+    reg = Registration((1,), (), -1, (1,), (1,))
+    rec = build(reg, frozenset(), BrokerEvent(unclean_shutdown=1), version=V42, elr_enabled=True)
+    assert rec == ChangeRecord(elr=(), how="none")
+    # before KAFKA-19522 canElectLastKnownLeader only logged the last known leader's liveness (3.9.0-rc3): elected
+    old = build(reg, frozenset(), BrokerEvent(unclean_shutdown=1), version=(3, 9, 0), elr_enabled=True)
+    assert (old.leader, old.isr, old.how) == (1, (1,), "unclean")
+
+
+def test_an_unfence_elects_the_last_known_leader_uncleanly_or_an_elr_member_cleanly():
+    # :541 "Setting new leader for topicId Ty2X_8UqQsWnVzSrXi8Elw, partition 0 to 1 using an unclean election.
+    # Previous partition: PartitionRegistration(replicas=[1], ..., isr=[], ..., elr=[], lastKnownElr=[1], leader=-1"
+    # (handleBrokerUnfenced, brokerToAdd 1): canElectLastKnownLeader; the record clears the last known ELR
+    rec = build(Registration((1,), (), -1, (), (1,)), frozenset(), BrokerEvent(to_add=1), version=V42,
+                elr_enabled=True)
+    assert (rec.leader, rec.isr, rec.elr, rec.last_known_elr, rec.how) == (1, (1,), None, (), "unclean")
+    # controller.log.2026-06-12-16.gz:321 (restated at a reload): "isr: [] -> [1], leader: -1 -> 1, ... elr: [1] -> [],
+    # lastKnownElr: [1] -> []": with 1 still in the ELR it is elected from it, a clean election (tryElection)
+    rec = build(Registration((1,), (), -1, (1,), (1,)), frozenset(), BrokerEvent(to_add=1), version=V42,
+                elr_enabled=True)
+    assert (rec.leader, rec.isr, rec.elr, rec.last_known_elr, rec.how) == (1, (1,), (), (), "elr")
+
+
+def test_without_elr_a_single_replica_keeps_its_isr_and_before_3_6_bumps_on_the_emptied_target():
+    reg = Registration((1,), (1,), 1)
+    assert build(reg, frozenset(), BrokerEvent(to_remove=1), version=(3, 6, 0)) == ChangeRecord(leader=-1, how="none")
+    # an election that changes nothing writes no record (changeRecordIsNoOp)
+    assert build(Registration((1, 2), (1, 2), 1), frozenset({1, 2}), version=(3, 6, 0)) is None
+    # 3.5: an ISR shrink sets the leader field again (triggerLeaderEpochBumpIfNeeded), a new leader epoch
+    rec = build(Registration((1, 2, 3), (1, 2, 3), 1), frozenset({1, 2}), BrokerEvent(to_remove=3), version=(3, 5, 0))
+    assert (rec.leader, rec.isr) == (1, (1, 2))
+    rec = build(Registration((1, 2, 3), (1, 2, 3), 1), frozenset({1, 2}), BrokerEvent(to_remove=3), version=(3, 6, 0))
+    assert (rec.leader, rec.isr) == (None, (1, 2))
+
+
+@pytest.fixture(scope="module")
+def bmt():
+    from replay_engine.api import replay_cluster
+
+    return replay_cluster(real_cluster_events(BMT, folder="real_logs2"), BMT)
+
+
+def test_the_changes_of_an_unclean_shutdown_are_judged(bmt):
+    logs = BMT + "/logs/"
+    [c] = [c for c in bmt.comparisons if c.record.cite() == logs + "controller.log.2026-03-16-11.gz:488"]
+    assert (c.verdict, c.recorded, c.replayed) == ("agreed", {"elr": []}, {"elr": []})
+    assert "handleBrokerUncleanShutdown" in c.how
+    # all 51 of that event (:488 .. :538), none left out
+    event = [c for c in bmt.comparisons if c.record.source_file == logs + "controller.log.2026-03-16-11.gz"
+             and 488 <= c.record.source_pos <= 538]
+    assert len(event) == 51 and all(c.verdict == "agreed" for c in event)
