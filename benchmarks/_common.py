@@ -1,5 +1,5 @@
 """Shared by the ingest, replay, scaling and postmortem benchmarks: corpus generation, CPU and
-memory accounting, the machine's load, and RESULTS.md sections.
+memory accounting, the machine's load, and the journal sections behind RESULTS.md.
 
 Measurements on a shared machine: wall times move with the other jobs' load, so every benchmark
 also reports CPU seconds (of the whole process tree: the driver, the JVM, Spark's Python workers,
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -25,7 +26,6 @@ if str(REPO) not in sys.path:
 # a Spark standalone cluster on 127.0.0.1 (the launcher the tests use) and CPU pinning of a child process
 from forensics.audit.local_cluster import Standalone, on_cpus  # noqa: E402,F401
 RESULTS = REPO / "benchmarks" / "RESULTS.md"
-HEADER = "# Benchmark results\n\nMeasured numbers, newest last in each section, with the command that produced them.\n"
 _TICK = os.sysconf("SC_CLK_TCK")
 
 
@@ -269,11 +269,55 @@ def work_dir(arg: str | None, prefix: str) -> Path:
     return Path(arg) if arg else Path(tempfile.mkdtemp(prefix=prefix))
 
 
-# ---------------------------------------------------------------- RESULTS.md
+# ---------------------------------------------------------------- the results page and its journal
 
-def record(section: str, bullet: str) -> None:
-    """Adds ``bullet`` at the end of ``section`` (made if missing); other sections are left as they are."""
-    text = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else HEADER
+# RESULTS.md is a page of one row per goal (the latest figure, met or not); the dated runs behind each row go to
+# journal/<area>.md, one file per area, each keeping the sections ("## title") its benchmarks append to.
+JOURNAL = REPO / "benchmarks" / "journal"
+# a section title's first words -> its journal file (the longest match wins); other titles get a file of their own
+AREAS = {
+    "Where the figures stand": "goals",
+    "dashboard": "dashboard",
+    "capture": "capture",
+    "ingest": "ingest",
+    "Arrow batches": "ingest",
+    "replay": "replay",
+    "several clusters": "replay",
+    "KRaft split": "replay",
+    "scaling": "scaling",
+    "postmortem": "postmortem",
+    "audit": "audit",
+    "large audit": "audit",
+    "agreement": "agreement",
+    "partial evidence": "agreement",
+    "big single files": "bigfiles",
+    "default run, fast loop": "tests",
+}
+JOURNAL_TITLES = {
+    "goals": "the goals table as it stood until 2026-11-28, and the causes of its gaps",
+    "ingest": "ingest (synthetic and real-format corpora, Arrow batches)",
+    "replay": "replay (one core, shards on executors, several clusters, KRaft split)",
+    "audit": "audit (3 months x 3 clusters; 30 brokers x 100,000 partitions)",
+    "agreement": "agreement with the recorded decisions (whole and partial evidence)",
+    "bigfiles": "big single files (broker logs, container streams, exports)",
+}
+
+
+def journal_of(section: str) -> Path:
+    """The journal file holding ``section`` ("## title ...")."""
+    title = section.lstrip("#").strip()
+    best = max((k for k in AREAS if title.startswith(k)), key=len, default=None)
+    if best is not None:
+        return JOURNAL / f"{AREAS[best]}.md"
+    slug = re.sub(r"[^a-z0-9]+", "_", re.split(r"[(:]", title)[0].lower()).strip("_")
+    return JOURNAL / f"{slug or 'other'}.md"
+
+
+def record(section: str, bullet: str) -> Path:
+    """Adds ``bullet`` at the end of ``section`` (made if missing) in its journal file; other sections are left as
+    they are. The goal's row of RESULTS.md is updated by hand (met or not is a judgement): this says which file."""
+    path = journal_of(section)
+    text = path.read_text(encoding="utf-8") if path.exists() else f"# Benchmark journal: {path.stem}\n"
     start = text.find("\n" + section + "\n")
     if start < 0:
         text = text.rstrip("\n") + "\n\n" + section + "\n\n" + bullet
@@ -283,4 +327,7 @@ def record(section: str, bullet: str) -> None:
         end = len(text) if nxt < 0 else nxt + 1
         body = text[:end].rstrip("\n") + "\n" + bullet
         text = body + ("\n" + text[end:] if nxt >= 0 else "")
-    RESULTS.write_text(text, encoding="utf-8")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    print(f"recorded in {path.relative_to(REPO)}; update this goal's row of benchmarks/RESULTS.md by hand", file=sys.stderr)
+    return path

@@ -47,7 +47,7 @@ a log entry dropped: ``forensics.pipeline.replay_order`` / ``drop_log_copies``).
 
 Only the replay's public surface is read (``replay_cluster``, ``ReplayResult``: comparisons, leaderless, image
 findings, stream facts). ``--detail`` lists every divergence, uncompared, contradicted decision and moment
-outside; ``--record`` replaces this table's section of ``benchmarks/RESULTS.md``.
+outside; ``--record`` replaces this table's section of ``benchmarks/journal/agreement.md``.
 """
 from __future__ import annotations
 
@@ -605,9 +605,13 @@ def table(rows: list[Row], kinds: bool = True) -> str:
 
 
 def replace_section(section: str, body: str) -> None:
-    """Replaces ``section``'s body in RESULTS.md (made if missing): the table is kept current, not appended."""
-    results = REPO / "benchmarks" / "RESULTS.md"
-    text = results.read_text(encoding="utf-8")
+    """Replaces ``section``'s body in its journal file (benchmarks/journal/agreement.md; made if missing): the table
+    is kept current, not appended. The goal's row of RESULTS.md is updated by hand."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from _common import journal_of
+
+    results = journal_of(section)
+    text = results.read_text(encoding="utf-8") if results.exists() else f"# Benchmark journal: {results.stem}\n"
     start = text.find("\n" + section + "\n")
     if start < 0:
         text = text.rstrip("\n") + "\n\n" + section + "\n\n" + body.rstrip("\n") + "\n"
@@ -656,7 +660,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--folder", action="append", choices=FOLDERS, help="only this folder of ../shared (repeatable)")
     ap.add_argument("--cluster", action="append", help="only this cluster or zk_real scenario (repeatable)")
-    ap.add_argument("--record", action="store_true", help="write the table to its section of benchmarks/RESULTS.md")
+    ap.add_argument("--record", action="store_true", help="write the table to its section of benchmarks/journal/agreement.md")
     ap.add_argument("--detail", action="store_true",
                     help="list every divergence, uncompared and contradicted decision, moment outside, unknown cause")
     args = ap.parse_args(argv)

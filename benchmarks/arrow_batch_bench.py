@@ -31,7 +31,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--events", required=True, help="a Parquet events table (audit tables/events, ingest events)")
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--record", action="store_true", help="append the result to benchmarks/RESULTS.md")
+    ap.add_argument("--record", action="store_true", help="append the result to its section of benchmarks/journal/")
     args = ap.parse_args()
 
     import pyarrow as pa

@@ -4,7 +4,7 @@ Run from the repo root:
 
     .venv/bin/python benchmarks/capture_bench.py [--partitions 20000] [--runs 3]
 
-Prints the median capture time and adds it to its section of benchmarks/RESULTS.md.
+Prints the median capture time and adds it to its section of benchmarks/journal/capture.md.
 """
 from __future__ import annotations
 
@@ -27,9 +27,10 @@ from kazoo.client import KazooClient  # noqa: E402
 from forensics import capture as cap  # noqa: E402
 from zk_server import ZkServer, load_kafka_tree, register_broker  # noqa: E402
 
-RESULTS = REPO / "benchmarks" / "RESULTS.md"
+sys.path.insert(0, str(REPO / "benchmarks"))
+from _common import record  # noqa: E402
+
 SECTION = "## capture (snapshot of a live ZooKeeper)"
-HEADER = "# Benchmark results\n\nMeasured numbers, newest last in each section, with the command that produced them.\n"
 
 
 def topics_for(partitions: int, per_topic: int = 100, brokers: int = 5) -> dict[str, dict[int, list[int]]]:
@@ -90,22 +91,8 @@ def main() -> None:
     bullet = (f"- {stamp}, {os.cpu_count()} cores, load average {load:.1f} at the end: {line}.\n"
               f"  Command: `.venv/bin/python benchmarks/capture_bench.py --partitions {args.partitions} --runs {args.runs}`"
               " (ZooKeeper 3.8 standalone on 127.0.0.1, written to local disk).\n")
-    record(bullet)
+    record(SECTION, bullet)
 
-
-def record(bullet: str) -> None:
-    """Adds the bullet at the end of this benchmark's section (made if missing); other sections
-    of RESULTS.md belong to other benchmarks and are left as they are."""
-    text = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else HEADER
-    start = text.find(SECTION)
-    if start < 0:
-        text = text.rstrip("\n") + "\n\n" + SECTION + "\n\n" + bullet
-    else:
-        nxt = text.find("\n## ", start + len(SECTION))
-        end = len(text) if nxt < 0 else nxt + 1
-        body = text[:end].rstrip("\n") + "\n" + bullet
-        text = body + ("\n" + text[end:] if nxt >= 0 else "")
-    RESULTS.write_text(text, encoding="utf-8")
 
 if __name__ == "__main__":
     main()

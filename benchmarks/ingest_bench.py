@@ -8,7 +8,7 @@ Run from the repo root (one command; the corpus is generated under a temporary f
 ``--corpus synthetic`` (the default) is samplegen's corpus (97% routine lines, Kafka 2.8's layout);
 ``--corpus real`` is ``benchmarks/real_corpus.py``'s: every broker log of ../shared/real_logs (all
 versions and layouts), repeated to the size asked, in rotated ~40 MB files. Each has its own section
-in RESULTS.md.
+in benchmarks/journal/ingest.md.
 
 Per run, over the same files:
 - ``grep``: ``zcat -f FILES | LC_ALL=C grep -cE KEY_PATTERNS``, the cost of merely reading the lines
@@ -20,7 +20,7 @@ Per run, over the same files:
   with ``--write`` also ``write_outputs`` (events sorted and written as Parquet, as the ``ingest`` command does).
 Prints MB/s (uncompressed text) and lines/s of each, the ratios (goal: Spark >= 2x plain, within 5x
 of grep), CPU seconds of each (all processes: JVM and Python workers for Spark), and the medians.
-With ``--record`` the result is appended to its section of benchmarks/RESULTS.md.
+With ``--record`` the result is appended to its section of benchmarks/journal/ (its area's file).
 """
 from __future__ import annotations
 
@@ -127,7 +127,7 @@ def main() -> None:
     ap.add_argument("--work", help="folder for the corpus (kept; reused when it holds the same corpus)")
     ap.add_argument("--write", action="store_true",
                     help="Spark's run includes writing the events, sorted, and the quarantine as Parquet (the ingest command)")
-    ap.add_argument("--record", action="store_true", help="append the result to benchmarks/RESULTS.md")
+    ap.add_argument("--record", action="store_true", help="append the result to its section of benchmarks/journal/")
     args = ap.parse_args()
 
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="kf-bench-"))

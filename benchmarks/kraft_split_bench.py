@@ -97,7 +97,7 @@ def main() -> None:
     ap.add_argument("--copies", type=int, default=100)
     ap.add_argument("--shards", type=int, default=2)
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--record", action="store_true", help="append the result to benchmarks/RESULTS.md")
+    ap.add_argument("--record", action="store_true", help="append the result to its section of benchmarks/journal/")
     args = ap.parse_args()
     from forensics.sources import parse_folder_in_process
     from parsers.common.gc_pause import cycle_gc_paused

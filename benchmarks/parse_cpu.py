@@ -1,5 +1,5 @@
 """CPU seconds of ``parse_source`` over a folder of logs, in one process (no Spark): the parser's own
-cost, as the real-format ingest section of RESULTS.md reports it.
+cost, as the real-format ingest section of benchmarks/journal/ingest.md reports it.
 
     python benchmarks/parse_cpu.py FOLDER [--profile N]
 

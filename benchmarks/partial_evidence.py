@@ -93,7 +93,7 @@ def run(names: list[tuple[str, str]]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cluster", action="append", help="only this cluster or zk_real scenario (repeatable)")
-    ap.add_argument("--record", action="store_true", help="append the table to benchmarks/RESULTS.md")
+    ap.add_argument("--record", action="store_true", help="append the table to its section of benchmarks/journal/")
     args = ap.parse_args(argv)
     want = set(args.cluster or [])
     names = [(n, "real") for n in A.real_log_clusters()] + [(n, "zk_real") for n in A.zk_real_scenarios()]

@@ -13,7 +13,7 @@ Measured, ``--runs`` times each, every one in a fresh process:
   collecting the events, replay, report, files written), run twice over: the second run reuses the
   first's Spark session, which is what a reused session (a notebook, a service, several postmortems in
   one process) saves.
-With ``--record`` the result is appended to its section of benchmarks/RESULTS.md.
+With ``--record`` the result is appended to its section of benchmarks/journal/ (its area's file).
 """
 from __future__ import annotations
 

@@ -28,7 +28,7 @@ other between its own: under PySpark's minute of idle before it stops a Python w
 a minute (``interleaved``).
 CPU seconds count the whole process tree (driver, JVM, Python workers; a standalone cluster's master,
 workers and executors), so a loaded machine shows in the wall times, not in them.
-With ``--record`` the result is appended to its section of benchmarks/RESULTS.md.
+With ``--record`` the result is appended to its section of benchmarks/journal/ (its area's file).
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Starting Spark spends most of its seconds loading and verifying the same ~20,000 classes on every run.
 ``kafka-forensics warm-up`` runs one postmortem with ``-XX:ArchiveClassesAtExit`` and keeps the archive
 the JVM writes when it exits; later driver JVMs map it with ``-XX:SharedArchiveFile`` and skip that work.
-Measured on the bundled sample: postmortem 12.6 -> 9.2 s (benchmarks/RESULTS.md, postmortem section).
+Measured on the bundled sample: postmortem 12.6 -> 9.2 s (benchmarks/journal/postmortem.md).
 
 The archive is only an accelerator. It is keyed by what it depends on (the JDK and Spark's jars), built
 into a temporary name and renamed only after its JVM exited cleanly, and a JVM that cannot use it (a

@@ -69,7 +69,7 @@ def local_driver_memory(master: str | None) -> str | None:
 def driver_jit_options(master: str | None) -> str:
     """The driver JVM's JIT for a cluster master (standalone, YARN, Kubernetes): C1 only. There the driver plans
     a few dozen queries and gathers small results; HotSpot's C2 compiler threads still spent 0.56-0.66 CPU s
-    of each replay compiling Spark's analyser and planner in the fifth and sixth runs (benchmarks/RESULTS.md,
+    of each replay compiling Spark's analyser and planner in the fifth and sixth runs (benchmarks/journal/replay.md,
     standalone pair), and where the driver shares a CPU with an executor, or its planning thread with the
     compiler, that time is taken from the run. A local master is left alone: its JVM is the executors too,
     and their per-row code needs C2."""
@@ -114,7 +114,7 @@ def get_spark(master: str | None = None, app_name: str = "kafka-forensics"):
         # Spark 4.0 caps the Arrow batches it feeds to Python at 256 MB (SPARK-51316) by asking its ArrowWriter
         # for the batch's size after every row; with list columns (isr, replicas) that call walks the batch so
         # far, so a batch costs its rows squared: 1.4 M events through mapInArrow took 20 JVM CPU s against 2.5
-        # without it (benchmarks/RESULTS.md, Arrow batches). Int.MaxValue is Spark's own "no byte limit"
+        # without it (benchmarks/journal/ingest.md, Arrow batches). Int.MaxValue is Spark's own "no byte limit"
         # (BatchedPythonArrowInput.writeSizedBatch skips the size then), and batches are bounded by rows instead:
         # 1,000 events, each holding at most RAW_LIMIT of text and the details of one entry.
         .config("spark.sql.execution.arrow.maxBytesPerBatch", str(2**31 - 1))

@@ -1,7 +1,7 @@
 """What a replay task hands back to Spark comes in bounded record batches. PySpark sends a grouped Arrow UDF's
 result as ``result.to_batches()`` (pyspark/worker.py: wrap_grouped_map_arrow_udf) and the JVM reads each batch
 into off-heap buffers whole; a shard's timeline as one batch failed the 22-day, 100,000-partition audit
-(benchmarks/RESULTS.md, "large audit")."""
+(benchmarks/journal/audit.md, "large audit")."""
 import pyarrow as pa
 
 from forensics.audit.distributed import BATCH_ROWS, OUT_ARROW, _rows_table

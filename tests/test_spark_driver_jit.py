@@ -1,5 +1,5 @@
 """forensics.spark.driver_jit_options: a cluster master's driver JVM compiles with C1 only (it plans queries
-and gathers small results; C2's recompiling of the planner took CPU from the run, benchmarks/RESULTS.md), while
+and gathers small results; C2's recompiling of the planner took CPU from the run, benchmarks/journal/replay.md), while
 a local master's JVM, which is also the executors, keeps HotSpot's full tiered JIT."""
 import pytest
 

@@ -223,7 +223,7 @@ def shares_cores(events: int, total: int, shards: int) -> bool:
     cutting it shortens the run? A smaller one is replayed whole, as one shard beside the others': its shards
     would each repeat the cluster-wide part (from logs alone, phase 1 over every controller record), which a
     whole replay does once, and each pays a task's fixed cost. Four equal clusters of 98,530 events on `local[2]`
-    (benchmarks/RESULTS.md, "several clusters"): cut in 2 shards each, 27.9-28.5 s a warm run; whole, 24.6-25.1 s
+    (benchmarks/journal/replay.md, "several clusters"): cut in 2 shards each, 27.9-28.5 s a warm run; whole, 24.6-25.1 s
     (with phase 1 streamed; 31.9-32.7 against 24.8-27.6 s before). One cluster alone is always cut."""
     return events * shards > total
 
@@ -366,7 +366,7 @@ def route(events, plans: dict[str, ClusterPlan], passes: dict[str, ClusterPass] 
 
 # A KRaft cluster is split when phase 1 foresees at most this many lines showing a leader active (from logs alone,
 # replay_engine.kraft_split). Its foresight misses some where there are any: each miss found costs a round of every
-# shard, and rounds cost more than the split saves (benchmarks/RESULTS.md, "KRaft split": 4 rounds, 0.39x the whole
+# shard, and rounds cost more than the split saves (benchmarks/journal/replay.md, "KRaft split": 4 rounds, 0.39x the whole
 # replay, for a log set whose phase 1 foresaw 25 of 31 lines). A metadata log's records say every decision: none.
 KRAFT_LINES_TO_SPLIT = 0
 

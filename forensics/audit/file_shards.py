@@ -3,7 +3,7 @@
 Routed by Spark (``distributed.route``), a replay is a job of two stages: the day files scanned and
 each row sent to its shard(s) through a shuffle, then the shards. On the 2 GB benchmark that first
 stage is ~1 s of an 8 s run on two cores, and it does not shrink with more executors
-(benchmarks/RESULTS.md, "where a run goes"). A task that knows its cluster's files reads them with
+(benchmarks/journal/replay.md, "where a run goes"). A task that knows its cluster's files reads them with
 pyarrow, as the store's writer tasks wrote them, and keeps its own shard's rows by ``route``'s rule:
 one stage, the shards' own.
 

@@ -4,7 +4,7 @@ consuming the timeline (a count, the audit's write) is also the one that runs th
 
 Returned as a row instead, it made the timeline a cached table read twice: a job collecting the result rows
 and another consuming the timeline, 0.4-0.5 s of a 2 GB bench replay on the 2-worker standalone cluster
-outside its shard tasks (benchmarks/RESULTS.md).
+outside its shard tasks (benchmarks/journal/replay.md).
 
 Spark applies a task's accumulator updates once per successful attempt; a stage run again (a lost shuffle
 file, a speculative copy) may send a shard's result twice. Shard outputs are deterministic, so ``received``
