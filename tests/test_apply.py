@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ZK_REAL, real_cluster_events
+from conftest import ZK_REAL, replayed_cluster
 from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
 from replay_engine import apply as A
@@ -139,7 +139,7 @@ KAFKA_VALID_PREVIOUS = {
 
 
 def _real(name):
-    return replay_cluster(real_cluster_events(name), name)
+    return replayed_cluster(name)
 
 
 def _zk(scen):

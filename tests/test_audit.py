@@ -165,13 +165,22 @@ def test_incident_table_matches_postmortem_on_the_same_files(spark, runs, tmp_pa
         assert got and comparable(got) == comparable(incidents), cluster
 
 
-def test_audit_of_the_real_logs_matches_postmortem_per_cluster(spark, tmp_path):
+@pytest.mark.parametrize("clusters", [
+    # ZooKeeper mode from logs alone (outages of RF=1 partitions) and KRaft 4.1 logs
+    ("AndreasTraut__kafka_2.13-2.8.0", "GraphLogistics__kafka"),
+    pytest.param(None, id="every-cluster", marks=pytest.mark.corpus)])
+def test_audit_of_the_real_logs_matches_postmortem_per_cluster(spark, tmp_path, clusters):
+    root = REAL_LOGS
+    if clusters is not None:  # a root holding only these clusters' folders
+        root = tmp_path / "root"
+        for c in clusters:
+            shutil.copytree(REAL_LOGS / c, root / c)
     out = tmp_path / "real"
-    s = run_audit(AuditOptions(str(REAL_LOGS), out, shards=3))
-    want = postmortem_incidents(spark, REAL_LOGS, tmp_path / "x")
-    clusters = sorted(p.name for p in REAL_LOGS.iterdir() if p.is_dir())
+    s = run_audit(AuditOptions(str(root), out, shards=3))
+    want = postmortem_incidents(spark, root, tmp_path / "x")
+    clusters = sorted(p.name for p in root.iterdir() if p.is_dir())
     assert set(clusters) <= set(s["clusters"]) == set(want)
-    assert s["files_processed"] == len(files_under(REAL_LOGS))
+    assert s["files_processed"] == len(files_under(root))
     for name in clusters:
         got = [r for r in incident_rows(out, name) if r["outage"] and r["cause_kind"] != "under_min_isr"]
         assert comparable(got) == comparable(want[name]), name

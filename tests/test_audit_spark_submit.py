@@ -11,7 +11,8 @@ import pytest
 
 from samplegen.corpus import AuditSpec, write_audit_tree
 
-pytestmark = pytest.mark.spark
+# spark-submit starts a JVM of its own (the rule it holds: tests/test_spark_master.py)
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[1]
 

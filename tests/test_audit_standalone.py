@@ -10,7 +10,7 @@ from forensics.audit.local_cluster import Standalone, code_env
 from forensics.audit.run import AuditOptions, run_audit
 from samplegen.corpus import AuditSpec, write_audit_tree
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.slow]  # a master, a worker and a driver JVM of their own
 
 SPEC = AuditSpec(clusters=2, days=2, brokers=3, bytes_per_file=4000, seed=5, partitions=40, incidents_per_day=1.5)
 

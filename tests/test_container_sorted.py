@@ -57,7 +57,7 @@ def exports(tmp_path_factory):
 
 
 @pytest.mark.parametrize("fmt", sorted(WRITERS))
-@pytest.mark.parametrize("damage", [False, True])
+@pytest.mark.parametrize("damage", [pytest.param(False, marks=pytest.mark.slow), True])  # undamaged: opt-in tier
 def test_sorted_runs_give_the_whole_read(exports, fmt, damage, tmp_path, monkeypatch):
     monkeypatch.setattr(sorted_runs, "FAN_IN", 4)
     path = exports[fmt][damage]

@@ -15,7 +15,7 @@ from parsers.broker_logs.broker_log import parse_broker_log
 from parsers.common.accounting import FileSummary
 from parsers.common.context import SourceContext
 from parsers.dispatch import sniff_kind
-from tests.conftest import REAL_LOGS, SAMPLES
+from conftest import DEFAULT_CLUSTERS, REAL_LOGS, SAMPLES, per_cluster
 
 
 def _both(data: bytes, path: str = "x/server.log", tz: str = "UTC"):
@@ -37,16 +37,24 @@ def _broker_logs(root: Path) -> list[Path]:
     return found
 
 
-def test_every_real_and_sample_log_parses_the_same_on_both_paths():
-    files = _broker_logs(REAL_LOGS) + _broker_logs(SAMPLES)
-    assert len(files) > 1000  # the real corpus is here, not an empty folder
+ROOTS = [SAMPLES] + sorted(p for p in REAL_LOGS.iterdir() if p.is_dir())
+
+
+@pytest.mark.parametrize("root", per_cluster(ROOTS, lambda p: p.name, DEFAULT_CLUSTERS | {SAMPLES.name}))
+def test_every_real_and_sample_log_parses_the_same_on_both_paths(root):
+    files = _broker_logs(root)  # none in a folder of ZooKeeper or KRaft files alone
     fast_taken = 0
     for p in files:
         (fast_ev, fast_doc), (ref_ev, ref_doc) = _both(p.read_bytes(), str(p))
         assert fast_doc == ref_doc, p
         assert fast_ev == ref_ev, p
         fast_taken += fast_doc["lines"] > 0
-    assert fast_taken > 1000
+    assert fast_taken == len(files)
+
+
+@pytest.mark.corpus
+def test_the_corpus_holds_the_broker_logs():
+    assert sum(len(_broker_logs(r)) for r in ROOTS) > 1000  # the real corpus is here, not an empty folder
 
 
 HEAD = "[2024-03-10 01:59:58,100] INFO [KafkaServer id=2] started (kafka.server.KafkaServer)"

@@ -17,9 +17,8 @@ from __future__ import annotations
 import gzip
 import re
 
-from conftest import REAL_LOGS2, real_cluster_events
+from conftest import REAL_LOGS2, replayed_cluster
 from parsers.schema import iso_utc
-from replay_engine.api import replay_cluster
 from replay_engine.cases import (ALL_REPLICAS_OFFLINE, CONTROLLER_LEFT, CONTROLLER_TOOK_OVER, LEADER_RETURN_UNSEEN,
                                  LIVE_VIEW, NO_CONTROLLER, NO_LIVE_ISR, SERVING)
 
@@ -29,7 +28,7 @@ def _line(cluster: str, rel: str, n: int) -> str:
 
 
 def _case(cluster: str, topic: str, partition: int, start: str):
-    res = replay_cluster(real_cluster_events(cluster, "real_logs2"), cluster)
+    res = replayed_cluster(cluster, "real_logs2")
     got = [lp.cause for lp in res.leaderless
            if (lp.episode.topic, lp.episode.partition) == (topic, partition) and iso_utc(lp.episode.start) == start]
     assert len(got) == 1

@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from conftest import REAL_LOGS, REPO, ZK_REAL, real_cluster_events
+from conftest import REAL_LOGS, REPO, ZK_REAL, replayed_cluster
 from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
 from replay_engine.api import ReplayResult, replay_cluster
@@ -32,7 +32,7 @@ def _zk_replay(scen):
 
 
 def _log_replay(name):
-    return replay_cluster(real_cluster_events(name), name)
+    return replayed_cluster(name)
 
 
 SCENARIOS = sorted(p.name for p in ZK_REAL.iterdir() if (p / "ground_truth.json").exists())

@@ -151,7 +151,7 @@ def test_a_split_size_that_would_cut_staged_files_into_byte_tasks_keeps_the_arro
     """Spark reads files in splits of spark.sql.files.maxPartitionBytes, read options or not: at 1 byte (as
     test_determinism sets it to get one input file per task) a staged file of N bytes became N read tasks."""
     src = tmp_path / "in"
-    shutil.copytree(REAL_LOGS / CLUSTERS[0], src)
+    shutil.copytree(REAL_LOGS / CLUSTERS[1], src)  # 16 files: each staged file would be thousands of 1-byte tasks
     saved = spark.conf.get("spark.sql.files.maxPartitionBytes", None)
     try:
         got = {}

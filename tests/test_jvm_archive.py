@@ -77,6 +77,7 @@ def test_warm_up_without_logs_is_a_user_error(tmp_path):
     assert not list(tmp_path.glob("*.jsa"))
 
 
+@pytest.mark.slow  # two JVMs, one writing the archive (the options it leads to: the tests above)
 @needs_java
 def test_warm_up_builds_an_archive_the_next_driver_maps(tmp_path):
     env = _clean_env(tmp_path / "cache")

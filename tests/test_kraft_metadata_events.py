@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import real_cluster_events
+from conftest import replayed_cluster
 from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
-from replay_engine.api import replay_cluster
 from replay_engine.kraft_evidence import broker_event_of
 from replay_engine.kraft_pass import broker_events
 from samplegen.kafka.kraft_encode import MetadataBatch, encode_log
@@ -32,7 +31,7 @@ def _verdicts(res, path_tail: str) -> dict[int, tuple]:
 
 @pytest.fixture(scope="module")
 def greenlemon():
-    return replay_cluster(real_cluster_events("greenlemonT__kafka-temp", folder="real_logs2"), "greenlemonT__kafka-temp")
+    return replayed_cluster("greenlemonT__kafka-temp", "real_logs2")
 
 
 def test_changes_after_a_controlled_shutdown_record_are_that_brokers_alone(greenlemon):
@@ -53,7 +52,7 @@ def test_a_metadata_log_alone_agrees_on_every_record(greenlemon):
 
 @pytest.mark.parametrize("name", ["ftmhxp__real-time-data-streaming-pipeline", "ogs59__docker-compose-kafka4.10"])
 def test_other_metadata_logs_agree_on_every_record(name):
-    res = replay_cluster(real_cluster_events(name, folder="real_logs2"), name)
+    res = replayed_cluster(name, "real_logs2")
     ag = res.agreement()
     assert ag["compared"] > 200 and ag["agreed"] == ag["compared"] and ag["uncompared"] == 0
     if name.startswith("ftmhxp"):
@@ -68,7 +67,7 @@ def test_an_unfence_elects_in_the_batch_that_fenced_the_broker():
     # 8424 elects it for _schemas-0 (handleBrokerUnfenced, brokerToAdd). The folder's other metadata log
     # (kafka_2.13-3.5.0/kraft-combined-logs, another cluster id) has records at the same offsets.
     name = "Danielowo2000__BigDataTechnologies-Version-2"
-    res = replay_cluster(real_cluster_events(name, folder="real_logs2"), name)
+    res = replayed_cluster(name, "real_logs2")
     v = _verdicts(res, "kafka_data/__cluster_metadata-0/00000000000000000000.log.gz")
     assert v[8424] == ("agreed", {"leader": 1}, {"leader": 1})
 

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import real_cluster_events
-from replay_engine.api import replay_cluster
+from conftest import replayed_cluster
 from replay_engine.kraft_rules import change_bumps_epoch
 
 DAMIR = "DamirSmetov__Final_Project"
@@ -18,7 +17,7 @@ D_LOGS = DANIEL + "/kafka_2.13-3.5.0/logs/"
 
 
 def _replay(name: str, folder: str = "real_logs2"):
-    return replay_cluster(real_cluster_events(name, folder=folder), name)
+    return replayed_cluster(name, folder)
 
 
 def _at(res, cite: str) -> list:

@@ -22,7 +22,7 @@ import re
 
 import pytest
 
-from conftest import REAL_LOGS, log4j_us, real_cluster_events
+from conftest import REAL_LOGS, log4j_us, real_cluster_events, replayed_cluster
 from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
 from parsers.schema import iso_utc
@@ -100,7 +100,7 @@ def test_new_controller_elects_with_the_brokers_it_logged_live():
     a leaderless interval of the replay. Controller 2 took over while broker 0 (the old controller) shut down and
     logged only itself live: it elected nothing for partitions of dead brokers until they returned."""
     cluster = "CodingCookieRookie__CS3219_TASKD"
-    res = replay_cluster(real_cluster_events(cluster), cluster)
+    res = replayed_cluster(cluster)
     spans: dict[tuple, list] = {}
     for lp in res.leaderless:
         spans.setdefault((lp.episode.topic, lp.episode.partition), []).append((lp.episode.start, lp.episode.end))
@@ -319,7 +319,7 @@ def test_without_the_controllers_log_its_view_of_live_brokers_is_not_guessed(clu
     gaps = {(c.record.source_file, c.record.source_pos) for c in res.comparisons
             if c.verdict == "unknown" and _LIVENESS_GAP.search(c.reason or "")}
     assert gaps
-    whole = replay_cluster(real_cluster_events(cluster), cluster)
+    whole = replayed_cluster(cluster)
     assert not [c for c in whole.comparisons if _LIVENESS_GAP.search(c.reason or "")]
     judged = {(c.record.source_file, c.record.source_pos): c.verdict for c in whole.comparisons}
     assert {judged.get(g) for g in gaps} == {"agreed"}
@@ -343,7 +343,7 @@ def test_without_the_kafka_version_the_unclean_default_is_not_guessed():
             if "unclean.leader.election.enable" in (c.reason or "")}
     assert gaps
     whole = {(c.record.source_file, c.record.source_pos): c.verdict
-             for c in replay_cluster(real_cluster_events(cluster), cluster).comparisons}
+             for c in replayed_cluster(cluster).comparisons}
     assert {whole.get(g) for g in gaps} == {"agreed"}
 
 

@@ -23,7 +23,7 @@ def test_hash_is_sparks(spark):
 
 
 @pytest.mark.spark
-@pytest.mark.parametrize("clusters,shards", [(1, 34), (3, 2), (5, 3)])
+@pytest.mark.parametrize("clusters,shards", [(1, 34), pytest.param(3, 2, marks=pytest.mark.slow), (5, 3)])
 def test_each_shard_alone_in_its_partition(spark, clusters, shards):
     # the replay's form: clusters with shards 0 .. k-1 (a per-cluster array of keys), plus phase 1's (cluster alone)
     from pyspark.sql import functions as F
@@ -40,7 +40,7 @@ def test_each_shard_alone_in_its_partition(spark, clusters, shards):
 
 
 @pytest.mark.spark
-@pytest.mark.parametrize("n", [2, 5, 34])
+@pytest.mark.parametrize("n", [2, pytest.param(5, marks=pytest.mark.slow), 34])
 def test_each_group_alone_in_its_partition(spark, n):
     from pyspark.sql import functions as F
 

@@ -74,16 +74,31 @@ def check_clients(report, exp):
         assert max(ms(c["last"]) for c in mine) <= ms(want["until"]) + 60_000
 
 
-def test_readme_main_command_as_a_user_runs_it(tmp_path):
-    readme = (REPO / "README.md").read_text()
-    cmd = re.search(r"\.venv/bin/kafka-forensics postmortem (\S+)", readme)
+def readme_sample() -> str:
+    cmd = re.search(r"\.venv/bin/kafka-forensics postmortem (\S+)", (REPO / "README.md").read_text())
     assert cmd, "the README shows the main command"
-    sample = cmd.group(1)
-    out = tmp_path / "report"
+    return cmd.group(1)
+
+
+@pytest.mark.slow
+def test_readme_main_command_as_a_user_runs_it(tmp_path):
+    # a process of its own: Spark started, run and stopped as the user's command does
+    sample, out = readme_sample(), tmp_path / "report"
     exe = Path(sys.executable).with_name("kafka-forensics")
     env = {**os.environ, "KAFKA_FORENSICS_SHUFFLE_PARTITIONS": "4"}
     proc = subprocess.run([str(exe), "postmortem", sample, "--out", str(out), "--master", "local[2]"],
                           cwd=REPO, capture_output=True, text=True, env=env, timeout=600)
+    check_readme_report(sample, out, proc)
+
+
+def test_readme_main_command(cli, tmp_path, monkeypatch):
+    # the same command's main in this process, on the shared session
+    monkeypatch.chdir(REPO)
+    sample, out = readme_sample(), tmp_path / "report"
+    check_readme_report(sample, out, cli("postmortem", sample, "--out", out, "--master", "local[2]"))
+
+
+def check_readme_report(sample, out, proc):
     assert proc.returncode == 1, proc.stderr[-2000:]  # 1 = analysed, leaderless partitions found
     assert "Traceback" not in proc.stderr
     report = json.loads((out / "report.json").read_text())

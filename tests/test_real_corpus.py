@@ -7,17 +7,23 @@ Independent truth used here:
 - samples: the real line, read from the gz file at the cited line number, with the
   expected values written by hand from its text;
 - versions: MANIFEST.tsv's ``kafka_version``.
+
+Each file is parsed once per run, when a test first needs it. The checks over every cluster run per cluster: the
+default run holds them on a few (0.8, 2.8, 4.0 KRaft and the issue excerpts), the rest is the opt-in tier (marker
+``corpus``, conftest.DEFAULT_CLUSTERS); the per-version line samples read only their own files.
 """
 from __future__ import annotations
 
 import collections
 import csv
+import functools
 import gzip
 import re
 
 import pytest
 
-from conftest import REAL_LOGS
+from conftest import DEFAULT_CLUSTERS, REAL_LOGS
+from conftest import per_cluster as conftest_per_cluster
 from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
 from parsers.schema import EVENT_TYPES, load_detail
@@ -25,9 +31,9 @@ from parsers.schema import EVENT_TYPES, load_detail
 HEADER = re.compile(rb"^(\[\d{4}-\d\d-\d\d|\d{4}-\d\d-\d\d)")
 
 
-def _files():
+def _files(root=REAL_LOGS):
     # Evidence files only (MANIFEST/SUMMARY/INDEX .tsv describe the corpus, they are not evidence).
-    return sorted(p for p in REAL_LOGS.rglob("*") if p.is_file() and p.suffix in (".gz", ".log"))
+    return sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in (".gz", ".log"))
 
 
 def _raw(path) -> bytes:
@@ -35,18 +41,35 @@ def _raw(path) -> bytes:
     return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
 
 
-@pytest.fixture(scope="module")
-def corpus():
-    out = {}
-    for p in _files():
-        rel = p.relative_to(REAL_LOGS).as_posix()
-        events, summary = parse_source(p.read_bytes(), SourceContext(path=rel, cluster=rel.split("/")[0]))
-        out[rel] = (events, summary)
-    return out
+@functools.cache
+def parsed(rel: str) -> tuple:
+    """(events, summary) of one file of the corpus, parsed once per run (tests read them, never change them)."""
+    events, summary = parse_source((REAL_LOGS / rel).read_bytes(), SourceContext(path=rel, cluster=rel.split("/")[0]))
+    return tuple(events), summary
 
 
-def test_every_file_is_accounted_for(corpus):
-    assert len(corpus) == len(_files()) > 1500
+def cluster_files(cluster: str) -> dict:
+    """rel -> (events, summary) for every evidence file of one cluster (or of issue_snippets)."""
+    return {rel: parsed(rel) for rel in (p.relative_to(REAL_LOGS).as_posix() for p in _files(REAL_LOGS / cluster))}
+
+
+CLUSTERS = sorted(p.name for p in REAL_LOGS.iterdir() if p.is_dir())
+
+
+def per_cluster(clusters=CLUSTERS):
+    return pytest.mark.parametrize("cluster", conftest_per_cluster(clusters))
+
+
+@pytest.mark.corpus
+def test_the_corpus_holds_every_cluster_and_file():
+    assert DEFAULT_CLUSTERS <= set(CLUSTERS) and len(_files()) > 1500
+    assert sum(len(_files(REAL_LOGS / c)) for c in CLUSTERS) == len(_files())
+
+
+@per_cluster()
+def test_every_file_is_accounted_for(cluster):
+    corpus = cluster_files(cluster)
+    assert corpus
     for rel, (events, s) in corpus.items():
         assert s.balanced(), rel
         assert not any("internal parser error" in e for e in s.errors), (rel, s.errors)
@@ -57,7 +80,8 @@ def test_every_file_is_accounted_for(corpus):
             assert all(ev.event_type in EVENT_TYPES and ev.source_pos >= 1 for ev in events), rel
 
 
-def test_unrecognized_lines_are_only_the_preambles_of_issue_excerpts(corpus):
+@per_cluster()
+def test_unrecognized_lines_are_only_the_preambles_of_issue_excerpts(cluster):
     """Every broker-log line is parsed, routine (other) or quarantined, except lines before the
     first log header of the issue excerpts: their "# source" / "# url" notes, the pasted
     `kafka-topics --describe` output of 08.log, and the stack trace 05.log starts in."""
@@ -67,31 +91,32 @@ def test_unrecognized_lines_are_only_the_preambles_of_issue_excerpts(corpus):
         first_header = next(i for i, line in enumerate(lines, 1) if HEADER.match(line))
         expected[f"issue_snippets/{p.name}"] = set(range(1, first_header))
     got = collections.defaultdict(set)
-    for rel, (_, s) in corpus.items():
+    for rel, (_, s) in cluster_files(cluster).items():
         if s.unrecognized:
             assert len(s.samples) >= s.unrecognized  # every one is kept for inspection
             got[rel] = {q.source_pos for q in s.samples if q.category == "unrecognized"}
             assert len(got[rel]) == s.unrecognized, rel
-    assert dict(got) == {k: v for k, v in expected.items() if v}
-    assert sum(map(len, got.values())) == 36
+    assert dict(got) == {k: v for k, v in expected.items() if v and k.startswith(cluster + "/")}
+    assert sum(map(len, got.values())) == (36 if cluster == "issue_snippets" else 0)
 
 
-def test_the_only_quarantined_line_is_a_run_of_nul_bytes(corpus):
-    quarantined = [(rel, q.source_pos) for rel, (_, s) in corpus.items() if s.kind == "broker_log"
+@per_cluster()
+def test_the_only_quarantined_line_is_a_run_of_nul_bytes(cluster):
+    quarantined = [(rel, q.source_pos) for rel, (_, s) in cluster_files(cluster).items() if s.kind == "broker_log"
                    for q in s.samples if q.category == "quarantined"]
-    assert quarantined == [("AndreasTraut__kafka_2.13-2.8.0/logs/server.log.2021-05-05-12.gz", 130)]
-    line = _raw(REAL_LOGS / quarantined[0][0]).splitlines()[129]
-    assert len(line) > 1000 and set(line) == {0}  # the zeros a crash leaves in a preallocated file
+    nul = ("AndreasTraut__kafka_2.13-2.8.0/logs/server.log.2021-05-05-12.gz", 130)
+    assert quarantined == ([nul] if nul[0].startswith(cluster + "/") else [])
+    if quarantined:
+        line = _raw(REAL_LOGS / nul[0]).splitlines()[129]
+        assert len(line) > 1000 and set(line) == {0}  # the zeros a crash leaves in a preallocated file
 
 
-def _cluster_counts(corpus):
-    """Event counts per cluster from the text logs (the ZooKeeper/KRaft files have their own tests)."""
-    per = collections.defaultdict(collections.Counter)
-    for rel, (events, s) in corpus.items():
-        if s.kind != "broker_log":
-            continue
-        for ev in events:
-            per[rel.split("/")[0]][ev.event_type] += 1
+def _cluster_counts(cluster):
+    """Event counts of a cluster's text logs (the ZooKeeper/KRaft files have their own tests)."""
+    per = collections.Counter()
+    for rel, (events, s) in cluster_files(cluster).items():
+        if s.kind == "broker_log":
+            per.update(ev.event_type for ev in events)
     return per
 
 
@@ -192,11 +217,10 @@ EXPECTED = {
 }
 
 
-def test_every_template_line_of_the_key_kinds_becomes_its_event(corpus):
-    per = _cluster_counts(corpus)
-    for cluster, expected in EXPECTED.items():
-        got = {t: per[cluster][t] for t in COUNTED}
-        assert got == {t: expected.get(t, 0) for t in COUNTED}, cluster
+@per_cluster(sorted(EXPECTED))
+def test_every_template_line_of_the_key_kinds_becomes_its_event(cluster):
+    per = _cluster_counts(cluster)
+    assert {t: per[t] for t in COUNTED} == {t: EXPECTED[cluster].get(t, 0) for t in COUNTED}
 
 
 def _manifest() -> dict[str, str]:
@@ -204,16 +228,18 @@ def _manifest() -> dict[str, str]:
         return {row["dir"]: row["kafka_version"].split()[0] for row in csv.DictReader(fh, delimiter="\t")}
 
 
-def test_kafka_version_lines_agree_with_the_manifest(corpus):
-    versions = _manifest()
-    seen = collections.defaultdict(set)
-    for rel, (events, s) in corpus.items():
-        for ev in events:
-            if ev.event_type == "kafka_version":
-                seen[rel.split("/")[0]].add(ev.detail["version"])
-    assert len(seen) >= 15
-    for cluster, found in seen.items():
-        assert found == {versions[cluster]}, cluster
+@per_cluster([c for c in CLUSTERS if c != "issue_snippets"])
+def test_kafka_version_lines_agree_with_the_manifest(cluster):
+    found = {ev.detail["version"] for events, _ in cluster_files(cluster).values() for ev in events
+             if ev.event_type == "kafka_version"}
+    assert found <= {_manifest()[cluster]}
+
+
+@pytest.mark.corpus
+def test_most_clusters_state_their_kafka_version():
+    stated = [c for c in CLUSTERS if any(ev.event_type == "kafka_version" for events, _ in cluster_files(c).values()
+                                         for ev in events)]
+    assert len(stated) >= 15
 
 
 # (Kafka version, file, line, text the real line holds, event_type, expected columns, expected detail subset)
@@ -530,10 +556,10 @@ SAMPLES = [
 
 @pytest.mark.parametrize("version, rel, line_no, text, event_type, columns, detail", SAMPLES,
                          ids=[f"{s[0]}:{s[1].rsplit('/', 1)[-1]}:{s[2]}" for s in SAMPLES])
-def test_real_line_becomes_the_expected_event(corpus, version, rel, line_no, text, event_type, columns, detail):
+def test_real_line_becomes_the_expected_event(version, rel, line_no, text, event_type, columns, detail):
     line = _raw(REAL_LOGS / rel).splitlines()[line_no - 1].decode("utf-8", "replace")
     assert text in line  # the line this expectation was written from
-    events, _ = corpus[rel]
+    events, _ = parsed(rel)
     matching = [e for e in events if e.source_pos == line_no and e.event_type == event_type]
     assert len(matching) == 1, [(e.source_pos, e.event_type) for e in events if e.source_pos == line_no]
     ev = matching[0]

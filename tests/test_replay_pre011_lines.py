@@ -6,9 +6,8 @@ import gzip
 
 import pytest
 
-from conftest import SHARED, real_cluster_events
+from conftest import SHARED, replayed_cluster
 from replay_engine import rules as R
-from replay_engine.api import replay_cluster
 
 PMITRA = "pmitra43__kafka_load_generator"
 PM_LOGS = f"{PMITRA}/kafka_2.11-0.10.2.0/logs/"
@@ -18,12 +17,12 @@ SO_LOGS = f"{SO3500}/kafka_2.12-0.10.2.1/logs/"
 
 @pytest.fixture(scope="module")
 def pmitra():
-    return replay_cluster(real_cluster_events(PMITRA, "real_logs2"), PMITRA)
+    return replayed_cluster(PMITRA, "real_logs2")
 
 
 @pytest.fixture(scope="module")
 def so3500():
-    return replay_cluster(real_cluster_events(SO3500, "real_logs2"), SO3500)
+    return replayed_cluster(SO3500, "real_logs2")
 
 
 def line(path: str, n: int) -> str:

@@ -1,7 +1,7 @@
 """Pre-mortem risk against hand-derived expectations, Kafka's source per release, and real clusters' states."""
 import json
 
-from conftest import ZK_REAL, real_cluster_events
+from conftest import ZK_REAL, replayed_cluster
 from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
 from replay_engine.api import replay_cluster
@@ -116,7 +116,7 @@ def test_zookeeper_09_cluster_elects_uncleanly_by_its_default():
     # have an ISR of one broker, 2. 0.9.0.0 Defaults.UncleanLeaderElectionEnable = true (KIP-106 made it false in
     # 0.11) and OfflinePartitionLeaderSelector.selectLeader picks "the alive assigned replicas" when no ISR member is
     # live: losing broker 2 elects every partition it leads uncleanly, none is left leaderless.
-    res = replay_cluster(real_cluster_events("danisharora__helloworld", "real_logs2"), "danisharora__helloworld")
+    res = replayed_cluster("danisharora__helloworld", "real_logs2")
     ctl = controller_of(res)
     assert (ctl.mode, ctl.version) == ("zk", (0, 9, 0))
     parts, live, _ = states_from_replay(res)

@@ -1,15 +1,13 @@
-"""The bad-input matrix end to end: ``kafka-forensics postmortem`` as a user runs it, on a folder
-where every kind of damage sits beside real evidence (one run: each run starts Spark), and on a
-folder with nothing usable. No traceback, every problem named with its file and position in the
-report, the answer from what is valid unchanged."""
+"""The bad-input matrix end to end: ``kafka-forensics postmortem`` (its ``main``, in this process on the shared
+Spark session: what the user sees on stdout and stderr and the exit code), on a folder where every kind of damage
+sits beside real evidence, and on a folder with nothing usable. No traceback, every problem named with its file and
+position in the report, the answer from what is valid unchanged. The command in a process of its own, as a user
+runs it: tests/test_postmortem_samples.py."""
 from __future__ import annotations
 
 import gzip
 import json
-import os
 import shutil
-import subprocess
-import sys
 import tarfile
 import io
 from datetime import datetime
@@ -17,20 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, SAMPLES, ZK_REAL
+from conftest import SAMPLES, ZK_REAL
 from parsers.zookeeper.snapshot import read_snapshot
 from parsers.zookeeper.txnlog import read_txnlog
 from test_robustness_inputs import _with_bad_json
 
 pytestmark = pytest.mark.spark
 
-EXE = Path(sys.executable).with_name("kafka-forensics")
-
-
-def postmortem(src: Path, out: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "KAFKA_FORENSICS_SHUFFLE_PARTITIONS": "4"}
-    return subprocess.run([str(EXE), "postmortem", str(src), "--out", str(out), "--master", "local[2]"],
-                          cwd=REPO, capture_output=True, text=True, env=env, timeout=900)
+def postmortem(cli, src: Path, out: Path):
+    return cli("postmortem", src, "--out", out, "--master", "local[2]")
 
 
 def _gz(p: Path) -> bytes:
@@ -107,12 +100,12 @@ def ms(iso):
     return datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000
 
 
-def test_postmortem_on_damaged_evidence_names_every_problem_and_keeps_the_answer(tmp_path):
+def test_postmortem_on_damaged_evidence_names_every_problem_and_keeps_the_answer(cli, tmp_path):
     ev = tmp_path / "evidence"
     expect = build_damaged_evidence(ev)
     bad_json_at = expect.pop("_bad_json")
     out = tmp_path / "out"
-    proc = postmortem(ev, out)
+    proc = postmortem(cli, ev, out)
     assert proc.returncode == 1, proc.stderr[-3000:]  # analysed, leaderless partitions found
     assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
     report = json.loads((out / "report.json").read_text())
@@ -155,14 +148,14 @@ def test_postmortem_on_damaged_evidence_names_every_problem_and_keeps_the_answer
     assert ag["agreed"] == ag["compared"] > 0
 
 
-def test_postmortem_on_a_folder_without_evidence_is_one_line_exit_2(tmp_path):
+def test_postmortem_on_a_folder_without_evidence_is_one_line_exit_2(cli, tmp_path):
     d = tmp_path / "nothing"
     (d / "empty-dir").mkdir(parents=True)
     (d / "todo.txt").write_text("buy milk\n")
     (d / "photo.jpg").write_bytes(b"\xff\xd8\xff\xe0" + bytes(range(256)) * 4)
     (d / "empty.log").write_bytes(b"")
     (d / "self").symlink_to("self")
-    proc = postmortem(d, tmp_path / "out")
+    proc = postmortem(cli, d, tmp_path / "out")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     (line,) = [ln for ln in proc.stderr.splitlines() if ln.startswith("kafka-forensics: error:")]
     assert line.startswith("kafka-forensics: error: no Kafka or ZooKeeper evidence found in 3 file(s) (")

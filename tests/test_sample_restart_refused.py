@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from tests.conftest import SAMPLES, sample_events
+from conftest import SAMPLES, sample_events
 
 NAME = "restart_refused"
 

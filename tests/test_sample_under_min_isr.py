@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.conftest import SAMPLES, sample_events
+from conftest import SAMPLES, sample_events
 
 NAME = "under_min_isr"
 

@@ -5,6 +5,10 @@ ZooKeeper scenario and every real log set (ZooKeeper mode and KRaft), at 1, 2 an
 alone the shards read only the records phase 1 kept (``replay_engine.cluster_pass``; for KRaft the
 lines ``replay_engine.kraft_split`` foresaw), and the split must hold (no fallback to a whole replay)
 for the equality to say anything.
+
+The default run holds the equality on a few data sets that between them take every path (ZooKeeper data, logs
+alone with phase 1's hints, KRaft with and without a metadata log, lines showing a leader active); the rest of the
+corpus is the opt-in tier (marker ``corpus``, run by .ci/run).
 """
 import dataclasses
 import functools
@@ -12,7 +16,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import REAL_LOGS, SAMPLES, ZK_REAL
+from conftest import REAL_LOGS, SAMPLES, ZK_REAL, real_cluster_events, replayed_cluster
 
 from forensics.pipeline import replay_order
 from forensics.sources import collect_inputs
@@ -41,6 +45,16 @@ from replay_engine.shard import (
 DATASETS = ([SAMPLES / s for s in ("rf1_broker_kill", "controller_failover", "unclean_election")]
             + sorted(p for p in ZK_REAL.iterdir() if p.is_dir())
             + sorted(p for p in REAL_LOGS.iterdir() if p.is_dir()))
+# In the default run: a sample with ZooKeeper data and an unclean election, a real ZooKeeper capture, ZooKeeper-mode
+# logs alone whose records change the controller's live set (phase 1 keeps hints), controlled shutdowns that several
+# shards infer at the same instant (Yehor: merge keeps one), KRaft logs alone with a line showing a leader active
+# (Ammar: kraft_split's cross-partition case) and KRaft with its metadata log (Niloufar).
+EVERY_PATH = {"unclean_election", "s2_controller_failover", "AndreasTraut__kafka_2.13-2.8.0", "YehorYehorychev__Kafka",
+              "Ammar777782439__kafka_2.13-4.0.0", "Niloufar1171__LDI-POC"}
+
+
+def datasets(roots):
+    return [pytest.param(p, id=p.name, marks=() if p.name in EVERY_PATH else pytest.mark.corpus) for p in roots]
 
 
 @functools.cache
@@ -50,12 +64,18 @@ def _parsed(root: Path) -> tuple:
 
 def load(root: Path):
     """The events of one dataset, parsed once per session (replays do not change them)."""
+    if root.parent == REAL_LOGS:
+        return real_cluster_events(root.name)
     return list(_parsed(root))
 
 
 @functools.cache
-def whole_replay(root: Path):
+def _replayed(root: Path):
     return replay_cluster(load(root), root.name)
+
+
+def whole_replay(root: Path):
+    return replayed_cluster(root.name) if root.parent == REAL_LOGS else _replayed(root)
 
 
 def _load(root: Path):
@@ -76,9 +96,8 @@ def by_json(items):
     return sorted(json.dumps(x, sort_keys=True, default=str) for x in items)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("buckets", [1, 2, 7])
-@pytest.mark.parametrize("root", DATASETS, ids=lambda p: p.name)
+@pytest.mark.parametrize("root", datasets(DATASETS))
 def test_sharded_replay_equals_the_whole(root, buckets):
     events = load(root)
     whole = whole_replay(root)
@@ -100,9 +119,8 @@ def test_sharded_replay_equals_the_whole(root, buckets):
         (o.to_json() for o in whole.under_min_isr), key=lambda w: json.dumps(w, sort_keys=True))
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("buckets", [2, 7])
-@pytest.mark.parametrize("root", DATASETS, ids=lambda p: p.name)
+@pytest.mark.parametrize("root", datasets(DATASETS))
 def test_shards_that_run_phase_1_themselves_equal_the_whole(root, buckets):
     # As the executors run it from logs alone: every shard gets every controller record, runs phase 1 over
     # them and the cluster-wide events, and replays of the other partitions' records only those it kept.
@@ -127,8 +145,7 @@ def test_shards_that_run_phase_1_themselves_equal_the_whole(root, buckets):
     assert merged.topics == topic_stats(whole.intervals, whole.history.ar_history, whole.stream.trace_end)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("root", DATASETS, ids=lambda p: p.name)
+@pytest.mark.parametrize("root", datasets(DATASETS))
 def test_phase_1_streamed_is_the_pass_replayed_and_skips_only_what_changes_nothing(root):
     # Phase 1 streams the records and builds the facts only of those that may change something
     # (``streamed_pass``); the plain pass builds and replays every record. (1) Same journal, kept hints and
@@ -236,6 +253,7 @@ def _kraft_log_sets() -> list[Path]:
 KRAFT = _kraft_log_sets()
 
 
+@pytest.mark.corpus
 def test_the_kraft_clusters_of_the_corpus_are_split():
     # the equality tests above mean something for KRaft only if there are KRaft clusters (as the manifest says,
     # and as the replay finds), with and without a metadata log, and some whose lines alone show a leader active
@@ -245,7 +263,7 @@ def test_the_kraft_clusters_of_the_corpus_are_split():
     assert any(whole_replay(p).inferred for p in KRAFT)
 
 
-@pytest.mark.parametrize("root", KRAFT, ids=lambda p: p.name)
+@pytest.mark.parametrize("root", datasets(KRAFT))
 def test_kraft_phase_1_needs_only_what_it_is_sent(root):
     # The audit sends phase 1's task only the events ``phase1_needs`` (cluster-wide ones, the metadata log, the
     # "Replayed" lines, the leaders' lines), with the whole cluster's context: it must settle the same as over

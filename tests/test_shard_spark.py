@@ -26,7 +26,10 @@ def ordered(events):
     return drop_log_copies(events)[0]  # as every executor task does
 
 
-@pytest.mark.parametrize("phase1_in_shards,batch", [(True, None), (False, None), (False, 37)],
+# phase 1 in every shard (in one process: tests/test_shard.py) and phase 1's rows streamed in small batches
+# (tests/test_streamed_groups.py) through Spark are the opt-in tier's
+@pytest.mark.parametrize("phase1_in_shards,batch", [pytest.param(True, None, marks=pytest.mark.slow), (False, None),
+                                                    pytest.param(False, 37, marks=pytest.mark.slow)],
                          ids=["phase1-in-every-shard", "phase1-task", "phase1-task-streamed-in-small-batches"])
 def test_executors_split_logs_only_clusters_as_the_whole_replay(spark, monkeypatch, phase1_in_shards, batch):
     # Phase 1 runs in every shard while their input stays small, else once as a task of its own whose kept
@@ -171,6 +174,7 @@ def test_a_cluster_with_more_events_than_its_shards_hold_gets_more_shards(spark,
         dist.release()
 
 
+@pytest.mark.slow  # BetrajJ's 31,000 events through Spark; the fallback alone: the shards-disagree test below
 def test_a_cluster_replayed_whole_is_streamed_and_equals_the_one_process_replay(spark, monkeypatch):
     """A cluster whose split does not hold is replayed whole, its rows reaching the task streamed in batches
     (forensics.audit.streamed_groups), here of 37 rows, beside a split logs-only cluster: a KRaft cluster
@@ -289,10 +293,14 @@ def test_a_cluster_whose_shards_disagree_is_replayed_whole_and_its_rows_replace_
 
 KRAFT_CLUSTERS = ("Ammar777782439__kafka_2.13-4.0.0", "BetrajJ__kafka-kraft", "Niloufar1171__LDI-POC",
                   "GraphLogistics__kafka")
+FORESEEN = KRAFT_CLUSTERS[:2]  # phase 1 foresees lines showing a leader active: Ammar's 1, BetrajJ's 25
 
 
-@pytest.mark.parametrize("lines_to_split", [0, 1000])
-def test_executors_split_kraft_clusters_as_the_whole_replay(spark, monkeypatch, lines_to_split):
+# BetrajJ (31,000 events; the one whose split takes several rounds) is the opt-in tier's
+@pytest.mark.parametrize("lines_to_split,clusters", [
+    (0, tuple(c for c in KRAFT_CLUSTERS if c != "BetrajJ__kafka-kraft")),
+    pytest.param(0, KRAFT_CLUSTERS, marks=pytest.mark.slow), pytest.param(1000, KRAFT_CLUSTERS, marks=pytest.mark.slow)])
+def test_executors_split_kraft_clusters_as_the_whole_replay(spark, monkeypatch, lines_to_split, clusters):
     # KRaft clusters shard as ZooKeeper-mode ones do: phase 1 (replay_engine.kraft_split) as a task of its own,
     # then the shards. By default a cluster whose phase 1 foresees lines showing a leader active (from logs alone:
     # Ammar's 1, BetrajJ's 25) is replayed whole; allowed to split, BetrajJ's takes more rounds (3 shards), none
@@ -304,10 +312,10 @@ def test_executors_split_kraft_clusters_as_the_whole_replay(spark, monkeypatch, 
 
     monkeypatch.setattr(dist_mod, "KRAFT_LINES_TO_SPLIT", lines_to_split)
     monkeypatch.setattr(dist_mod, "MIN_TASK_EVENTS", 1)  # these clusters are small: split them all the same
-    events = [e for c in KRAFT_CLUSTERS for e in load(REAL_LOGS / c)]
+    events = [e for c in clusters for e in load(REAL_LOGS / c)]
     df = spark.createDataFrame(pa.Table.from_batches([events_to_arrow(events)]))
     plans = cluster_plans(spark, df, 3)
-    for c in KRAFT_CLUSTERS:
+    for c in clusters:
         assert plans[c].kraft_split
         assert plans[c].context == kraft_context(ordered(e for e in events if e.cluster == c))
     # phase 1's task gets the rows replay_engine.kraft_pass.phase1_needs names, no fewer, no more
@@ -317,13 +325,13 @@ def test_executors_split_kraft_clusters_as_the_whole_replay(spark, monkeypatch, 
                           for e in events if phase1_needs(e))
     dist = replay_on_executors(spark, df, 3)
     try:
-        foresaw = set(KRAFT_CLUSTERS[:2]) if lines_to_split == 0 else set()
+        foresaw = set(FORESEEN) & set(clusters) if lines_to_split == 0 else set()
         assert set(dist.replayed_whole) == foresaw
         assert all("phase 1 foresaw" in dist.replayed_whole[c] for c in foresaw)
         if lines_to_split:
             assert dist.kraft_rounds[KRAFT_CLUSTERS[0]] == 1 and dist.kraft_rounds[KRAFT_CLUSTERS[1]] > 1
         rows = dist.timeline.collect()
-        for c in KRAFT_CLUSTERS:
+        for c in clusters:
             whole = replay_cluster(ordered(e for e in events if e.cluster == c), c)
             m = dist.merged[c]
             assert m.shards == (1 if c in foresaw else 3)

@@ -10,7 +10,7 @@ import random
 
 import pyarrow as pa
 import pytest
-from conftest import REAL_LOGS
+from conftest import REAL_LOGS, per_cluster
 from test_shard import load
 
 from forensics.audit.task_io import events_of, task_events, timeline_columns
@@ -36,7 +36,7 @@ def shuffled_table(events, seed: int) -> pa.Table:
     return pa.Table.from_batches([events_to_arrow(events)])
 
 
-@pytest.mark.parametrize("root", DATASETS, ids=lambda p: p.name)
+@pytest.mark.parametrize("root", per_cluster(DATASETS, lambda p: p.name))
 def test_task_events_equal_the_row_path(root):
     events = load(root)
     assert events, f"{root.name}: no events (every data set here holds some)"
@@ -68,7 +68,7 @@ def test_events_of_keeps_nulls_and_details_apart():
     assert events_of(table) == [event_from_row(r) for r in table.to_pylist()]
 
 
-@pytest.mark.parametrize("root", DATASETS[:8], ids=lambda p: p.name)
+@pytest.mark.parametrize("root", per_cluster(DATASETS[:8], lambda p: p.name))
 def test_timeline_columns_equal_to_row(root):
     res = replay_cluster(load(root), root.name)
     names = timeline_arrow_schema().names

@@ -15,10 +15,9 @@ import re
 
 import pytest
 
-from conftest import REAL_LOGS, log4j_us, real_cluster_events
+from conftest import REAL_LOGS, log4j_us, replayed_cluster
 from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
-from replay_engine.api import replay_cluster
 from replay_engine.cases import DELETED
 
 _TS = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\] ")
@@ -52,7 +51,7 @@ def test_outages_that_began_with_a_deletion_are_told_as_deletions(cluster, topic
     elections = [ts for ts, line in lines if "successfully elected as the controller" in line]
     requests = [ts for ts, line in lines if (m := _REQUEST.search(line)) and topic in m["topics"].split(",")
                 and "successfully completed" not in line]
-    res = replay_cluster(real_cluster_events(cluster), cluster)
+    res = replayed_cluster(cluster)
     eps = [lp for lp in res.leaderless if (lp.episode.topic, lp.episode.partition) == (topic, partition)]
     assert eps
     told = 0
@@ -99,7 +98,7 @@ def test_a_deletion_on_hold_is_told_with_its_reason():
     assert held
     ts, line = held[0]
     reason = line.split(" due to ", 1)[1].rsplit(" (kafka.controller", 1)[0]
-    res = replay_cluster(real_cluster_events(cluster), cluster)
+    res = replayed_cluster(cluster)
     (lp,) = [lp for lp in res.leaderless if (lp.episode.topic, lp.episode.partition) == ("WalletKafka", 0)]
     assert lp.cause.kind == DELETED
     assert any(ref.ts == ts for ref in lp.cause.chain)
