@@ -28,6 +28,7 @@ from replay_engine.config import MIN_ISR, ConfigImage, ConfigState, as_bool
 from replay_engine.frozen import FrozenMap
 from replay_engine.judge import Comparison, judge_kraft
 from replay_engine.kraft_brokers import KraftBrokers
+from replay_engine.kraft_counterfactual import KraftCounterfactual, KraftVariant
 from replay_engine.kraft_epochs import EpochLedger
 from replay_engine.kraft_evidence import departure_findings
 from replay_engine.kraft_facts import KraftStream
@@ -49,7 +50,9 @@ class KraftReplay:
     deletions: Mapping[str, tuple] = FrozenMap()
     deletion_halts: Mapping[str, tuple] = FrozenMap()
 
-    def __init__(self, config: ConfigState):
+    def __init__(self, config: ConfigState, variant: KraftVariant | None = None):
+        """``variant``: a what-if side, which decides every partition change itself (``kraft_counterfactual``)
+        instead of following the controller's records."""
         self.config = config
         # Partitions are written only through the apply module. KRaft has no partition state machine: the
         # state shown is Online with a leader, Offline without, and moves between those pass the table.
@@ -80,18 +83,25 @@ class KraftReplay:
         self.steps = KraftSteps(self)
         self.lines = KraftLines(self)
         b, t, rec = self.brokers, self.topics, self.records
-        # KRaft has one mode: the metadata log (or the lines the controller logs of it) is followed
+        # The metadata log (or the lines the controller logs of it) is followed; a what-if side decides for itself
+        cf = KraftCounterfactual(self, variant) if variant is not None else None
+        if variant is not None and variant.elr is not None:
+            self.elr_enabled = variant.elr
         self.router = Router(
             inputs={F.ControllerElected: self._quorum_leader, F.ControllerGone: self._quorum_leader_gone,
                     F.BrokerRegistered: b.on_registered, F.BrokerUp: b.on_unfenced, F.BrokerDown: b.on_broker_down,
-                    F.ControlledShutdownRequest: b.on_controlled_shutdown, F.BrokerUncleanShutdown: b.on_unclean_shutdown,
+                    F.ControlledShutdownRequest: b.on_controlled_shutdown,
+                    F.BrokerUncleanShutdown: b.on_unclean_shutdown, F.BrokerStopped: b.on_stopped,
                     F.TopicNamed: t.on_topic_named,
                     F.TopicGone: t.on_topic_gone, F.TopicConfig: t.on_topic_config,
-                    F.BrokerConfig: t.on_broker_config, F.FeatureLevel: t.on_feature_level,
-                    F.KafkaVersion: t.on_kafka_version, F.LeaderIsrChange: rec.on_isr_updated,
-                    F.MetadataLogBegins: self._metadata_log_begins},
-            records={F.PartitionRegistration: rec.on_partition_record, F.PartitionChange: rec.on_partition_change},
-            observations={F.ObservedState: self.lines.on_observation,
+                    F.BrokerConfig: t.on_broker_config,
+                    F.FeatureLevel: cf.on_feature_level if cf else t.on_feature_level,
+                    F.KafkaVersion: t.on_kafka_version,
+                    F.LeaderIsrChange: cf.on_isr_updated if cf else rec.on_isr_updated,
+                    F.MetadataLogBegins: cf.on_metadata_log_begins if cf else self._metadata_log_begins},
+            records={F.PartitionRegistration: cf.on_partition_record if cf else rec.on_partition_record,
+                     F.PartitionChange: cf.on_partition_change if cf else rec.on_partition_change},
+            observations={F.ObservedState: cf.on_observation if cf else self.lines.on_observation,
                           F.BrokerRegistrationObserved: b.on_registration_observed,
                           F.LeaderActiveHint: b.on_leader_active_hint},
             evidence={F.Evidence: self._evidence})
@@ -131,8 +141,10 @@ class KraftReplay:
         if p.leader is None and p.state == UNKNOWN:
             return
         alive = None if p.leader is None or p.leader < 0 else p.leader in self.brokers.live
+        # what-if: a killed leader the controller still holds unfenced serves nothing (None: nothing says otherwise)
+        serving = False if alive and p.leader in self.brokers.stopped else None
         state = p.state if p.state != UNKNOWN else (ONLINE if p.leader is not None and p.leader >= 0 else OFFLINE)
-        view = View(p.leader, p.isr, p.leader_epoch, p.controller_epoch, state, alive)
+        view = View(p.leader, p.isr, p.leader_epoch, p.controller_epoch, state, alive, serving)
         self.timeline.update(p.tp, ts, view, ref, basis)
 
     def set_replicas(self, p: PState, replicas, ts: int) -> None:

@@ -32,7 +32,8 @@ class KraftBrokers(Part):
         self.liveness_at: dict[int, int] = {}  # broker -> time of the last line the replay took its liveness from
         # broker -> when the controller began registering its new incarnation; until that registration is replayed the
         # changes it writes are handleBrokerUncleanShutdown's (brokerWithUncleanShutdown)
-        self.unclean_shutdown: dict[int, int] = {}
+        self.unclean_shutdown: dict[int, F.Ref] = {}
+        self.stopped: set[int] = set()  # what-if: brokers killed that the controller has not fenced yet
 
     def acceptable(self) -> frozenset[int]:
         return frozenset(b for b in self.registered if b not in self.fenced and b not in self.cs)
@@ -95,6 +96,7 @@ class KraftBrokers(Part):
     def on_registered(self, f: F.BrokerRegistered) -> None:
         b = f.broker
         self.unclean_shutdown.pop(b, None)
+        self.stopped.discard(b)
         self.registered[b] = f.epoch
         if f.fenced is not None:
             (self.fenced.add if f.fenced else self.fenced.discard)(b)
@@ -114,6 +116,10 @@ class KraftBrokers(Part):
             self.registered.pop(b, None)
             self.recent_gone[b] = f.ts
             self.liveness(b, f.ts, f.ref, "unregistered")
+            if not self.r.has_records:
+                # handleBrokerUnregistered: the broker leaves every ISR and ELR (3.7.0 .. trunk
+                # ReplicationControlManager, brokerToRemove over partitionsWithBrokerInIsr and partitionsWithBrokerInElr)
+                self.r.steps.leaving(b, f, elr_too=True)
         else:
             self.fence(b, f, f.cause)
 
@@ -155,12 +161,22 @@ class KraftBrokers(Part):
         if not self.r.has_records:
             self.r.steps.leaving(b, f)
 
+    def on_stopped(self, f: F.BrokerStopped) -> None:
+        """What-if: the broker was killed; it serves nothing from here, but the controller learns only at its fence."""
+        self.stopped.add(f.broker)
+        for tp in sorted(self.parts):
+            p = self.parts[tp]
+            if p.leader == f.broker:
+                self.r.show(p, f.ts, f.ref, "liveness")
+
     def on_unclean_shutdown(self, f: F.BrokerUncleanShutdown) -> None:
         """The controller registers a new incarnation of the broker: the changes it writes first, up to the
         RegisterBrokerRecord, remove the previous incarnation from every ISR and ELR (3.9.0-rc3
         ClusterControlManager.registerBroker, ReplicationControlManager.handleBrokerUncleanShutdown)."""
-        self.unclean_shutdown[f.broker] = f.ts
+        self.unclean_shutdown[f.broker] = f.ref
         self.r.evidence_by_broker.setdefault(f.broker, []).append(f.ref)
+        if not self.r.has_records:
+            self.r.steps.unclean_shutdown(f.broker, f)
 
     def leader_active(self, leader: int, ts: int, ref: F.Ref) -> None:
         self.registered.setdefault(leader, None)

@@ -34,11 +34,13 @@ class EpochLedger:
     # partition -> leader epoch -> the leader the replay gave it: by its own decision, or re-derived at a line and
     # agreed (what a later line stating that epoch again is compared with, see KraftLines.restated)
     epoch_decided: dict[F.TP, dict[int, int]] = field(default_factory=dict)
+    stepped: dict[F.TP, F.Ref] = field(default_factory=dict)  # partition -> the line its latest own step was taken at
 
     def forget(self, tp: F.TP) -> None:
         """The partition's incarnation is gone: its epochs with it."""
         for per_partition in (self.stated_epoch, self.replayed_since, self.before_skip, self.epoch_known_at,
-                              self.from_snapshot, self.epoch_first_seen, self.min_epoch, self.epoch_decided):
+                              self.from_snapshot, self.epoch_first_seen, self.min_epoch, self.epoch_decided,
+                              self.stepped):
             per_partition.pop(tp, None)
         for key in [k for k in self.replayed_at if k[0] == tp]:
             del self.replayed_at[key]

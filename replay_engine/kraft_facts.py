@@ -190,6 +190,9 @@ def _restated(ev: Event, names: dict[str, str], snapshot: tuple[int, int] | None
         # names the topic's id for the lines after it; an incarnation the log replays is no news of one created now
         _named(ev, names)
         return []
+    if t == "feature_level":
+        # a feature level the log holds is in force from its record on: the rules it switches on apply from here
+        return _feature_level(ev, names, None)
     if t == "broker_registered" and ev.subject_broker is not None:
         return [F.BrokerRegistrationObserved(ts, ref_of(ev), broker=ev.subject_broker,
                                              epoch=(ev.detail or {}).get("broker_epoch"))]

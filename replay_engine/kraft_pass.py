@@ -37,7 +37,8 @@ ECHO_WINDOW_US = 2_000_000
 # partition the event may also name: they reach every shard.
 WIDE_TYPES = frozenset({
     "broker_registered", "broker_unregistered", "broker_fenced", "broker_heartbeat_timeout", "broker_unfenced",
-    "broker_registration_change", "broker_unclean_shutdown", "controlled_shutdown_requested", "topic_record", "topic_removed", "config_record",
+    "broker_registration_change", "broker_unclean_shutdown", "controlled_shutdown_requested", "topic_record",
+    "topic_removed", "config_record",
     "feature_level", "broker_config", "kafka_version", "kraft_leader_change", "kraft_renounce_on_error",
     "kraft_snapshot_load", "kraft_quorum_epoch"})
 
@@ -300,7 +301,7 @@ def echo_lines(events: list[Event]) -> set[int]:
             continue
         d = e.detail or {}
         key = (e.event_type, e.subject_broker, e.topic, e.partition, d.get("broker_epoch"), d.get("fenced"),
-               d.get("in_controlled_shutdown"), d.get("topic_id"))
+               d.get("in_controlled_shutdown"), d.get("topic_id"), d.get("name"), d.get("level"))
         prev = last.get(key)
         if prev is not None and e.ts - prev[0] <= ECHO_WINDOW_US and prev[1] != e.broker_id:
             echoes.add(i)

@@ -31,8 +31,10 @@ from replay_engine.modes import CounterfactualMode
 from replay_engine.roles import retire
 from replay_engine.write_outages import partition_seconds, resolver, under_min_isr
 
+ELR_FEATURE = "eligible.leader.replicas.version"  # a KRaft feature level (KIP-966), set like a setting here
 SETTABLE = {UNCLEAN, MIN_ISR, "auto.leader.rebalance.enable", REPLICA_LAG, ZK_SESSION_TIMEOUT, BROKER_SESSION_TIMEOUT,
-            CONTROLLED_SHUTDOWN, "leader.imbalance.per.broker.percentage", "leader.imbalance.check.interval.seconds"}
+            CONTROLLED_SHUTDOWN, "leader.imbalance.per.broker.percentage", "leader.imbalance.check.interval.seconds",
+            ELR_FEATURE}
 MS = 1_000
 
 
@@ -529,11 +531,9 @@ def whatif(events: list[Event], changes: list[Change], cluster: str | None = Non
     events = list(events)
     recorded = replay_cluster(events, cluster)
     if recorded.mode == "kraft":
-        # Both sides are ZooKeeper-mode replays: a KRaft cluster's facts would go through rules its controller does
-        # not have (no fencing, no ELR) and read as "nothing changed". Refused until a KRaft counterfactual exists.
-        rules = R.rule_set_name("kraft", recorded.image.config.version)
-        raise ChangeError(f"the cluster is in KRaft mode: what-if replays a ZooKeeper-mode "
-                          f"controller only, and the rules of this one ({rules}, docs/semantics.md) are not those")
+        return _kraft(events, changes, cluster, recorded)
+    if any(c.key == ELR_FEATURE for c in changes):
+        raise ChangeError(f"{ELR_FEATURE} is a KRaft feature (KIP-966); the cluster is in ZooKeeper mode")
     stream = build_facts(events)
     inferred = _inferred_inputs(recorded)
     cfg = dataclasses.replace(recorded.image.config, override_cluster=EMPTY, override_topic=EMPTY)
@@ -556,3 +556,35 @@ def whatif(events: list[Event], changes: list[Change], cluster: str | None = Non
         notes.append(f"{late} input(s) of the variant fall after the end of the evidence ({iso_utc(horizon)}) "
                      "and are not counted")
     return WhatIf(changes, recorded, baseline, variant, events, notes, horizon)
+
+
+def _kraft(events: list[Event], changes: list[Change], cluster: str | None, recorded: ReplayResult) -> WhatIf:
+    """Both sides KRaft replays deciding for themselves with the cluster's release's rules (``kraft_whatif``)."""
+    from replay_engine import kraft_whatif as KW
+
+    cfg = dataclasses.replace(recorded.image.config, override_cluster=EMPTY, override_topic=EMPTY)
+    version = recorded.stream.kafka_version
+    facts, stream, ctx = KW.side_facts(events, cfg.version)
+    brokers = sorted(recorded.image.known_brokers)
+    config = ConfigState(version=cfg.version)
+    stops = KW.kills(facts, events, config)
+    base = list(facts)
+    for s in stops:
+        KW._insert(base, s)
+    try:
+        var_facts, overrides, topic_overrides, variant, notes = KW.plan(base, events, changes, config, brokers)
+    except KW.KraftChangeError as exc:
+        raise ChangeError(str(exc)) from None
+    baseline = KW.run_side(events, [copy.copy(f) for f in base], stream, ctx, version, cluster=cluster)
+    var = KW.run_side(events, var_facts, stream, ctx, version, overrides, topic_overrides, variant, cluster=cluster)
+    notes = [f"KRaft: both sides decide every partition change with {R.rule_set_name('kraft', cfg.version)} "
+             "(PartitionChangeBuilder through the rule table, docs/semantics.md)"] + notes
+    if stops:
+        notes.append(f"{len(stops)} broker(s) fenced by a session timeout taken as dead from their estimated kill (the "
+                     "fence less broker.session.timeout.ms, or their last log line if later) on both sides")
+    horizon = ctx.trace_end
+    late = sum(1 for f in var_facts if horizon is not None and f.ts > horizon and not isinstance(f, F.Evidence))
+    if late:
+        notes.append(f"{late} input(s) of the variant fall after the end of the evidence ({iso_utc(horizon)}) "
+                     "and are not counted")
+    return WhatIf(changes, recorded, baseline, var, events, notes, horizon)

@@ -201,3 +201,13 @@ def test_a_zookeeper_session_expiry_is_the_same_fact_with_its_own_cause(kraft_do
     kraft = next(f for f in kraft_downs if f.cause == "fenced")
     assert type(zk) is type(kraft) is F.BrokerDown and zk.role == kraft.role == "input"
     assert zk.cause != kraft.cause
+
+
+def test_the_kraft_what_if_side_routes_every_fact_its_feeds_make():
+    from replay_engine.kraft_counterfactual import KraftVariant
+
+    router = KraftReplay(ConfigState(), variant=KraftVariant()).router
+    met = _constructed("kraft_facts.py") | _constructed("kraft_whatif.py")
+    assert F.BrokerStopped in met and F.ControlledShutdownRequest in met
+    missing = sorted(c.__name__ for c in met if not router.handles(c))
+    assert not missing, missing

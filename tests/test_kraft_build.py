@@ -19,7 +19,7 @@ V42 = (4, 2, 0)
 
 def test_a_fence_empties_the_isr_into_the_elr_and_keeps_the_last_leader():
     # controller.log.2026-03-16-11.gz:434, after "Fencing broker 1 at epoch 635 because its session has timed out"
-    # (:431): "rfid-events-0 ...: isr: [1] -> [], leader: 1 -> -1, leaderEpoch: 2 -> 3, elr: [] -> [1],
+    # (:432): "rfid-events-0 ...: isr: [1] -> [], leader: 1 -> -1, leaderEpoch: 2 -> 3, elr: [] -> [1],
     # lastKnownElr: [] -> [1]" (handleBrokerFenced, brokerToRemove 1, min.insync.replicas 1)
     rec = build(Registration((1,), (1,), 1), frozenset(), BrokerEvent(to_remove=1), version=V42, elr_enabled=True)
     assert (rec.leader, rec.isr, rec.elr, rec.last_known_elr) == (-1, (), (1,), (1,))
@@ -66,9 +66,9 @@ def test_without_elr_a_single_replica_keeps_its_isr_and_before_3_6_bumps_on_the_
 
 @pytest.fixture(scope="module")
 def bmt():
-    from replay_engine.api import replay_cluster
+    from conftest import replayed_cluster
 
-    return replay_cluster(real_cluster_events(BMT, folder="real_logs2"), BMT)
+    return replayed_cluster(BMT, folder="real_logs2")
 
 
 def test_the_changes_of_an_unclean_shutdown_are_judged(bmt):
@@ -80,3 +80,22 @@ def test_the_changes_of_an_unclean_shutdown_are_judged(bmt):
     event = [c for c in bmt.comparisons if c.record.source_file == logs + "controller.log.2026-03-16-11.gz"
              and 488 <= c.record.source_pos <= 538]
     assert len(event) == 51 and all(c.verdict == "agreed" for c in event)
+
+
+def test_the_replays_own_steps_keep_elr_and_elect_the_last_known_leader():
+    from replay_engine.api import replay_cluster
+
+    # The controller's change lines left out (a cluster logging them at DEBUG, as 3.x-4.x do for clean elections), the
+    # replay's own steps decide: the fence of :432 (handleBrokerFenced) empties rfid-events-0's ISR into ELR [1] and
+    # last known ELR [1], the new incarnation of :487 (handleBrokerUncleanShutdown) clears the ELR, and the unfence
+    # granted at :540 (handleBrokerUnfenced, broker 1 brokerToAdd) elects the last known leader uncleanly -- what the
+    # left-out lines :434, :488 and :541 ("... to 1 using an unclean election") state.
+    events = [e for e in real_cluster_events(BMT, folder="real_logs2")
+              if not (e.event_type in ("partition_change", "unclean_leader_election")
+                      and (e.detail or {}).get("via") == "log")]
+    res = replay_cluster(events, BMT)
+    logs = BMT + "/logs/controller.log.2026-03-16-11.gz:"
+    mine = [d for d in res.decisions if d.tp == ("rfid-events", 0) and d.strategy == "KRaft (replayed)"
+            and d.trigger.cite() in (logs + "432", logs + "487", logs + "540")]
+    assert [(d.trigger.cite()[len(logs):], d.after["leader"], d.unclean) for d in mine] == \
+        [("432", -1, False), ("487", -1, False), ("540", 1, True)]

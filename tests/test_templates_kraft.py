@@ -240,3 +240,36 @@ def test_a_new_incarnation_registered_names_the_broker_and_its_cleanup_records()
              "incarnation ID is DGhWisBERMa-vufM6j27NQ.  Generated 0 record(s) to clean up previous incarnations. New "
              f"broker epoch is 1047. {CCM}")
     assert (ev.event_type, ev.subject_broker, ev.detail["cleanup_records"]) == ("broker_unclean_shutdown", 2, 0)
+
+
+def test_feature_levels_replayed_by_the_controller():
+    # BMTushyath__RFIDSAS/logs/controller.log.2026-03-16-11.gz lines 13-14 (3.9.0-rc3 .. trunk
+    # FeatureControlManager.replay); Danielowo2000 .../controller.log.2023-08-12-19.gz line 73 (3.5.0: "Setting
+    # metadata version to ...")
+    fcm = "(org.apache.kafka.controller.FeatureControlManager)"
+    ev = one("[2026-03-16 11:04:01,233] INFO [QuorumController id=1] Replayed a FeatureLevelRecord setting feature "
+             f"eligible.leader.replicas.version to 1 {fcm}")
+    assert (ev.event_type, ev.detail["name"], ev.detail["level"]) == ("feature_level", "eligible.leader.replicas.version", 1)
+    ev = one(f"[2026-03-16 11:04:01,232] INFO [QuorumController id=1] Replayed a FeatureLevelRecord setting "
+             f"metadata.version to 4.2-IV1 {fcm}")
+    assert (ev.detail["name"], ev.detail["version"]) == ("metadata.version", "4.2-IV1")
+    ev = one(f"[2023-08-12 19:50:15,438] INFO [QuorumController id=1] Setting metadata version to 3.5-IV2 {fcm}")
+    assert (ev.detail["name"], ev.detail["version"]) == ("metadata.version", "3.5-IV2")
+    ev = one(f"[2023-08-12 19:50:15,438] INFO [QuorumController id=1] Replayed a FeatureLevelRecord removing feature "
+             f"group.version {fcm}")
+    assert (ev.detail["name"], ev.detail["level"]) == ("group.version", 0)
+
+
+def test_registrations_replayed_by_a_3_5_controller():
+    # Danielowo2000__BigDataTechnologies-Version-2/kafka_2.13-3.5.0/logs/controller.log.gz line 7 (3.5.0
+    # ClusterControlManager.replay(RegisterBrokerRecord): "Re-registered broker id {}: {}" for a new incarnation,
+    # "Re-registered broker incarnation: {}" for the same one)
+    ev = one("[2023-08-16 13:07:19,457] INFO [QuorumController id=1] Re-registered broker id 1: RegisterBrokerRecord("
+             "brokerId=1, isMigratingZkBroker=false, incarnationId=8J8etVfmTdCEgtsOjSKwfQ, brokerEpoch=1713, "
+             f"endPoints=[], features=[], rack=null, fenced=true, inControlledShutdown=false) {CCM}")
+    assert (ev.event_type, ev.subject_broker, ev.detail["broker_epoch"], ev.detail["new_incarnation"]) == \
+        ("broker_registered", 1, 1713, True)
+    ev = one("[2023-08-16 13:07:19,457] INFO [QuorumController id=1] Re-registered broker incarnation: "
+             "RegisterBrokerRecord(brokerId=1, isMigratingZkBroker=false, incarnationId=8J8etVfmTdCEgtsOjSKwfQ, "
+             f"brokerEpoch=1713, endPoints=[], features=[], rack=null, fenced=true, inControlledShutdown=false) {CCM}")
+    assert (ev.event_type, ev.subject_broker, ev.detail["broker_epoch"]) == ("broker_registered", 1, 1713)

@@ -83,15 +83,3 @@ def test_risk_on_the_seed_before_the_kill_names_broker_1():
     assert worst == 1
     assert singles[1].leaderless == exp["leaderless"][0]["count"] == 100
     assert set(singles[1].topics) == {"dw_test_kafka_0816000"}
-
-
-def test_whatif_refuses_a_kraft_cluster_rather_than_replay_it_as_zookeeper_mode():
-    # kraft_broker_fenced (Kafka 3.9.0, KRaft): broker 2 is fenced and payments-1 and -4 go leaderless (expected.json).
-    # The what-if sides are ZooKeeper-mode replays; fed this cluster's facts they saw no outage at all and answered
-    # "nothing would have changed". A KRaft controller's rules (fencing, ELR) are not theirs: refused, saying why.
-    from replay_engine.whatif import ChangeError
-
-    assert expected("kraft_broker_fenced")["mode"] == "kraft"
-    with pytest.raises(ChangeError, match="KRaft mode"):
-        whatif(load("kraft_broker_fenced"), parse_changes(["unclean.leader.election.enable=true"], None),
-               "kraft_broker_fenced")

@@ -16,7 +16,9 @@ def whatif_cmd(
     sources: list[str] = typer.Argument(..., help="The same evidence postmortem takes."),
     set_: list[str] = typer.Option(None, "--set", help="KEY=VALUE cluster-wide, or topic:NAME.KEY=VALUE "
                                    "(unclean.leader.election.enable, min.insync.replicas, replication.factor, "
-                                   "zookeeper.session.timeout.ms, replica.lag.time.max.ms, ...). Repeatable."),
+                                   "zookeeper.session.timeout.ms, replica.lag.time.max.ms, ...; a KRaft cluster: "
+                                   "unclean.leader.election.enable, min.insync.replicas, replication.factor and "
+                                   "eligible.leader.replicas.version=0|1). Repeatable."),
     op: list[str] = typer.Option(None, "--op", help="Operation: controlled-shutdown:N (kill -9 of N done as a "
                                  "controlled shutdown), kill:N (the reverse), reassign-away:N (move N's replicas "
                                  "off before it stops), restart-order:A,B,C. Repeatable."),
@@ -33,6 +35,10 @@ def whatif_cmd(
     """Replay the trace with a change and report the difference in unavailability and possible data loss.
 
     Example: kafka-forensics whatif sample_logs/rf1_broker_kill --set topic:dw_test_kafka_0816000.replication.factor=3
+
+    A KRaft cluster is replayed by a KRaft controller deciding every change itself with its release's rules (fencing,
+    controlled shutdown, Eligible Leader Replicas). Example: kafka-forensics whatif sample_logs/kraft_broker_fenced
+    --op controlled-shutdown:2
     """
     from forensics.pipeline import analyse
     from forensics.progress import Progress

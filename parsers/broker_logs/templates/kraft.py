@@ -92,6 +92,25 @@ def _snapshot_load(entry, m):
                          "loaded_offset": int(m["off"]), "loaded_epoch": int(m["e"])})
 
 
+_FEATURE = re.compile(_Q + r"(?:Replayed a FeatureLevelRecord )?(?:(?:[Ss]etting (?:feature (?P<f>\S+)|(?P<mv>metadata[ .]"
+                      r"version)) to (?P<lv>\S+?))|removing feature (?P<rf>\S+?))\.?$")
+
+
+def _feature_level(entry, m):
+    """FeatureControlManager.replay(FeatureLevelRecord) (3.5.0 "Setting feature F to N" / "Setting metadata version to
+    V"; 3.7.0 .. trunk "Replayed a FeatureLevelRecord setting feature F to N" / "... setting metadata[.]version to V" /
+    "... removing feature F"): the feature level in force from this record on (metadata.version: its name, e.g.
+    3.5-IV2, as ``version``)."""
+    if m["mv"]:
+        detail = {"name": "metadata.version", "level": None, "version": m["lv"], "via": "log"}
+    elif m["rf"]:
+        detail = {"name": m["rf"], "level": 0, "via": "log"}
+    else:
+        level = m["lv"]
+        detail = {"name": m["f"], "level": int(level) if level.lstrip("-").isdigit() else None, "via": "log"}
+    return Event("feature_level", controller_id=int(m["cid"]), detail=detail)
+
+
 def _heartbeat_timeout(entry, m):
     ev = Event("broker_heartbeat_timeout", controller_id=int(m["cid"]), subject_broker=int(m["b"]))
     if m["be"] is not None:
@@ -122,7 +141,7 @@ def _rec_int(rx, text: str) -> int | None:
 
 def _registered(entry, m):
     rec = m["rec"]
-    b = m["b"] or m["b2"]
+    b = m["b"] or m["b2"] or m["b3"] or m["b4"]
     bid = int(b) if b else _rec_int(_REC_BROKER_ID, rec)
     if bid is None:
         return None
@@ -136,7 +155,9 @@ def _registered(entry, m):
     rack = _REC_RACK.search(rec)
     if rack and rack.group(1) != "null":
         detail["rack"] = rack.group(1).strip("'")
-    if m["b2"]:
+    if m["b2"] or m["b3"]:
+        # 3.3-3.5 "Re-registered broker id N: ..." / 3.6+ "... establishing a new incarnation of broker N"
+        # (ClusterControlManager.replay(RegisterBrokerRecord): a registration with another incarnation id)
         detail["new_incarnation"] = True
     return Event("broker_registered", controller_id=int(m["cid"]), subject_broker=bid, detail=detail)
 
@@ -366,6 +387,10 @@ RULES = [
          re.compile(r"^\[RaftManager (?:id|nodeId)=(?P<n>\d+)\] Completed transition to "
                     r"(?P<s>CandidateState|ProspectiveState|Unattached\w*|Voted\w*|ResignedState)\(.*?\bepoch=(?P<e>\d+)"),
          _raft_epoch),
+    # --- features (FeatureControlManager.replay): 3.3-3.6 "Setting ...", 3.7+ "Replayed a FeatureLevelRecord ..." ---
+    Rule("kraft.feature_level", QC, ("Replayed a FeatureLevelRecord ",), _FEATURE, _feature_level),
+    Rule("kraft.feature_level.35", QC, ("Setting feature ",), _FEATURE, _feature_level),
+    Rule("kraft.metadata_version", QC, ("Setting metadata version to ",), _FEATURE, _feature_level),
     # --- broker registry (ClusterControlManager, BrokerHeartbeatManager, ReplicationControlManager) --
     Rule("kraft.heartbeat_timeout", QC, ("because its session has timed out",),
          re.compile(_Q + r"Fencing broker (?P<b>\d+)(?: at epoch (?P<be>\d+))? because its session has timed out\.$"),
@@ -376,7 +401,9 @@ RULES = [
          _unfence_granted),
     Rule("kraft.registered", QC, ("RegisterBrokerRecord",),
          re.compile(_Q + r"(?:Replayed initial RegisterBrokerRecord for broker (?P<b>\d+)|Replayed RegisterBrokerRecord "
-                    r"establishing a new incarnation of broker (?P<b2>\d+)|Registered new broker): "
+                    r"establishing a new incarnation of broker (?P<b2>\d+)|Replayed RegisterBrokerRecord modifying the "
+                    r"registration for broker (?P<b4>\d+)|Registered new broker|Re-registered broker "
+                    r"(?:id (?P<b3>\d+)|incarnation)): "
                     r"(?P<rec>RegisterBrokerRecord\(.*)$"),
          _registered),
     # 3.9+ ClusterControlManager.registerBroker, a new incarnation: handleBrokerUncleanShutdown's records come first
