@@ -14,13 +14,16 @@ from replay_engine.apply import DECIDED
 from replay_engine.brokers import RULE_SHUTDOWN_TAKEN
 from replay_engine.states import OFFLINE
 from replay_engine.zk_context import ControllerContext
+from replay_engine.part import Part
 
 
-class BrokerHandlers:
+class BrokerHandlers(Part):
     """Broker facts in, broker state (through ``BrokerStates``) and the decisions Kafka takes then out."""
 
+    OWNER = "c"
+
     def __init__(self, c: ControllerContext):
-        self.c = c
+        self.belong_to(c)
         self.store = c.store
         self.brokers = c.brokers
         self.parts = c.parts

@@ -13,13 +13,16 @@ from typing import AbstractSet
 from replay_engine import facts as F
 from replay_engine.states import NEW, NON_EXISTENT, OFFLINE, ONLINE
 from replay_engine.zk_context import ControllerContext
+from replay_engine.part import Part
 
 
-class FailoverHandlers:
+class FailoverHandlers(Part):
     """Controller elections and resignations, and holes in ZooKeeper's data."""
 
+    OWNER = "c"
+
     def __init__(self, c: ControllerContext):
-        self.c = c
+        self.belong_to(c)
         self.store = c.store
         self.brokers = c.brokers
         self.parts = c.parts

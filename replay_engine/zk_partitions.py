@@ -20,13 +20,16 @@ from replay_engine.decide import WRITES, change_for
 from replay_engine.partition import UNKNOWN, Decision, PState
 from replay_engine.states import NEW, OFFLINE, ONLINE
 from replay_engine.zk_context import ControllerContext
+from replay_engine.part import Part
 
 
-class PartitionHandlers:
+class PartitionHandlers(Part):
     """Decisions about partitions, proposed and committed."""
 
+    OWNER = "c"
+
     def __init__(self, c: ControllerContext):
-        self.c = c
+        self.belong_to(c)
         self.store = c.store
         self.brokers = c.brokers
         self.parts = c.parts

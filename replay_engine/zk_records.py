@@ -18,13 +18,16 @@ from replay_engine.partition import UNKNOWN, Decision, PState
 from replay_engine.states import NEW, NON_EXISTENT, OFFLINE, ONLINE
 from replay_engine.zk_context import ControllerContext
 from replay_engine.zk_inference import NAMES_ANOTHER, STALE, acting, implied_liveness
+from replay_engine.part import Part
 
 
-class RecordHandlers:
+class RecordHandlers(Part):
     """Records, observations and evidence in; verdicts and the state they show out."""
 
+    OWNER = "c"
+
     def __init__(self, c: ControllerContext):
-        self.c = c
+        self.belong_to(c)
         self.store = c.store
         self.brokers = c.brokers
         self.parts = c.parts

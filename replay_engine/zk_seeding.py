@@ -7,13 +7,16 @@ from replay_engine.apply import RECORDED
 from replay_engine.partition import UNKNOWN, PState
 from replay_engine.states import NEW, NON_EXISTENT, OFFLINE, ONLINE
 from replay_engine.zk_context import ControllerContext
+from replay_engine.part import Part
 
 
-class Seeding:
+class Seeding(Part):
     """Records and observations in a counterfactual run: what the replay does not know, taken as a start."""
 
+    OWNER = "c"
+
     def __init__(self, c: ControllerContext):
-        self.c = c
+        self.belong_to(c)
         self.store = c.store
         self.mode = c.mode
 

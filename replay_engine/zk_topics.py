@@ -16,13 +16,16 @@ from replay_engine.partition import UNKNOWN
 from replay_engine.states import NEW, NON_EXISTENT, OFFLINE
 from replay_engine.timeline import View
 from replay_engine.zk_context import ControllerContext
+from replay_engine.part import Part
 
 
-class TopicHandlers:
+class TopicHandlers(Part):
     """Topic, configuration and admin facts in; partitions created, deleted, re-elected out."""
 
+    OWNER = "c"
+
     def __init__(self, c: ControllerContext):
-        self.c = c
+        self.belong_to(c)
         self.store = c.store
         self.brokers = c.brokers
         self.parts = c.parts

@@ -18,7 +18,8 @@ from replay_engine.api import replay_cluster
 
 pytestmark = pytest.mark.spark
 
-CLUSTERS = ("AndreasTraut__kafka_2.13-2.8.0", "YehorYehorychev__Kafka", "minhdc2__kafka-Golang", "Eniyanilavan__Kafka")
+CLUSTERS = ("AndreasTraut__kafka_2.13-2.8.0", "YehorYehorychev__Kafka", "CodingCookieRookie__CS3219_TASKD",
+            "Eniyanilavan__Kafka")
 
 
 def ordered(events):
