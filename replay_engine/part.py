@@ -16,7 +16,7 @@ class Part:
     OWNER = "r"  # the attribute naming the replay (the ZooKeeper handlers call it c, their ControllerContext)
 
     def belong_to(self, replay: Any) -> None:
-        setattr(self, self.OWNER, weakref.proxy(replay))
+        self.__dict__[self.OWNER] = weakref.proxy(replay)
         self._owner = weakref.ref(replay)
 
     def __getstate__(self) -> dict[str, Any]:
