@@ -329,5 +329,6 @@ def record(section: str, bullet: str) -> Path:
         text = body + ("\n" + text[end:] if nxt >= 0 else "")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
-    print(f"recorded in {path.relative_to(REPO)}; update this goal's row of benchmarks/RESULTS.md by hand", file=sys.stderr)
+    shown = path.relative_to(REPO) if REPO in path.parents else path
+    print(f"recorded in {shown}; update this goal's row of benchmarks/RESULTS.md by hand", file=sys.stderr)
     return path
