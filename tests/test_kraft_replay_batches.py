@@ -99,3 +99,20 @@ def test_elect_preferred():
     assert elect_preferred([2, 3, 1], [3, 1], 3, {1, 2, 3}).leader == 3  # preferred out of the ISR: keep the leader
     assert elect_preferred([2, 3, 1], [3, 1, 2], 3, {1, 3}).leader == 3  # preferred fenced
     assert elect_preferred([2], [2], -1, {1, 3}).leader == -1  # never unclean
+
+
+def test_a_metadata_log_is_replayed_in_offset_order():
+    # greenlemonT__kafka-temp data/kafka1/__cluster_metadata-0/00000000000000000000.log: the bootstrap record at
+    # offset 1 carries 06:14:31.712, the LeaderChangeMessage of offset 2 06:14:31.169 (the format's bootstrap batch
+    # has its own clock). A log is the order its records were committed and replayed in (KafkaRaftClient appends at
+    # increasing offsets): offset 1 comes first.
+    from conftest import REAL_LOGS2
+    from replay_engine.kraft_facts import prepared
+
+    path = REAL_LOGS2 / "greenlemonT__kafka-temp/data/kafka1/__cluster_metadata-0/00000000000000000000.log.gz"
+    events, _ = parse_source(path.read_bytes(), SourceContext(path=str(path.relative_to(REAL_LOGS2))))
+    early = {e.source_pos: e.ts for e in events if e.source_pos in (1, 2)}
+    assert early[1] > early[2]  # the timestamps disagree with the offsets
+    got, _ = prepared(events)
+    offsets = [e.source_pos for e in got if e.source_kind == "kraft_metadata"]
+    assert offsets == sorted(offsets) and offsets.index(1) < offsets.index(2)
