@@ -21,18 +21,24 @@ evidence), and what the evidence has shown at all (``known``, ``seen`` since the
 the Kafka rule that implies it from a record (``rule``), or neither (unknown). :class:`BrokerStates` is the only
 code that writes any of it (``tests/test_brokers.py`` reads every module to hold that); the replays read the
 sets and ask the questions below.
+
+A KRaft replay holds each broker's registration as the quorum controller does (:class:`KraftBrokerStates`: broker
+epoch, fenced, in controlled shutdown, a new incarnation pending over an unclean shutdown, and the periods as an
+acceptable leader); every change cites the record or line and the quorum controller's code it follows. Both keep
+their changes in one log (:class:`StateLog`).
 """
 from __future__ import annotations
 
 from typing import Any, Iterable, NamedTuple
 
-from replay_engine.facts import TP, Ref
+from replay_engine.facts import TP, Ref, iso_utc
 from replay_engine.partition import BrokerPeriod
 
 # The fields of a broker's state (the names :class:`Change` uses, and that no other module may write).
 REGISTERED, LIVE, SHUTTING, STOPPING, STOPPED = "registered", "live", "shutting", "stopping", "stopped"
 EPOCH, SEEN, OFFLINE_REPLICAS, SELF_REPORTING, VERSION = "epoch", "seen", "offline_replicas", "self_reporting", "version"
 MEMBERSHIP = "membership_stated"  # a cluster-wide fact: broker None
+FENCED = "fenced"  # KRaft: the registration is fenced (BrokerRegistration.fenced)
 
 
 class Change(NamedTuple):
@@ -67,10 +73,34 @@ RULE_DIED = ("0.10.2.0 core/src/main/scala/kafka/controller/KafkaController.scal
              "leaves shuttingDownBrokerIds")
 
 
-class BrokerStates:
+class StateLog:
+    """Every change of broker state in one replay, in order, with its provenance: what both modes' broker states
+    share."""
+
+    def __init__(self) -> None:
+        self.changes: list[Change] = []  # every change, in order, with its provenance
+        self.writes = 0  # how many changes so far (a reader caching a view of the sets compares it)
+
+    def _note(self, ref: Ref | None, b: int | None, field: str, value: Any, rule: str | None = None) -> None:
+        self.changes.append(Change(ref.ts if ref is not None else None, b, field, value, ref, rule))
+        self.writes += 1
+
+    def _set(self, which: set[int], field: str, b: int, on: bool, ref: Ref | None, rule: str | None = None) -> None:
+        """Put ``b`` in or out of one of the sets (``field`` names it), noting the change if it is one."""
+        if (b in which) != on:
+            (which.add if on else which.discard)(b)
+            self._note(ref, b, field, on, rule)
+
+    def history(self, b: int) -> list[Change]:
+        """Every change of broker ``b``'s state, in order, each with its provenance."""
+        return [c for c in self.changes if c.broker == b]
+
+
+class BrokerStates(StateLog):
     """Every broker's state in one ZooKeeper-mode replay. Read the sets; write only through the methods."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.registered: set[int] = set()  # ZooKeeper lists it: what the timeline and broker lanes show
         self.live: set[int] = set()  # the acting controller's view, shutting-down brokers included
         self.shutting: set[int] = set()  # its controlled shutdown taken up by the acting controller
@@ -88,22 +118,6 @@ class BrokerStates:
         self.versions: dict[int, tuple[int, int, int]] = {}  # each broker's own 'Kafka version:'
         self.offline_replicas: dict[int, set[TP]] = {}  # broker -> its replicas on a failed log dir
         self.periods: dict[int, list[BrokerPeriod]] = {}  # broker -> its up and down periods, in order
-        self.changes: list[Change] = []  # every change, in order, with its provenance
-        self.writes = 0  # how many changes so far (a reader caching a view of the sets compares it)
-
-    def _note(self, ref: Ref | None, b: int | None, field: str, value: Any, rule: str | None = None) -> None:
-        self.changes.append(Change(ref.ts if ref is not None else None, b, field, value, ref, rule))
-        self.writes += 1
-
-    def _set(self, which: set[int], field: str, b: int, on: bool, ref: Ref | None, rule: str | None = None) -> None:
-        """Put ``b`` in or out of one of the sets (``field`` names it), noting the change if it is one."""
-        if (b in which) != on:
-            (which.add if on else which.discard)(b)
-            self._note(ref, b, field, on, rule)
-
-    def history(self, b: int) -> list[Change]:
-        """Every change of broker ``b``'s state, in order, each with its provenance."""
-        return [c for c in self.changes if c.broker == b]
 
     # ---------------------------------------------------------------- questions (as Kafka asks them)
 
@@ -297,3 +311,212 @@ class BrokerStates:
             self._set(self.live, LIVE, b, False, ref, RULE_STATED_LIVE)
         for b in sorted(brokers - self.live):
             self._set(self.live, LIVE, b, True, ref, RULE_STATED_LIVE)
+
+
+# Why a KRaft record or line gives a registration's state (``Change.rule``): the quorum controller's code that makes
+# the change this kind of record or line shows, or by which it implies one. Tags: the KRaft releases the replay reads
+# (3.5.1 .. 3.9.0-rc3; 4.x keeps these functions), file metadata/src/main/java/org/apache/kafka/controller/.
+_KC = "3.9.0-rc3 metadata/src/main/java/org/apache/kafka/controller/"
+RULE_REGISTERED = (_KC + "ClusterControlManager.java, registerBroker / replay(RegisterBrokerRecord): a new "
+                   "registration (incarnation) with its broker epoch, fenced as the record says, not in controlled "
+                   "shutdown")
+RULE_RESTATED = (_KC + "ClusterControlManager.java, replay(RegisterBrokerRecord) ('Replayed initial "
+                 "RegisterBrokerRecord' / '... modifying the registration for broker N'): a controller loading the log "
+                 "restates a registration it held before")
+RULE_UNREGISTERED = (_KC + "ClusterControlManager.java, replay(UnregisterBrokerRecord): the registration removed "
+                     "(ReplicationControlManager.unregisterBroker writes it, after handleBrokerUnregistered)")
+RULE_FENCED = (_KC + "ClusterControlManager.java, replay(FenceBrokerRecord) / replay(BrokerRegistrationChangeRecord "
+               "fenced=1): the registration fenced (ReplicationControlManager.handleBrokerFenced writes it)")
+RULE_SESSION_TIMEOUT = (_KC + "ReplicationControlManager.java, maybeFenceOneStaleBroker: 'Fencing broker N because "
+                        "its session has timed out', handleBrokerFenced in the same event")
+RULE_SHUTDOWN_NOW = (_KC + "BrokerHeartbeatManager.java, calculateNextBrokerState: a broker granted its shut down "
+                     "goes to SHUTDOWN_NOW, which ReplicationControlManager.processBrokerHeartbeat handles with "
+                     "handleBrokerFenced")
+RULE_UNFENCED = (_KC + "ClusterControlManager.java, replay(UnfenceBrokerRecord) / replay(BrokerRegistrationChangeRecord "
+                 "fenced=-1), written by ReplicationControlManager.handleBrokerUnfenced when "
+                 "BrokerHeartbeatManager.calculateNextBrokerState grants UNFENCED; only a FENCED broker is granted it "
+                 "(a broker in controlled shutdown goes on to SHUTDOWN_NOW and registers again), so it is out of "
+                 "controlled shutdown")
+RULE_CONTROLLED_SHUTDOWN = (_KC + "BrokerHeartbeatManager.java, calculateNextBrokerState: 'Unfenced broker N has "
+                            "requested and been granted a controlled shutdown' (CONTROLLED_SHUTDOWN); "
+                            "ReplicationControlManager.handleBrokerInControlledShutdown writes "
+                            "BrokerRegistrationChangeRecord inControlledShutdown=1")
+RULE_UNCLEAN_SHUTDOWN = (_KC + "ClusterControlManager.java, registerBroker: 'Registering a new incarnation of broker "
+                         "N' (3.9+; 3.8+ in the log: the changes before a RegisterBrokerRecord in its batch); "
+                         "ReplicationControlManager.handleBrokerUncleanShutdown removes the previous incarnation from "
+                         "every ISR and ELR before the new RegisterBrokerRecord")
+RULE_CHANGED_IMPLIES_REGISTERED = (_KC + "ClusterControlManager.java, replayRegistrationChange: a fence or unfence "
+                                   "changes a registration; with none it throws, so the broker was registered")
+RULE_ELECTED_ACTIVE = (_KC + "PartitionChangeBuilder.java, isAcceptableLeader / "
+                       "ReplicationControlManager.generateLeaderAndIsrUpdates: a leader elected at a new leader epoch "
+                       "was registered, unfenced and not in controlled shutdown (ClusterControlManager.isActive)")
+RULE_ACTIVE = (_KC + "ClusterControlManager.java, isActive: registered, unfenced and not in controlled shutdown (what "
+               "PartitionChangeBuilder.isAcceptableLeader elects), after the change at this line")
+RULE_KILLED = "what-if: the broker is killed; its controller learns of it only when its session times out"
+UNCLEAN_SHUTDOWN = "unclean_shutdown"  # KRaft: a new incarnation is being registered over an unclean shutdown
+
+
+class KraftBrokerStates(StateLog):
+    """Every broker's registration in one KRaft replay, as the quorum controller's ClusterControlManager holds it
+    (3.5.1 .. 3.9.0-rc3 ``BrokerRegistration``: its broker epoch, ``fenced``, ``inControlledShutdown``), and each
+    broker's periods as an acceptable leader. Read the sets; write only through the methods, each change with the
+    record or line it came from and the Kafka rule it follows (``RULE_*`` above).
+
+    ``live`` is what PartitionChangeBuilder may elect, ``ClusterControlManager.isActive``: registered, unfenced, not in
+    controlled shutdown (a broker shutting down has, for availability, already left); ``stopped`` (what-if) a broker
+    killed that the controller still holds unfenced until its session times out."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.registered: dict[int, Any] = {}  # broker -> its broker epoch (None: a registration no line dated)
+        self.fenced: set[int] = set()
+        self.shutting: set[int] = set()  # in controlled shutdown
+        self.live: set[int] = set()  # registered, unfenced, not in controlled shutdown: what the timeline calls alive
+        self.known: set[int] = set()
+        self.periods: dict[int, list[BrokerPeriod]] = {}
+        self.stopped: set[int] = set()
+        self.recent_gone: dict[int, int] = {}  # broker -> when it was last fenced, unregistered or began shutting down
+        self.liveness_at: dict[int, int] = {}  # broker -> time of the last line the replay took its state from
+        # broker -> the line of the controller beginning to register its new incarnation; until that registration the
+        # changes it writes are handleBrokerUncleanShutdown's (brokerWithUncleanShutdown)
+        self.unclean_shutdown: dict[int, Ref] = {}
+
+    # ---------------------------------------------------------------- questions (as Kafka asks them)
+
+    def acceptable(self) -> frozenset[int]:
+        """isAcceptableLeader over every broker: ClusterControlManager.isActive."""
+        return frozenset(b for b in self.registered if b not in self.fenced and b not in self.shutting)
+
+    def held_out(self, b: int) -> bool:
+        """Not an acceptable leader as far as the replay knows: fenced, shutting down or not registered."""
+        return b in self.fenced or b in self.shutting or b not in self.registered
+
+    def shutting_down(self) -> frozenset[int]:
+        """Registered, unfenced brokers in controlled shutdown (not acceptable leaders, but unfenced)."""
+        return frozenset(b for b in self.shutting if b in self.registered and b not in self.fenced)
+
+    # ---------------------------------------------------------------- the registration (ClusterControlManager.replay)
+
+    def _register(self, b: int, epoch: Any, ref: Ref | None, rule: str) -> None:
+        if b not in self.registered:
+            self._note(ref, b, REGISTERED, True, rule)
+        elif self.registered[b] == epoch:
+            return
+        self.registered[b] = epoch
+        self._note(ref, b, EPOCH, epoch, rule)
+
+    def register(self, b: int, epoch: Any, fenced: bool | None, ref: Ref) -> None:
+        """A RegisterBrokerRecord (a new incarnation, fenced as the record says) or its line."""
+        if self.unclean_shutdown.pop(b, None) is not None:
+            self._note(ref, b, UNCLEAN_SHUTDOWN, False, RULE_REGISTERED)
+        self._register(b, epoch, ref, RULE_REGISTERED)
+        if fenced is not None:
+            self._set(self.fenced, FENCED, b, fenced, ref, RULE_REGISTERED)
+        self._set(self.shutting, SHUTTING, b, False, ref, RULE_REGISTERED)
+        self._set(self.stopped, STOPPED, b, False, ref, RULE_REGISTERED)
+
+    def registration_restated(self, b: int, epoch: Any, ref: Ref) -> None:
+        """A registration a controller restates while loading the log: registered before, not just now."""
+        self._register(b, epoch, ref, RULE_RESTATED)
+        self.known.add(b)
+
+    def unregister(self, b: int, ts: int, ref: Ref) -> None:
+        if b in self.registered:
+            del self.registered[b]
+            self._note(ref, b, REGISTERED, False, RULE_UNREGISTERED)
+        self.recent_gone[b] = ts
+
+    def fence(self, b: int, ts: int, ref: Ref, rule: str = RULE_FENCED) -> None:
+        """A fence (FenceBrokerRecord, a registration change fenced=1, a session timed out, SHUTDOWN_NOW)."""
+        if b not in self.registered:
+            self._register(b, None, ref, RULE_CHANGED_IMPLIES_REGISTERED)
+        self._set(self.fenced, FENCED, b, True, ref, rule)
+        self.recent_gone[b] = ts
+
+    def unfence(self, b: int, ref: Ref, rule: str = RULE_UNFENCED) -> None:
+        """An unfence (UnfenceBrokerRecord, a registration change fenced=-1, its grant), or, with ``rule``, a state a
+        line implies: the broker registered, unfenced and out of controlled shutdown."""
+        if b not in self.registered:
+            self._register(b, None, ref, rule if rule != RULE_UNFENCED else RULE_CHANGED_IMPLIES_REGISTERED)
+        self._set(self.fenced, FENCED, b, False, ref, rule)
+        self._set(self.shutting, SHUTTING, b, False, ref, rule)
+
+    def enter_controlled_shutdown(self, b: int, ts: int, ref: Ref) -> None:
+        self._set(self.shutting, SHUTTING, b, True, ref, RULE_CONTROLLED_SHUTDOWN)
+        self.recent_gone[b] = ts
+
+    def begin_unclean_shutdown(self, b: int, ref: Ref) -> None:
+        """The controller registers a new incarnation of ``b`` over one that did not shut down cleanly."""
+        self.unclean_shutdown[b] = ref
+        self._note(ref, b, UNCLEAN_SHUTDOWN, True, RULE_UNCLEAN_SHUTDOWN)
+
+    def stop(self, b: int, ref: Ref) -> None:
+        """What-if: ``b`` was killed; the controller learns only when its session times out."""
+        self._set(self.stopped, STOPPED, b, True, ref, RULE_KILLED)
+
+    def stated(self, b: int, ts: int) -> None:
+        """A line stated ``b``'s state at ``ts`` (a change, or the same one again)."""
+        self.liveness_at[b] = ts
+
+    # ---------------------------------------------------------------- periods as an acceptable leader
+
+    def _period(self, b: int, ts: int, ref: Ref, state: str, cause: str | None = None) -> None:
+        ps = self.periods.setdefault(b, [])
+        if ps and ps[-1].state == state:
+            return
+        if ps and ps[-1].end is None:
+            ps[-1].end, ps[-1].end_ref, ps[-1].end_cause = ts, ref, cause
+        ps.append(BrokerPeriod(b, ts, start_ref=ref, state=state))
+        self.known.add(b)
+
+    def settle(self, b: int, ts: int, ref: Ref, cause: str) -> None:
+        """``b``'s registration changed at ``ref`` (``cause``): whether it is an acceptable leader now, and its
+        periods with it."""
+        self.stated(b, ts)
+        up = b in self.registered and b not in self.fenced and b not in self.shutting
+        was = b in self.live
+        if up and not was:
+            self._set(self.live, LIVE, b, True, ref, RULE_ACTIVE)
+            self._period(b, ts, ref, "up")
+        elif not up and was:
+            self._set(self.live, LIVE, b, False, ref, RULE_ACTIVE)
+            self._period(b, ts, ref, "down", cause)
+        elif not up and b not in self.periods:
+            # registered fenced, as every broker starts: catching up with the metadata log, not a failure
+            self._period(b, ts, ref, "starting" if cause == "registered" else "down", cause)
+
+    def first_up(self, b: int, since: int, until: int) -> int | None:
+        """When broker ``b`` first became an acceptable leader in (since, until], if it did."""
+        return next((per.start for per in self.periods.get(b, ()) if per.state == "up" and per.start is not None
+                     and since < per.start <= until), None)
+
+    def acceptable_at(self, ts: int) -> frozenset[int]:
+        """The brokers that were acceptable leaders at ``ts`` (their periods up then), as the replay followed them."""
+        return frozenset(b for b, ps in self.periods.items()
+                         if any(per.state == "up" and per.start is not None and per.start <= ts
+                                and (per.end is None or ts < per.end) for per in ps))
+
+    def all_out_since(self, replicas, ts: int) -> tuple[int, Ref] | None:
+        """When the last of ``replicas`` left (its down period's start and line), if none of them has been an
+        acceptable leader since but by its latest unfence (the grant begins the controller event whose
+        handleBrokerUnfenced elects the leaderless partitions: 3.9.0-rc3 BrokerHeartbeatManager
+        .calculateNextBrokerState, ReplicationControlManager.handleBrokerUnfenced); else None."""
+        last = None
+        for b in replicas:
+            ps = [per for per in self.periods.get(b, ()) if per.start is not None and per.start <= ts]
+            if ps and ps[-1].state == "up" and ps[-1].start_ref is not None \
+                    and ps[-1].start_ref.event == "broker_unfenced":
+                ps = ps[:-1]
+            if not ps or ps[-1].state == "up":
+                return None
+            if last is None or ps[-1].start > last[0]:
+                last = (ps[-1].start, ps[-1].start_ref)
+        return last
+
+    def up_between(self, b: int, since: int, until: int) -> str | None:
+        """The first period in which broker ``b`` was acceptable overlapping (since, until], as text, if any."""
+        for per in self.periods.get(b, []):
+            if per.state == "up" and per.start is not None and per.start <= until \
+                    and (per.end is None or per.end > since):
+                return f"up from {iso_utc(per.start)}" + (f" to {iso_utc(per.end)}" if per.end is not None else "")
+        return None

@@ -12,7 +12,8 @@ replay, so reports, dashboards, what-if and audit work unchanged.
 
 It reads facts, not events (``kraft_facts`` makes them), each routed to its
 handler by its role (``roles.Router``). The handlers are in parts, one job each: ``kraft_brokers`` (registrations,
-fences, controlled shutdowns: the only writer of broker state), ``kraft_topics`` (topic ids, incarnations,
+fences, controlled shutdowns, written through ``brokers.KraftBrokerStates``, the only writer of broker state, which
+every decision reads as ``brokers``), ``kraft_topics`` (topic ids, incarnations,
 configuration), ``kraft_records`` (the controller's partition records), ``kraft_steps`` (the replay's own steps from
 logs alone), ``kraft_lines`` (brokers' statements of leader epochs), over one partition store (``apply``) and one
 ledger of leader epochs (``kraft_epochs``).
@@ -24,6 +25,7 @@ from typing import Any, Mapping
 from replay_engine import facts as F
 from replay_engine import rules as R
 from replay_engine.apply import PartitionStore
+from replay_engine.brokers import KraftBrokerStates
 from replay_engine.config import MIN_ISR, ConfigImage, ConfigState, as_bool
 from replay_engine.frozen import FrozenMap
 from replay_engine.judge import Comparison, judge_kraft
@@ -76,13 +78,14 @@ class KraftReplay:
         self.began: int | None = None  # the time of the evidence's first line
         self.controller_view: tuple[int, int] | None = None  # see KraftStream.controller_view
         self._seq = 0
-        self.brokers = KraftBrokers(self)
+        self.brokers = KraftBrokerStates()  # every broker's registration: what every decision reads
+        self.registrations = KraftBrokers(self)  # its handlers, the only code that changes it
         self.ledger = EpochLedger()
         self.topics = KraftTopics(self)
         self.records = KraftRecords(self)
         self.steps = KraftSteps(self)
         self.lines = KraftLines(self)
-        b, t, rec = self.brokers, self.topics, self.records
+        b, t, rec = self.registrations, self.topics, self.records
         # The metadata log (or the lines the controller logs of it) is followed; a what-if side decides for itself
         cf = KraftCounterfactual(self, variant) if variant is not None else None
         if variant is not None and variant.elr is not None:
@@ -114,7 +117,7 @@ class KraftReplay:
 
     @property
     def known_brokers(self) -> set[int]:
-        return self.brokers.known_brokers
+        return self.brokers.known
 
     @property
     def periods(self) -> dict:
@@ -126,11 +129,11 @@ class KraftReplay:
 
     @property
     def journal(self) -> list[tuple] | None:
-        return self.brokers.journal
+        return self.registrations.journal
 
     @journal.setter
     def journal(self, value: list[tuple] | None) -> None:
-        self.brokers.journal = value
+        self.registrations.journal = value
 
     def acceptable(self) -> frozenset[int]:
         return self.brokers.acceptable()

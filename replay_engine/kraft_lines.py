@@ -139,7 +139,7 @@ class KraftLines(Part):
             # stating the very leader the replay elected at that epoch is a broker applying, late, a decision taken
             # while that leader was acceptable: it says nothing of the leader now (it may be shutting down since).
             self.r.inferred.append(liveness_key(f))
-            self.brokers.leader_active(leader, f.ts, f.ref)
+            self.r.registrations.leader_active(leader, f.ts, f.ref)
         self.store.move(p, ONLINE if leader >= 0 else OFFLINE, OBSERVED, f.ts, f.ref)
         self.r.show(p, f.ts, f.ref, "observed")
 
@@ -159,7 +159,7 @@ class KraftLines(Part):
             if held is not None and epoch is not None and f.leader_epoch <= epoch:
                 self.restated(p.tp, f, leader, held)
                 return
-            known = set(self.brokers.registered) | self.brokers.fenced | self.brokers.cs
+            known = set(self.brokers.registered) | self.brokers.fenced | self.brokers.shutting
             if not decided and no_broker_acceptable(self.brokers.acceptable(), known, self.r.elr_enabled):
                 self._point_none_acceptable(p, f, leader, known, unjudged_epoch_reason(epoch, f.leader_epoch, False))
                 return

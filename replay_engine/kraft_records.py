@@ -253,7 +253,7 @@ class KraftRecords(Part):
         """Replicas no fact has spoken of yet (registration, fencing, a liveness line): their state when the evidence
         began is not in it."""
         held = self.brokers
-        return frozenset(b for b in brokers if b >= 0 and b not in held.known_brokers and b not in held.registered
+        return frozenset(b for b in brokers if b >= 0 and b not in held.known and b not in held.registered
                          and b not in self.brokers.fenced)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import AbstractSet, Any, Mapping, Protocol, Sequence, runtime_checkable
 
+from replay_engine.brokers import StateLog
 from replay_engine.config import ConfigImage, ConfigState
 from replay_engine.facts import TP, Ref
 from replay_engine.judge import Comparison
@@ -24,7 +25,8 @@ class Replay(Protocol):
     parts: Mapping[TP, PState]
     ar_history: Mapping[TP, Sequence[tuple[int, tuple[int, ...]]]]  # AR changes, in order
     failed_elections: Mapping[TP, Sequence[Ref]]
-    # brokers (ZooKeeper mode: written only by replay_engine.brokers)
+    # brokers (written only by replay_engine.brokers: BrokerStates, KRaft's KraftBrokerStates)
+    brokers: StateLog  # every broker's state over time, each change with its provenance; what every decision reads
     live: AbstractSet[int]  # the brokers the controller counted alive at the end
     known_brokers: AbstractSet[int]
     periods: Mapping[int, Sequence[BrokerPeriod]]

@@ -23,9 +23,10 @@ BROKER_FIELDS = frozenset({"registered", "live", "shutting", "stopping", "stoppe
                            "seen", "membership_stated", "epochs", "versions", "offline_replicas", "periods",
                            # the names ZkControllerReplay kept them under before brokers.py
                            "server_stopping", "leaving", "stopped_at", "known_brokers", "broker_epochs",
-                           "broker_versions"})
-# KRaft's broker state has its own single writer (kraft_brokers.KraftBrokers) until it adopts BrokerStates (issue 45).
-NOT_YET = frozenset({"kraft_brokers.py"})
+                           "broker_versions",
+                           # KRaft's (brokers.KraftBrokerStates), and the names KraftBrokers kept them under before
+                           "fenced", "cs", "recent_gone", "liveness_at", "unclean_shutdown"})
+NOT_YET: frozenset[str] = frozenset()
 MUTATORS = frozenset({"add", "discard", "remove", "clear", "update", "difference_update", "intersection_update",
                       "symmetric_difference_update", "pop", "popitem", "setdefault", "append", "extend", "insert",
                       "__setitem__", "__delitem__"})
@@ -152,3 +153,108 @@ def test_a_record_implies_a_state_with_the_rule_it_follows_from():
     ctrl.run([rec])
     (c,) = [c for c in ctrl.brokers.history(3) if c.field == LIVE]
     assert c.value is True and c.ref is rec.ref and "PartitionLeaderElectionAlgorithms" in c.rule
+
+
+# ------------------------------------------------------------------------------------------ KRaft registrations
+
+
+def test_the_write_check_covers_every_kraft_module():
+    # KRaft's broker state has no exemption any more: every replay_engine module, kraft_brokers.py included, is read
+    names = {p.name for p in (REPO / "replay_engine").rglob("*.py")}
+    assert NOT_YET == frozenset() and {"kraft_brokers.py", "kraft.py", "kraft_lines.py", "kraft_records.py"} <= names
+    src = ("def f(self, b, ts):\n"
+           "    self.fenced.add(b)\n"
+           "    self.cs.discard(b)\n"
+           "    self.recent_gone[b] = ts\n"
+           "    self.liveness_at[b] = ts\n"
+           "    self.unclean_shutdown.pop(b, None)\n"
+           "    self.registered.setdefault(b, None)\n")
+    assert writes_outside(ast.parse(src)) == [2, 3, 4, 5, 6, 7]
+
+
+def test_a_kraft_acceptable_leader_is_registered_unfenced_and_not_shutting_down():
+    # 3.9.0-rc3 metadata/.../controller/ClusterControlManager.java isActive: registration != null && !fenced() &&
+    # !inControlledShutdown(); a broker registers fenced (RegisterBrokerRecord fenced=true) and leads only unfenced
+    from replay_engine.brokers import FENCED, RULE_CHANGED_IMPLIES_REGISTERED, RULE_REGISTERED, KraftBrokerStates
+
+    s = KraftBrokerStates()
+    s.register(1, 10, True, ref(1))
+    s.register(2, 11, False, ref(2))
+    assert s.acceptable() == {2} and s.held_out(1)
+    s.unfence(1, ref(3))
+    s.enter_controlled_shutdown(2, 4, ref(4))
+    assert s.acceptable() == {1} and s.shutting_down() == {2}
+    s.fence(3, 5, ref(5))  # replayRegistrationChange throws without a registration: broker 3 was registered
+    assert 3 in s.registered and s.held_out(3)
+    assert [c.rule for c in s.history(3) if c.field == REGISTERED] == [RULE_CHANGED_IMPLIES_REGISTERED]
+    assert [(c.field, c.value) for c in s.history(1)] == [(REGISTERED, True), ("epoch", 10), (FENCED, True),
+                                                           (FENCED, False)]
+    assert s.history(1)[0].rule == RULE_REGISTERED
+
+
+def test_a_kraft_state_a_line_implies_carries_its_rule():
+    from replay_engine.brokers import RULE_ELECTED_ACTIVE, KraftBrokerStates
+
+    # a leader's line at a new leader epoch: it was acceptable then (PartitionChangeBuilder.isAcceptableLeader)
+    s = KraftBrokerStates()
+    s.register(1, 10, True, ref(1))
+    s.settle(1, 1, ref(1), "registered")  # registered fenced: catching up, not down
+    s.unfence(1, ref(2), RULE_ELECTED_ACTIVE)
+    s.settle(1, 2, ref(2), "elected leader")
+    assert s.live == {1} and [p.state for p in s.periods[1]] == ["starting", "up"]
+    implied = [c for c in s.history(1) if c.ref.ts == 2 and c.field != LIVE]
+    assert implied and all(c.rule == RULE_ELECTED_ACTIVE for c in implied)
+
+
+AMMAR = "Ammar777782439__kafka_2.13-4.0.0"
+
+
+def test_both_replays_read_their_brokers_from_the_one_model():
+    from replay_engine.brokers import KraftBrokerStates, StateLog
+    from replay_engine.kraft import KraftReplay
+
+    zk, kraft = ZkControllerReplay(ConfigState()), KraftReplay(ConfigState())
+    assert isinstance(zk.brokers, BrokerStates) and isinstance(kraft.brokers, KraftBrokerStates)
+    assert all(isinstance(r.brokers, StateLog) for r in (zk, kraft))
+
+
+def _kraft_replay(name: str, folder: str = "real_logs"):
+    """A KRaft cluster replayed as replay_cluster does, the replay itself kept (its broker state is read here)."""
+    from conftest import real_cluster_events
+    from replay_engine.config import parse_version
+    from replay_engine.kraft import KraftReplay
+    from replay_engine.kraft_facts import kraft_facts, prepared
+
+    events, ctx = prepared(real_cluster_events(name, folder))
+    version = next((e.detail or {}).get("version") for e in events if e.event_type == "kafka_version")
+    r = KraftReplay(ConfigState(version=parse_version(version)))
+    r.run(kraft_facts(events, r.config.version, None, ctx, None))
+    return r
+
+
+def test_each_kraft_broker_change_cites_its_line_and_the_quorum_controllers_code():
+    # Kafka 4.0 controller.log of ../shared/real_logs/Ammar777782439__kafka_2.13-4.0.0 (QuorumController id=10),
+    # logs/controller.log.2025-05-14-23.gz:
+    #   :52  "Registering a new incarnation of broker 10. ... Broker epoch will become 2157." (ClusterControlManager
+    #     .registerBroker; handleBrokerUncleanShutdown's changes come before the RegisterBrokerRecord)
+    #   :148 "Fencing broker 10 at epoch 2278 because its session has timed out." (maybeFenceOneStaleBroker)
+    #   :320 "Unfenced broker 10 has requested and been granted a controlled shutdown." (BrokerHeartbeatManager)
+    #   :323 "The request from broker 10 to shut down has been granted ..." (SHUTDOWN_NOW: handleBrokerFenced)
+    #   :50  "Fencing broker 10 at epoch 123 ...", after the fence record of :38: the same fence stated again, no change
+    from replay_engine import brokers as B
+
+    r = _kraft_replay(AMMAR)
+    f = "logs/controller.log.2025-05-14-23.gz"
+    at = {(c.ref.source_pos, c.field, c.value): c.rule for c in r.brokers.history(10)
+          if c.ref is not None and (c.ref.source_file or "").endswith(f)}
+    assert at[(52, B.UNCLEAN_SHUTDOWN, True)] == B.RULE_UNCLEAN_SHUTDOWN
+    assert at[(53, B.EPOCH, 2157)] == B.RULE_REGISTERED and at[(53, B.UNCLEAN_SHUTDOWN, False)] == B.RULE_REGISTERED
+    assert at[(148, B.FENCED, True)] == B.RULE_SESSION_TIMEOUT
+    assert not [k for k in at if k[0] == 50] and at[(38, B.FENCED, True)] == B.RULE_FENCED
+    assert at[(320, B.SHUTTING, True)] == B.RULE_CONTROLLED_SHUTDOWN
+    assert at[(323, B.FENCED, True)] == B.RULE_SHUTDOWN_NOW
+    # every change of every broker has its line or record, and a rule citing Kafka's source (tag, file, function)
+    assert r.brokers.changes and all(c.ref is not None and c.ref.source_file for c in r.brokers.changes)
+    assert all(c.rule and (".java, " in c.rule or c.rule == B.RULE_KILLED) for c in r.brokers.changes)
+    # the state every decision reads is this one: the replay's acceptable leaders are its registrations'
+    assert r.acceptable() == r.brokers.acceptable() and set(r.live) == r.brokers.live
