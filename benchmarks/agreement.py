@@ -80,6 +80,9 @@ HOLES = (
     ("quorum epochs", lambda r: r.startswith("evidence gap (") and "quorum epoch" in r and "in no line" in r),
 )
 CONTRADICTED = (
+    # replay_engine.judge.ADOPTED: the replay held brokers eligible (or not) that the record shows the other way; it
+    # adopts the record's state from there (``adopted``), and the record counts against it
+    ("adopted", lambda r: r.startswith("state adopted from the record")),
     ("state not shown", lambda r: r.startswith("evidence gap (decided on a state the evidence does not show")),
     ("liveness", lambda r: r.startswith("evidence gap (") and (
         "were live to the controller" in r or "were acceptable to the controller" in r

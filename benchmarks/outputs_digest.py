@@ -25,7 +25,6 @@ of each. The order items run in must not matter (``--order``): nothing is carrie
 from __future__ import annotations
 
 import argparse
-import difflib
 import hashlib
 import json
 import os
@@ -300,13 +299,13 @@ def compare(a: Path, b: Path, lines: int = 12) -> int:
             continue
         differ += 1
         print(f"DIFFERS: {n}")
-        diff = difflib.unified_diff(file_of(b, n).read_text().splitlines(), file_of(a, n).read_text().splitlines(),
-                                    str(file_of(b, n)), str(file_of(a, n)), n=1, lineterm="")
-        for i, line in enumerate(diff):
-            if i >= lines:
-                print("  ...")
-                break
-            print("  " + line)
+        old, new = file_of(b, n).read_text().splitlines(), file_of(a, n).read_text().splitlines()
+        # the first differing line and a few around it (a full diff of dumps this size takes minutes)
+        i = next((k for k, (x, y) in enumerate(zip(old, new)) if x != y), min(len(old), len(new)))
+        for k in range(max(i - 2, 0), min(i + lines, max(len(old), len(new)))):
+            x = old[k] if k < len(old) else "<end>"
+            y = new[k] if k < len(new) else "<end>"
+            print(f"  {k + 1}: {'  ' if x == y else '- '}{x}" + ("" if x == y else f"\n  {k + 1}: + {y}"))
     same = len(set(da) & set(db)) - sum(1 for n in set(da) & set(db) if da[n] != db[n])
     print(f"{same} item(s) identical, {differ} differ")
     return differ

@@ -69,6 +69,15 @@ RULE_FAILOVER = ("2.8.0 core/src/main/scala/kafka/controller/ControllerContext.s
                  "starts with no broker shutting down; KafkaController.onControllerFailover registers its own broker")
 RULE_SHUTDOWN_TAKEN = ("2.7.0 core/src/main/scala/kafka/controller/KafkaController.scala, doControlledShutdown: "
                        "the broker joins shuttingDownBrokerIds before its leadership moves")
+RULE_ELIGIBILITY = ("2.7.0 core/src/main/scala/kafka/controller/PartitionStateMachine.scala, "
+                    "PartitionLeaderElectionAlgorithms.offlinePartitionLeaderElection (0.10.2.0 "
+                    "PartitionLeaderSelector.scala, OfflinePartitionLeaderSelector.selectLeader): an offline election "
+                    "takes the first assigned replica in the ISR that ControllerContext.isReplicaOnline holds "
+                    "(liveBrokerIds: registered and not shutting down, the controller's own broker included); the "
+                    "record's outcome follows only with this broker the other way")
+RULE_SHUTDOWN_MOVE = ("2.1.0 core/src/main/scala/kafka/controller/KafkaController.scala, doControlledShutdown: the "
+                      "ControlledShutdownPartitionLeaderElectionStrategy runs only for partitions led by the broker it "
+                      "has just put in shuttingDownBrokerIds (0.8.2.2 .. 1.0.0 ControlledShutdownLeaderSelector alike)")
 RULE_DIED = ("0.10.2.0 core/src/main/scala/kafka/controller/KafkaController.scala, onBrokerFailure: a dead broker "
              "leaves shuttingDownBrokerIds")
 
@@ -118,6 +127,7 @@ class BrokerStates(StateLog):
         self.versions: dict[int, tuple[int, int, int]] = {}  # each broker's own 'Kafka version:'
         self.offline_replicas: dict[int, set[TP]] = {}  # broker -> its replicas on a failed log dir
         self.periods: dict[int, list[BrokerPeriod]] = {}  # broker -> its up and down periods, in order
+        self.adopted: list[Change] = []  # states a record contradicted the replay on, adopted from it
 
     # ---------------------------------------------------------------- questions (as Kafka asks them)
 
@@ -295,14 +305,30 @@ class BrokerStates(StateLog):
 
     # ---------------------------------------------------------------- what a controller's record implies
 
-    def implied_live(self, brokers: Iterable[int], ref: Ref) -> None:
-        """Brokers a record shows its controller held live (an elected leader, an ISR written from online replicas)."""
-        for b in brokers:
-            self._set(self.live, LIVE, b, True, ref, RULE_ELECTED_LIVE)
+    def adopt(self, b: int, eligible: bool, ref: Ref, rule: str, controller: int | None = None) -> Change:
+        """A record the replay's view of ``b`` contradicts: by Kafka's ``rule`` it follows only with ``b`` eligible
+        (``isReplicaOnline``) or not. Adopted, with the record as provenance. Not eligible is shutting down when its
+        server said it is stopping (a controlled shutdown goes first: KafkaServer.controlledShutdown), or when it is
+        the acting ``controller``'s own broker (it is registered: it acts; 0.10.2.0 KafkaController.shutdownBroker puts
+        the controller's own broker in shuttingDownBrokerIds like any other, and liveBrokerIds leaves it out); else
+        gone."""
+        n = len(self.changes)
+        if eligible:
+            self._set(self.live, LIVE, b, True, ref, rule)
+            self._set(self.shutting, SHUTTING, b, False, ref, rule)
+        elif b in self.stopping or b == controller:
+            self._set(self.shutting, SHUTTING, b, True, ref, rule)
+        else:
+            self._set(self.live, LIVE, b, False, ref, rule)
+        change = self.changes[-1] if len(self.changes) > n else Change(ref.ts, b, LIVE, eligible, ref, rule)
+        self.adopted.append(change)
+        return change
 
-    def implied_gone(self, b: int, ref: Ref) -> None:
-        """A replica the controller removed from an ISR (OfflineReplica): it saw the broker go."""
-        self._set(self.live, LIVE, b, False, ref, RULE_REMOVED_GONE)
+    def implied_live(self, brokers: Iterable[int], ref: Ref, live: bool = True) -> None:
+        """Brokers a record shows its controller held live (an elected leader, an ISR written from online replicas),
+        or (``live`` False) saw go (a replica removed from an ISR: OfflineReplica)."""
+        for b in brokers:
+            self._set(self.live, LIVE, b, live, ref, RULE_ELECTED_LIVE if live else RULE_REMOVED_GONE)
 
     def stated_live(self, brokers: frozenset[int], ref: Ref) -> None:
         """A failed election's exception states the controller's live brokers: ``brokers`` is its live set now

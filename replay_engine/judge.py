@@ -32,6 +32,10 @@ GAP = "evidence gap (decided on a state the evidence does not show)"
 NEW_HISTORY = "evidence gap (history restarted: leader epoch or znode version went back)"
 UNSEEN = ("evidence gap (no line before the record states the partition's ISR or leader epoch: they were set before "
           "the evidence, or its new ZooKeeper data, begins)")
+# The replay held brokers eligible (or not) that the record, by the same rule, shows the other way: not a hole in the
+# evidence but the replay's state contradicted. The record's state is adopted (replay_engine.brokers) and the record
+# counts against the agreement.
+ADOPTED = "state adopted from the record"
 
 
 def unseen(p: PState) -> bool:
@@ -80,6 +84,9 @@ class Comparison:
     how: str  # 'trigger' (a replayed decision), 'point' (re-derived at the record), 'inferred: <why>'
     evidence: list[F.Ref] = field(default_factory=list)
     reason: str | None = None  # why the verdict is unknown
+    # the brokers the record shows eligible (Kafka's isReplicaOnline) and not eligible where the replay held them the
+    # other way, by the same rule (``implied_by_record``): the state the replay adopts from it
+    implied: tuple[frozenset[int], frozenset[int]] | None = None
 
     @property
     def agreed(self) -> bool:
@@ -91,8 +98,9 @@ def verdict(ok: bool) -> str:
 
 
 def unknown(tp: F.TP, ts: int, record: F.Ref, recorded: dict[str, Any], reason: str,
-            replayed: dict[str, Any] | None = None) -> Comparison:
-    return Comparison(tp, ts, record, recorded, replayed, UNKNOWN, "unknown", reason=reason)
+            replayed: dict[str, Any] | None = None,
+            implied: tuple[frozenset[int], frozenset[int]] | None = None) -> Comparison:
+    return Comparison(tp, ts, record, recorded, replayed, UNKNOWN, "unknown", reason=reason, implied=implied)
 
 
 def tally(comparisons: list[Comparison]) -> dict[str, int]:
@@ -362,25 +370,50 @@ class InferShutdown:
     broker: int
 
 
-def liveness_reason(ctx: JudgeView, p: PState, f: F.Fact, recorded: dict[str, Any],
-                    replayed: dict[str, Any] | None) -> str | None:
-    """Why a record that differs from the replay is not judged: at its time neither ZooKeeper's data nor the acting
-    controller's own log is in the evidence, so which brokers the controller held live is the replay's inference
-    (a broker killed leaves no line of its own), and the same rule gives the record with another view of them.
-    ``p`` is the partition as the decision found it. None: liveness is known, or does not explain the record."""
-    if ctx.liveness_known(f.ts) or replayed is None:
+def implied_by_record(ctx: JudgeView, p: PState, f: F.Fact, recorded: dict[str, Any],
+                      replayed: dict[str, Any] | None) -> tuple[frozenset[int], frozenset[int]] | None:
+    """The brokers whose eligibility, taken the other way, makes the offline (or preferred) election give the record:
+    (those the record shows eligible that the replay held not, those it shows not eligible that the replay held so).
+    An election shows its leader and ISR eligible. A failed offline election found no live ISR member (2.7.0
+    PartitionLeaderElectionAlgorithms.offlinePartitionLeaderElection: the first AR replica in the ISR with
+    ``isReplicaOnline``; 0.10.2.0 OfflinePartitionLeaderSelector.selectLeader: the ISR filtered by ``liveBrokerIds``):
+    every ISR member the replay held eligible, and the leader it would have elected, were not. ``p`` is the partition as the decision found it.
+    None: no other view of the brokers gives the record."""
+    if replayed is None:
         return None
     mine, theirs = replayed.get("leader"), recorded.get("leader")
+    online = ctx.online_set(p.tp)
     if recorded.get("failed"):
-        # the election failed: every ISR member the replay held live was down to the controller
-        flipped = (set(p.isr or ()) & ctx.online_set(p.tp)) | ({mine} if mine is not None and mine >= 0 else set())
+        flipped = (set(p.isr or ()) & online) | ({mine} if mine is not None and mine >= 0 else set())
     else:
-        flipped = _liveness_explains(ctx, p, recorded, mine, theirs)
+        # An elected leader and the ISR written with it are online to the controller, whatever else differs; that
+        # the replay's own pick was not is only one way the record follows (an assignment order or an ISR the replay
+        # did not know are others): an election implies only what it names.
+        flipped = _liveness_explains(ctx, p, recorded, mine, theirs) - online
     if not flipped:
         return None
-    return (f"{EVIDENCE_GAP} (whether broker(s) {', '.join(map(str, sorted(flipped)))} were live to the controller is "
-            "not in the evidence: no ZooKeeper data and no log of the acting controller at this time, and the record "
-            "follows from the same rule with them the other way)")
+    return frozenset(flipped - online), frozenset(flipped & online)
+
+
+def adopted_reason(implied: tuple[frozenset[int], frozenset[int]]) -> str:
+    up, down = implied
+    said = [f"broker(s) {', '.join(map(str, sorted(bs)))} {how} to the controller" for bs, how in
+            ((up, "eligible"), (down, "not eligible")) if bs]
+    return (f"{ADOPTED} ({' and '.join(said)}: the record follows from the same rule only so, and neither "
+            "ZooKeeper's data nor the acting controller's log states its view of the brokers at this time)")
+
+
+def liveness_reason(ctx: JudgeView, p: PState, f: F.Fact, recorded: dict[str, Any],
+                    replayed: dict[str, Any] | None) -> str | None:
+    """Why a record that differs from the replay is not judged against a rule: at its time neither ZooKeeper's data
+    nor the acting controller's own log is in the evidence, so which brokers the controller held live is the replay's
+    inference (a broker killed leaves no line of its own), and the same rule gives the record with another view of
+    them (``implied_by_record``). The replay adopts that view from the record; the record counts against it.
+    None: liveness is known, or does not explain the record."""
+    if ctx.liveness_known(f.ts):
+        return None
+    implied = implied_by_record(ctx, p, f, recorded, replayed)
+    return adopted_reason(implied) if implied is not None else None
 
 
 def unclean_reason(ctx: JudgeView, p: PState, recorded: dict[str, Any], replayed: dict[str, Any] | None) -> str | None:
@@ -436,6 +469,17 @@ def _order_decided(d: Decision, recorded: dict[str, Any]) -> bool:
         and sorted((d.after or {}).get("isr") or ()) == sorted(recorded.get("isr") or ())
 
 
+def offline_implied(ctx: JudgeView, p: PState, kind: str, strategy: str | None, f: F.Fact,
+                    recorded: dict[str, Any], replayed: dict[str, Any] | None) -> tuple | None:
+    """``implied_by_record`` for the decisions it reads: an offline election (the replay's, or re-derived at the
+    record) that the record contradicts. Elections of the other strategies say nothing of the brokers' eligibility
+    this way."""
+    if kind not in ("election", "election_failed") or (strategy or E.OFFLINE).split("(")[0] not in (
+            E.OFFLINE, "OfflinePartition"):
+        return None
+    return implied_by_record(ctx, p, f, recorded, replayed)
+
+
 def judge_write(ctx: JudgeView, pending: Pending, p: PState, kind: str, f: F.RecordedState, recorded: dict[str, Any],
                 may_infer: bool, defer_gaps: bool) -> Comparison | InferShutdown:
     """A recorded write against the replayed decision it answers, else against one re-derived at the record.
@@ -460,13 +504,15 @@ def judge_write(ctx: JudgeView, pending: Pending, p: PState, kind: str, f: F.Rec
         if not ok and _order_decided(d, recorded):
             d.status, d.record = UNKNOWN, f.ref
             return unknown(p.tp, f.ts, f.ref, recorded, "election: assigned replicas unknown", d.after)
-        why = assumed_reason(ctx, before_state(p.tp, d.before), f, recorded, d.after) if not ok else None
+        before = before_state(p.tp, d.before)
+        why = assumed_reason(ctx, before, f, recorded, d.after) if not ok else None
+        implied = offline_implied(ctx, before, kind, d.strategy, f, recorded, d.after) if not ok else None
         if why:
             d.status, d.record = UNKNOWN, f.ref
-            return unknown(p.tp, f.ts, f.ref, recorded, why, d.after)
+            return unknown(p.tp, f.ts, f.ref, recorded, why, d.after, implied if why.startswith(ADOPTED) else None)
         d.status = verdict(ok)
         d.record = f.ref
-        return Comparison(p.tp, f.ts, f.ref, recorded, d.after, verdict(ok), how, [d.trigger])
+        return Comparison(p.tp, f.ts, f.ref, recorded, d.after, verdict(ok), how, [d.trigger], implied=implied)
     d = None if kind == "epoch_bump" else pending.applied_match(p.tp, kinds, f.ts)
     if d is not None and d.after is not None and same(d.after, recorded):
         # The record of a step the replay took itself moments before (its trigger was in the evidence, the
@@ -512,9 +558,10 @@ def judge_write(ctx: JudgeView, pending: Pending, p: PState, kind: str, f: F.Rec
         if alt:
             ok, how = True, f"inferred: {alt}"
     why = assumed_reason(ctx, p, f, recorded, replayed) if not ok and kind == "election" else None
+    implied = offline_implied(ctx, p, kind, strategy, f, recorded, replayed) if not ok else None
     if why:
-        return unknown(p.tp, f.ts, f.ref, recorded, why, replayed)
-    return Comparison(p.tp, f.ts, f.ref, recorded, replayed, verdict(ok), how)
+        return unknown(p.tp, f.ts, f.ref, recorded, why, replayed, implied if why.startswith(ADOPTED) else None)
+    return Comparison(p.tp, f.ts, f.ref, recorded, replayed, verdict(ok), how, implied=implied)
 
 
 def judge_kraft(tp: F.TP, ts: int, record: F.Ref, recorded: dict[str, Any], replayed: dict[str, Any],
@@ -538,11 +585,12 @@ def judge_failed(ctx: JudgeView, pending: Pending, p: PState, f: F.RecordedFaile
     d2 = pending.match(f.tp, ("election", "new_partition"), f.ts)
     if d2 is not None:
         why = assumed_reason(ctx, p, f, recorded, d2.after)
+        implied = offline_implied(ctx, p, d2.kind, d2.strategy, f, recorded, d2.after)
         if why:
             d2.status, d2.record = UNKNOWN, f.ref
-            return unknown(f.tp, f.ts, f.ref, recorded, why, d2.after)
+            return unknown(f.tp, f.ts, f.ref, recorded, why, d2.after, implied if why.startswith(ADOPTED) else None)
         d2.status, d2.record = DIVERGED, f.ref
-        return Comparison(f.tp, f.ts, f.ref, recorded, d2.after, DIVERGED, "trigger", [d2.trigger])
+        return Comparison(f.tp, f.ts, f.ref, recorded, d2.after, DIVERGED, "trigger", [d2.trigger], implied=implied)
     # Point-wise: would an offline election find a leader with what the controller knew?
     isr = f.isr if f.isr is not None else p.isr
     live: AbstractSet[int] | None = f.live if f.live is not None else (ctx.online_set(f.tp) if ctx.live else None)
@@ -562,6 +610,7 @@ def judge_failed(ctx: JudgeView, pending: Pending, p: PState, f: F.RecordedFaile
         missing = "ISR" if isr is None else "live brokers" if live is None else "assigned replicas"
         return unknown(f.tp, f.ts, f.ref, recorded, f"election_failed: {missing} unknown")
     unclean = ctx.unclean_allowed(f.tp[0]) if not (f.strategy or "").endswith("(true)") else True
+    offline = False
     if not f.strategy and f.from_state == ONLINE:
         # Online -> Online without a named strategy (1.x logs): an auto-rebalance preferred
         # election or a controlled-shutdown move; judge it by whichever was attempted.
@@ -579,12 +628,17 @@ def judge_failed(ctx: JudgeView, pending: Pending, p: PState, f: F.RecordedFaile
         res = ctx.rule("zk.election.preferred", cand, isr, live)
     else:
         res = ctx.rule("zk.election.offline", cand, isr, live, unclean)
+        offline = True
     replayed = {"leader": -1, "failed": True} if res is None else {"leader": res.leader, "isr": list(res.isr)}
     unseen_leader = ctx.unseen([res.leader]) if res is not None else frozenset()
     if unseen_leader:
         # the replay would elect a broker no fact has shown since the evidence (or its last hole) began
         return unknown(f.tp, f.ts, f.ref, recorded, unseen_reason(unseen_leader), replayed)
     why = assumed_reason(ctx, p, f, recorded, replayed) if res is not None else None
+    implied = None
+    if res is not None and offline and f.live is None:  # a stated live set was adopted as stated (zk_inference)
+        implied = implied_by_record(ctx, PState(p.tp, replicas=cand, isr=tuple(isr)), f, recorded, replayed)
     if why:
-        return unknown(f.tp, f.ts, f.ref, recorded, why, replayed)
-    return Comparison(f.tp, f.ts, f.ref, recorded, replayed, verdict(res is None), f"point: {f.strategy or E.OFFLINE}")
+        return unknown(f.tp, f.ts, f.ref, recorded, why, replayed, implied if why.startswith(ADOPTED) else None)
+    return Comparison(f.tp, f.ts, f.ref, recorded, replayed, verdict(res is None), f"point: {f.strategy or E.OFFLINE}",
+                      implied=implied)

@@ -14,6 +14,8 @@ from replay_engine.states import OFFLINE
 
 # PartitionStateMachine's in-memory transitions: a state-change line marks them, ZooKeeper holds nothing of them
 IN_MEMORY_KINDS = frozenset({"new_state", "offline", "deleted"})
+# The kinds of record whose fields imply something of the controller's live brokers (``implied_liveness``)
+IMPLYING = frozenset({"election", "new_partition", "isr_removal", "failed"})
 # What ``acting`` answers besides None (the record names the controller in office, in its epoch)
 NAMES_ANOTHER, STALE = "names another", "stale"
 

@@ -14,10 +14,11 @@ from replay_engine import facts as F
 from replay_engine import judge as J
 from replay_engine import rules as R
 from replay_engine.apply import OBSERVED, RECORDED
+from replay_engine.brokers import RULE_ELIGIBILITY, RULE_SHUTDOWN_MOVE
 from replay_engine.partition import UNKNOWN, Decision, PState
 from replay_engine.states import NEW, NON_EXISTENT, OFFLINE, ONLINE
 from replay_engine.zk_context import ControllerContext
-from replay_engine.zk_inference import NAMES_ANOTHER, STALE, acting, implied_liveness
+from replay_engine.zk_inference import IMPLYING, NAMES_ANOTHER, STALE, acting, implied_liveness
 from replay_engine.part import Part
 
 
@@ -102,12 +103,14 @@ class RecordHandlers(Part):
             # a zombie's line, or the new data's first lines before a write proves it new: should a write prove
             # it, what these lines said about the partition belongs to the new history and is kept
             self.c.below_epoch[f.tp] = ce
+        if kind not in IMPLYING:
+            return  # an in-memory transition, or a write not yet classified: it names no broker's liveness
         brokers = self.brokers
         implied = implied_liveness(kind, None if failed else f.leader, f.isr, f.from_state,
                                    None if failed else f.removed_replica, f.live if failed else None,
                                    brokers.live, brokers.shutting, brokers.stopping)
         if implied.gone is not None:
-            brokers.implied_gone(implied.gone, f.ref)
+            brokers.implied_live((implied.gone,), f.ref, live=False)
         if implied.alive:
             brokers.implied_live(implied.alive, f.ref)
         if implied.stated is not None:
@@ -279,13 +282,37 @@ class RecordHandlers(Part):
             self.compare(p, kind, f, recorded)
             return
         self.c.comparisons.append(out)
+        self.adopt_implied(out, f)
+
+    def adopt_implied(self, judged: J.Comparison, f: F.Fact) -> None:
+        """The record contradicted the brokers' eligibility the replay held (``judge.implied_by_record``): the state it
+        implies is adopted, with the record as provenance, so every later decision uses it; a finding says so. The
+        record itself still counts against the agreement (diverged, or unknown with ``judge.ADOPTED``)."""
+        if judged.implied is None:
+            return
+        up, down = judged.implied
+        changes = [self.brokers.adopt(b, b in up, f.ref, RULE_ELIGIBILITY, self.c.controller)
+                   for b in sorted(up | down)]
+        said = "; ".join(f"broker {c.broker} {'eligible' if c.broker in up else 'not eligible'} "
+                         f"({c.field} {str(c.value).lower()})" for c in changes)
+        self.findings.append({"kind": "broker_state_adopted", "ts": f.ts, "brokers": sorted(up | down),
+                              "text": f"{f.tp[0]}-{f.tp[1]}: the controller's record follows from Kafka's election "
+                                      f"rule only with {said} to it; the replay held them the other way and takes the "
+                                      "record's state from here",
+                              "evidence": [f.ref.to_json()]})
 
     def recorded_failed(self, f: F.RecordedFailedElection) -> None:
         p = self.c.part(f.tp)
         self.infer_from_record(f)
         self.c.failed_elections.setdefault(f.tp, []).append(f.ref)
-        self.c.comparisons.append(J.judge_failed(self.c.judge_view(), self.pending, p, f,
-                                                 defer_gaps=self.c.defers_gaps()))
+        judged = J.judge_failed(self.c.judge_view(), self.pending, p, f, defer_gaps=self.c.defers_gaps())
+        self.c.comparisons.append(judged)
+        self.adopt_implied(judged, f)
+        if f.strategy and "ControlledShutdown" in f.strategy and p.leader is not None and p.leader >= 0 \
+                and p.leader in self.brokers.live:
+            # only a broker in controlled shutdown has its leaderships moved by this strategy: its shutdown was
+            # taken up, whether or not the request's own line is in the evidence
+            self.brokers.shutdown_taken(p.leader, f.ref, server_stopping=False, rule=RULE_SHUTDOWN_MOVE)
         if f.isr is not None and p.isr is None:
             self.store.set(p, isr=tuple(f.isr))
         if f.assigned is not None:

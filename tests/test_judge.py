@@ -55,15 +55,37 @@ def test_diverged_when_the_record_elects_another_replica():
     assert c.how.startswith("point: ") and c.replayed["leader"] == 3
 
 
-def test_a_record_the_other_liveness_explains_is_a_gap_only_where_liveness_is_not_in_the_evidence():
-    """offlinePartitionLeaderElection (1.1+): the first AR replica live and in the ISR. AR (1, 3, 2), ISR (1, 2, 3),
-    1 gone: with 3 live it elects 3; a record electing 2 follows from 3 being down to the controller."""
+def test_a_record_the_other_eligibility_explains_is_adopted_and_counts_against():
+    """offlinePartitionLeaderElection (1.1+): the first AR replica online and in the ISR; ISR (1, 2, 3), 1 gone. Not a
+    hole in the evidence: what the record shows of the brokers is the state the replay adopts
+    (``implied``), and the record is not agreed -- unknown with ``ADOPTED`` where the controller's view is in no line,
+    diverged where it is."""
+    # AR (1, 2, 3) and only 3 online to the replay: it elects 3; a record electing 2 with ISR [2, 3] shows 2 online
+    # (Kafka elects only online replicas), and follows from the rule with it so
+    q = PState(TP, replicas=(1, 2, 3), leader=1, isr=(1, 2, 3), leader_epoch=4)
+    c = judged(q, record(2, [2, 3], 5), live=(3,), liveness_known=False)
+    assert c.verdict == J.UNKNOWN and c.reason.startswith(J.ADOPTED) and "broker(s) 2 eligible" in c.reason
+    assert not c.reason.startswith(J.EVIDENCE_GAP) and J.tally([c])["evidence_gaps"] == 0
+    assert c.implied == (frozenset({2}), frozenset())
     p = PState(TP, replicas=(1, 3, 2), leader=1, isr=(1, 2, 3), leader_epoch=4)
-    c = judged(p, record(2, [2], 5), liveness_known=False)
-    assert c.verdict == J.UNKNOWN and c.reason.startswith(J.EVIDENCE_GAP) and "broker(s) 3 were live" in c.reason
-    assert judged(p, record(2, [2], 5)).verdict == J.DIVERGED  # liveness known: the controller departed from it
-    # electing 2 with 3 in the ISR follows from no liveness: still a divergence
-    assert judged(p, record(2, [2, 3], 5), liveness_known=False).verdict == J.DIVERGED
+    known = judged(q, record(2, [2, 3], 5), live=(3,))  # liveness known: the controller departed from the replay
+    assert known.verdict == J.DIVERGED and known.implied == (frozenset({2}), frozenset())
+    # 2 and 3 online: electing 2 follows with 3 not online, or with an assignment order the replay does not know; an
+    # election implies only what it names, so nothing is adopted and the record diverges
+    other = judged(p, record(2, [2], 5), liveness_known=False)
+    assert other.verdict == J.DIVERGED and other.implied is None
+
+
+def test_a_failed_offline_election_shows_every_isr_member_not_eligible():
+    """0.10.2.0 OfflinePartitionLeaderSelector.selectLeader / 2.7.0 offlinePartitionLeaderElection: the election fails
+    only when no ISR member is online (unclean off): the ISR members the replay held online were not, to it."""
+    p = PState(TP, replicas=(1, 3, 2), leader=1, isr=(1, 2, 3), leader_epoch=4)
+    f = F.RecordedFailedElection(10, REF, tp=TP, strategy="OfflinePartitionLeaderElectionStrategy",
+                                 from_state="OfflinePartition")
+    c = J.judge_failed(Ctx((2, 3), liveness_known=False), J.Pending(), p, f)
+    assert c.verdict == J.UNKNOWN and c.reason.startswith(J.ADOPTED)
+    assert c.implied == (frozenset(), frozenset({2, 3}))
+    assert J.judge_failed(Ctx((2, 3)), J.Pending(), p, f).implied == (frozenset(), frozenset({2, 3}))
 
 
 def test_a_record_the_other_unclean_default_explains_is_a_gap_only_while_the_version_is_unknown():
