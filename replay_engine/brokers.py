@@ -29,6 +29,7 @@ their changes in one log (:class:`StateLog`).
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Iterable, NamedTuple
 
 from replay_engine.facts import TP, Ref, iso_utc
@@ -162,8 +163,7 @@ class BrokerStates(StateLog):
     def _period_open(self, b: int, ts: int | None, ref: Ref, state: str) -> None:
         ps = self.periods.setdefault(b, [])
         if ps and ps[-1].end is None:
-            ps[-1].end = ts
-            ps[-1].end_ref = ref
+            ps[-1] = replace(ps[-1], end=ts, end_ref=ref)
         ps.append(BrokerPeriod(b, ts, start_ref=ref, state=state))
 
     def register(self, b: int, ts: int, ref: Ref) -> bool:
@@ -190,13 +190,15 @@ class BrokerStates(StateLog):
             self.registered.discard(b)
             at = died if died is not None else ref
             self._period_open(b, at.ts, at, "down")
-            self.periods[b][-2].end_cause = "halted" if died is not None else cause
+            ps = self.periods[b]
+            ps[-2] = replace(ps[-2], end_cause="halted" if died is not None else cause)
             self._note(at, b, REGISTERED, False)
             return True
         if b not in self.known:
             self.known.add(b)
             self._period_open(b, ref.ts, ref, "down")
-            self.periods[b][-1].end_cause = cause
+            ps = self.periods[b]
+            ps[-1] = replace(ps[-1], end_cause=cause)
             self._note(ref, b, REGISTERED, False)
         return False
 
@@ -491,7 +493,7 @@ class KraftBrokerStates(StateLog):
         if ps and ps[-1].state == state:
             return
         if ps and ps[-1].end is None:
-            ps[-1].end, ps[-1].end_ref, ps[-1].end_cause = ts, ref, cause
+            ps[-1] = replace(ps[-1], end=ts, end_ref=ref, end_cause=cause)
         ps.append(BrokerPeriod(b, ts, start_ref=ref, state=state))
         self.known.add(b)
 

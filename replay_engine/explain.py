@@ -23,7 +23,7 @@ from replay_engine.cases import (ALL_REPLICAS_OFFLINE, BROKER_DOWN, BROKER_NOT_R
 from replay_engine.config import ConfigImage, Resolved, as_bool
 from replay_engine.explain_text import fmt_duration, fmt_ts, render
 from replay_engine.facts import TP, Ref
-from replay_engine.image import PeriodImage, TenureImage
+from replay_engine.partition import BrokerPeriod, Tenure
 from replay_engine.timeline import Episode
 
 __all__ = ["ALL_REPLICAS_OFFLINE", "NO_LIVE_ISR", "NO_LIVE_ISR_UNKNOWN_AR", "NO_CONTROLLER", "CONTROLLER_DID_NOT_ACT",
@@ -66,8 +66,8 @@ class World:
     """Everything the explainer may consult, as the replay left it (``replay_engine.result.world_of``
     takes it from the cluster image and its history)."""
 
-    periods: Mapping[int, Sequence[PeriodImage]]
-    tenures: Sequence[TenureImage]
+    periods: Mapping[int, Sequence[BrokerPeriod]]
+    tenures: Sequence[Tenure]
     ar_history: Mapping[TP, Sequence[tuple[int, tuple[int, ...]]]]
     config_history: Sequence[tuple[int, ConfigImage]]
     failed_elections: Mapping[TP, Sequence[Ref]]
@@ -92,7 +92,7 @@ class World:
                 break
         return state
 
-    def period_at(self, b: int, ts: int) -> PeriodImage | None:
+    def period_at(self, b: int, ts: int) -> BrokerPeriod | None:
         cur = None
         for p in self.periods.get(b, []):
             if p.start is not None and p.start <= ts:
@@ -112,7 +112,7 @@ class World:
         i = bisect_right([t for t, _ in self.config_history], ts)
         return self.config_history[max(i - 1, 0)][1]
 
-    def view_at(self, tenure: TenureImage, ts: int) -> tuple[frozenset[int], Ref] | None:
+    def view_at(self, tenure: Tenure, ts: int) -> tuple[frozenset[int], Ref] | None:
         """The live brokers ``tenure``'s controller last stated in office at or before ``ts``, with the line."""
         got = None
         for t, c, brokers, ref in self.live_views:
@@ -122,7 +122,7 @@ class World:
                 got = (brokers, ref)
         return got
 
-    def controller_at(self, ts: int) -> TenureImage | None:
+    def controller_at(self, ts: int) -> Tenure | None:
         for t in self.tenures:
             if t.start <= ts and (t.end is None or ts < t.end):
                 return t
@@ -134,7 +134,7 @@ _CAUSE_OF_EVENT = {"broker_failed": "controller_detected", "broker_deregistered"
                    "broker_fenced": "fenced"}
 
 
-def _how_down(world: World, down: PeriodImage) -> str | None:
+def _how_down(world: World, down: BrokerPeriod) -> str | None:
     """How the up-period before a down-period ended (session expired, clean stop...)."""
     prev = None
     for q in world.periods.get(down.broker, []):
@@ -173,7 +173,7 @@ class Situation:
     when: Mapping[int, int]  # when each member is judged (a failed election moves it to the broker's leaving)
     up: tuple[int, ...]
     down_refs: tuple[Ref, ...]  # how each dead member went down
-    tenure: TenureImage | None
+    tenure: Tenure | None
 
     def down(self, b: int) -> Claim:
         return down_claim(self.world, b, self.when.get(b, self.ep.start))
@@ -498,7 +498,7 @@ def _strategy(r: Ref) -> str | None:
     return m.group(1) if m else None
 
 
-def _up_since(world: World, b: int, ts: int) -> PeriodImage:
+def _up_since(world: World, b: int, ts: int) -> BrokerPeriod:
     return next(p for p in world.periods.get(b, [])
                 if p.state == "up" and p.start is not None and ts - REJOIN_US <= p.start <= ts)
 

@@ -31,7 +31,7 @@ def fmt_ts(ts: int | None) -> str:
     return iso_utc(ts) or "?"
 
 
-# How a broker's up-period ended (``PeriodImage.end_cause``), or the event that opened its down period.
+# How a broker's up-period ended (``BrokerPeriod.end_cause``), or the event that opened its down period.
 HOW_DOWN = {
     "session_expired": "lost its ZooKeeper session (expired)",
     "expired": "lost its ZooKeeper session (expired)",

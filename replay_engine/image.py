@@ -27,7 +27,7 @@ from replay_engine.config import ConfigImage
 from replay_engine.facts import TP, Ref
 from replay_engine.frozen import FrozenMap
 from replay_engine.judge import tally
-from replay_engine.partition import Decision
+from replay_engine.partition import BrokerPeriod, Decision, Tenure
 from replay_engine.protocol import Replay
 from replay_engine.timeline import Interval
 
@@ -50,33 +50,6 @@ class PartitionImage(NamedTuple):
     last_known_elr: tuple[int, ...] | None = None
 
 
-@dataclass(frozen=True)
-class PeriodImage:
-    """A broker's up or down period (``partition.BrokerPeriod``, frozen)."""
-
-    broker: int
-    start: int | None
-    end: int | None = None
-    start_ref: Ref | None = None
-    end_ref: Ref | None = None
-    end_cause: str | None = None
-    state: str = "up"
-    evidence: tuple[Ref, ...] = ()
-
-
-@dataclass(frozen=True)
-class TenureImage:
-    """A controller's tenure (``partition.Tenure``, frozen)."""
-
-    controller: int
-    epoch: int | None
-    start: int
-    end: int | None = None
-    start_ref: Ref | None = None
-    end_ref: Ref | None = None
-    end_cause: str | None = None
-
-
 @dataclass(frozen=True, eq=False)
 class ClusterImage:
     partitions: Mapping[TP, PartitionImage]
@@ -85,8 +58,8 @@ class ClusterImage:
     controller: int | None
     controller_epoch: int | None
     config: ConfigImage  # the configuration in force; every value resolves with its source
-    periods: Mapping[int, tuple[PeriodImage, ...]]  # broker -> its up/down periods, in order
-    tenures: tuple[TenureImage, ...]
+    periods: Mapping[int, tuple[BrokerPeriod, ...]]  # broker -> its up/down periods, in order
+    tenures: tuple[Tenure, ...]
     findings: tuple[dict[str, Any], ...]
     unclean_elections: tuple[Decision, ...]
     epoch_gaps: int = 0
@@ -201,10 +174,9 @@ def image_of(replay: Replay) -> ClusterImage:
         parts[tp] = PartitionImage(tp, p.replicas, p.leader, p.isr, p.leader_epoch, p.zk_version, p.controller_epoch,
                                    p.state, p.deleting, p.reassign_target,
                                    e[0] if e else None, e[1] if e else None)
-    periods = {b: tuple(PeriodImage(p.broker, p.start, p.end, p.start_ref, p.end_ref, p.end_cause, p.state,
-                                    tuple(p.evidence)) for p in ps) for b, ps in replay.periods.items()}
-    tenures = tuple(TenureImage(t.controller, t.epoch, t.start, t.end, t.start_ref, t.end_ref, t.end_cause)
-                    for t in replay.tenures)
+    # periods and tenures are frozen: the image holds the replay's own
+    periods = {b: tuple(ps) for b, ps in replay.periods.items()}
+    tenures = tuple(replay.tenures)
     return ClusterImage(FrozenMap(parts), frozenset(replay.live), frozenset(replay.known_brokers),
                         replay.controller, replay.controller_epoch,
                         replay.config.image(), FrozenMap(periods), tenures, tuple(replay.findings),

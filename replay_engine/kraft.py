@@ -20,6 +20,7 @@ ledger of leader epochs (``kraft_epochs``).
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Mapping
 
 from replay_engine import facts as F
@@ -195,8 +196,7 @@ class KraftReplay:
         """The quorum has no leader known, or the leader renounced (kraft_facts emits this only while one is
         in office)."""
         if self.tenures and self.tenures[-1].end is None:
-            t = self.tenures[-1]
-            t.end, t.end_ref, t.end_cause = f.ts, f.ref, "renounced"
+            self.tenures[-1] = replace(self.tenures[-1], end=f.ts, end_ref=f.ref, end_cause="renounced")
 
     def _tenure(self, f: F.Fact, c: int | None, epoch: int | None) -> None:
         if self.tenures and self.tenures[-1].end is None:
@@ -204,7 +204,7 @@ class KraftReplay:
             if t.controller == c and (epoch is None or t.epoch == epoch):
                 return
             cause = "new quorum leader" if c is not None and c >= 0 else "renounced"
-            t.end, t.end_ref, t.end_cause = f.ts, f.ref, cause
+            self.tenures[-1] = replace(t, end=f.ts, end_ref=f.ref, end_cause=cause)
         if c is not None and c >= 0:
             self.tenures.append(Tenure(c, epoch, f.ts, start_ref=f.ref))
 

@@ -85,8 +85,11 @@ class Decision:
         }
 
 
-@dataclass
+@dataclass(frozen=True)
 class BrokerPeriod:
+    """A broker's up or down period: the replay's and the image's alike (a replay that ends or amends one replaces it,
+    ``dataclasses.replace``, so an image holds the replay's periods as they were)."""
+
     broker: int
     start: int | None
     end: int | None = None
@@ -94,11 +97,13 @@ class BrokerPeriod:
     end_ref: Ref | None = None
     end_cause: str | None = None
     state: str = "up"  # up, down (periods alternate)
-    evidence: list[Ref] = field(default_factory=list)
+    evidence: tuple[Ref, ...] = ()
 
 
-@dataclass
+@dataclass(frozen=True)
 class Tenure:
+    """A controller's tenure: the replay's and the image's alike (ended by replacing it, as a period)."""
+
     controller: int
     epoch: int | None
     start: int

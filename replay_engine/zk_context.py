@@ -10,6 +10,7 @@ context; ``controller.ZkControllerReplay`` is the context with its parts and the
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import AbstractSet, Any, Callable, Mapping
 
 from replay_engine import facts as F
@@ -112,8 +113,7 @@ class ControllerContext:
 
     def end_tenure(self, ts: int, ref: F.Ref, cause: str) -> None:
         if self.tenures and self.tenures[-1].end is None:
-            t = self.tenures[-1]
-            t.end, t.end_ref, t.end_cause = ts, ref, cause
+            self.tenures[-1] = replace(self.tenures[-1], end=ts, end_ref=ref, end_cause=cause)
 
     def leave_office(self) -> None:
         self.controller = None

@@ -27,3 +27,22 @@ def test_the_zookeeper_mode_controller_is_in_parts():
     sizes = {name: (lines, methods) for name, lines, methods in classes()}
     zk = {n: s for n, s in sizes.items() if n.startswith(("replay_engine/controller.py:", "replay_engine/zk_"))}
     assert len(zk) >= 7 and all(lines <= MAX_LINES and methods <= MAX_METHODS for lines, methods in zk.values())
+
+
+# The one pair of a state and its image whose fields are the same by design, until configuration is frozen too.
+SAME_SHAPE_ALLOWED = frozenset({frozenset({"replay_engine/config.py:ConfigState", "replay_engine/config.py:ConfigImage"})})
+
+
+def test_no_two_classes_declare_the_same_fields():
+    """One implementation of each shape (issue 45: ``TenureImage`` / ``Tenure``, ``PeriodImage`` / ``BrokerPeriod``
+    were two): classes in replay_engine declaring the same four or more annotated fields are one class too many."""
+    shapes: dict[frozenset, list[str]] = {}
+    for path in sorted((REPO / "replay_engine").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef):
+                names = frozenset(n.target.id for n in node.body
+                                  if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name))
+                if len(names) >= 4:
+                    shapes.setdefault(names, []).append(f"{path.relative_to(REPO)}:{node.name}")
+    twins = [sorted(v) for v in shapes.values() if len(v) > 1 and frozenset(v) not in SAME_SHAPE_ALLOWED]
+    assert twins == []
