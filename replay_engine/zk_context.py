@@ -11,7 +11,7 @@ context; ``controller.ZkControllerReplay`` is the context with its parts and the
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import AbstractSet, Any, Callable, Mapping
+from typing import AbstractSet, Any, Callable, Mapping, NamedTuple
 
 from replay_engine import facts as F
 from replay_engine import judge as J
@@ -25,6 +25,17 @@ from replay_engine.modes import CounterfactualMode, ZkRecordsMode, mode_for
 from replay_engine.partition import UNKNOWN, Decision, PState, Tenure
 from replay_engine.states import NEW, OFFLINE
 from replay_engine.timeline import TimelineBuilder, View
+
+
+class Held(NamedTuple):
+    """OfflineReplica writes held back for want of their records (``PartitionHandlers.hold_isr_removals``)."""
+
+    trigger: F.Fact
+    brokers: tuple[int, ...]  # removed in this order
+    leader_epoch: int | None  # the partition's epoch they were taken on
+    # once the first of them is taken up: the rest, as (broker, leader, ISR, leader epoch) computed from the state
+    # they were taken on (a line the broker logged since, handling the failover's earlier request, restates older)
+    steps: tuple[tuple[int, int, tuple[int, ...], int], ...] | None = None
 
 
 class ControllerContext:
@@ -93,6 +104,9 @@ class ControllerContext:
         self.failed_elections: dict[F.TP, list[F.Ref]] = {}
         # partition -> controller epoch of its last record logged under an epoch below the one known (logs only)
         self.below_epoch: dict[F.TP, int] = {}
+        # partition -> ISR writes whose inputs the evidence states but whose records it should hold (logs only), not
+        # yet applied: taken up at the partition's next record if it follows from them (PartitionHandlers.take_up_held)
+        self.held_back: dict[F.TP, Held] = {}
         self.unclean_elections: list[Decision] = []
         self.findings: list[dict[str, Any]] = self.store.findings
         self.config_history: list[tuple[int, ConfigImage]] = [(0, config.image())]
@@ -215,6 +229,10 @@ class ControllerContext:
         """Kafka's rule for ``decision`` in the version that wrote the evidence (replay_engine.rules): the acting
         controller's own version when it logged one (a rolling upgrade mixes them), else the cluster's."""
         return R.decide(decision, self.brokers.versions.get(self.controller, self.config.version), *args)
+
+    def release_known(self) -> bool:
+        """Is the Kafka release ``rule`` reads in the evidence (a 'Kafka version:' line or a config), not assumed?"""
+        return self.brokers.versions.get(self.controller, self.config.version) is not None
 
     def recorded_here(self, ts: int, kind: str) -> bool:
         return self.coverage.recorded(ts, self.controller, kind)

@@ -59,8 +59,22 @@ class FailoverHandlers(Part):
         """onControllerFailover: ReplicaStateMachine.startup before PartitionStateMachine.startup."""
         self.c.failover_waiting = None
         if self.c.rule("zk.failover.offline_replicas"):
-            for b in sorted(self.brokers.known - self.brokers.live):
-                self.c.partition_handlers.remove_replica_from_isr(b, f)
+            # 2.8.0 core/src/main/scala/kafka/controller/ReplicaStateMachine.scala, ReplicaStateMachine.startup ->
+            # handleStateChanges(offlineReplicas, OfflineReplica) -> ZkReplicaStateMachine.doRemoveReplicasFromIsr:
+            # every ISR holding a replica of a broker not in the live set is written (leader -1 if it led, the ISR
+            # kept if it was the last member), one leader epoch up, whether or not the partition had a leader. With
+            # the live set stated by the controller's own line ("Currently active brokers in the cluster"), every
+            # input is in the evidence: where it should also hold their state-change lines, the writes are held back
+            # and taken up at each partition's next record if it follows from them, lines lost or not
+            # (PartitionHandlers.take_up_held); where the evidence does not record them they are applied as always.
+            # Only where the release is in the evidence: before 2.3 the failover writes no ISR (the rule's other row),
+            # and a guess of the release must not move the epochs of records still to come.
+            gone = tuple(sorted(self.brokers.known - self.brokers.live))
+            if isinstance(f, F.LiveSet) and self.c.release_known() and self.c.recorded_here(f.ts, "isr_removal"):
+                self.c.partition_handlers.hold_isr_removals(gone, f)
+            else:
+                for b in gone:
+                    self.c.partition_handlers.remove_replica_from_isr(b, f)
         # A tenure inferred from a record began before the evidence, its view of live brokers never stated: a leader
         # no line shows joining or leaving is not known dead to it (logs that start mid-tenure name few brokers live).
         inferred = f.ref is not None and f.ref.event == "inferred_controller"
@@ -94,6 +108,7 @@ class FailoverHandlers(Part):
             self.store.forget(p)
             self.store.set_leader(p, None)
         self.pending.clear()
+        self.c.held_back.clear()
 
     def controller_gone(self, f: F.ControllerGone) -> None:
         if f.cause == "resigned" and f.controller is not None and f.controller in self.brokers.stopping:

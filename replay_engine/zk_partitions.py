@@ -19,7 +19,8 @@ from replay_engine.config import as_bool
 from replay_engine.decide import WRITES, change_for
 from replay_engine.partition import UNKNOWN, Decision, PState
 from replay_engine.states import NEW, OFFLINE, ONLINE
-from replay_engine.zk_context import ControllerContext
+from replay_engine.judge import same
+from replay_engine.zk_context import ControllerContext, Held
 from replay_engine.part import Part
 
 
@@ -40,8 +41,9 @@ class PartitionHandlers(Part):
 
     def propose(self, p: PState, kind: str, strategy: str | None, trigger: F.Fact,
                 new_leader: int | None = None, new_isr: tuple[int, ...] | None = None, unclean: bool = False,
-                note: str | None = None, keep_state: bool = False) -> Decision | None:
-        if self.mode.defers_to_records and self.c.recorded_here(trigger.ts, kind):
+                note: str | None = None, keep_state: bool = False, forced: bool = False) -> Decision | None:
+        """``forced``: taken even where the evidence is known to record such decisions (``take_up_held``)."""
+        if self.mode.defers_to_records and not forced and self.c.recorded_here(trigger.ts, kind):
             return None  # the record will say what was decided; it is judged point-wise when it comes
         change = change_for(p, kind, new_leader, new_isr, self.c.controller_epoch, keep_state)
         after = None
@@ -122,10 +124,53 @@ class PartitionHandlers(Part):
 
     def remove_replica_from_isr(self, b: int, trigger: F.Fact) -> None:
         for d in self.propose_isr_removals(b, trigger):
-            if self.commit(d) is not None and d.after["leader"] == -1 and self.parts[d.tp].state == ONLINE:
-                # Left without a leader, the partition is offline; the timeline shows it at its next change
-                # (the decision itself was shown as written: leader -1 of a partition still Online).
-                self.store.move(self.parts[d.tp], OFFLINE, DECIDED, d.ts, d.trigger)
+            self.commit_removal(d)
+
+    def commit_removal(self, d: Decision | None) -> None:
+        if self.commit(d) is not None and d.after["leader"] == -1 and self.parts[d.tp].state == ONLINE:
+            # Left without a leader, the partition is offline; the timeline shows it at its next change
+            # (the decision itself was shown as written: leader -1 of a partition still Online).
+            self.store.move(self.parts[d.tp], OFFLINE, DECIDED, d.ts, d.trigger)
+
+    def hold_isr_removals(self, brokers: tuple[int, ...], trigger: F.Fact) -> None:
+        """OfflineReplica for the replicas of ``brokers`` where the evidence is known to record such writes (logs
+        only) but their every input is stated (a failover's live set): held back, per partition, until its next
+        record says whether they were made (``take_up_held``). Its lines may be lost: Kafka made them all the same."""
+        for tp in sorted(self.parts):
+            p = self.parts[tp]
+            if not p.deleting and p.isr is not None and p.leader is not None and set(brokers) & set(p.isr):
+                self.c.held_back[tp] = Held(trigger, brokers, p.leader_epoch)
+
+    def take_up_held(self, p: PState, recorded: dict) -> None:
+        """The held removals of ``p`` (``hold_isr_removals``) before its next record ``recorded``: made one after
+        the other (each raises the leader epoch by one: 2.8.0 LeaderAndIsr.newLeaderAndIsr), up to the one the
+        record is, which then waits for it like any replayed decision (those after it stay held); or all, the
+        record's epoch one above the last (their lines lost, the record follows from them). Otherwise, or if the
+        partition changed since, none is: the record is judged at its point."""
+        held = self.c.held_back.pop(p.tp, None)
+        if held is None or p.leader_epoch is None or p.leader_epoch != held.leader_epoch or p.isr is None:
+            return
+        steps, leader, isr, epoch = list(held.steps or ()), p.leader, tuple(p.isr), p.leader_epoch
+        for b in held.brokers if held.steps is None else ():
+            if b in isr:
+                leader, isr = self.c.rule("zk.offline_replica.isr", leader, isr, b, self.c.unclean_allowed(p.tp[0]))
+                epoch += 1
+                steps.append((b, leader, tuple(isr), epoch))
+        mine = [{"leader": x[1], "isr": list(x[2]), "leader_epoch": x[3]} for x in steps]
+        last = next((k for k, m in enumerate(mine) if same(m, recorded)), None)
+        if last is None and steps and recorded.get("leader_epoch") == steps[-1][3] + 1:
+            last = len(steps)
+        if last is None:
+            return
+        for k, (b, leader, isr, _) in enumerate(steps[: last + 1]):
+            d = self.propose(p, "isr_removal", "OfflineReplica", held.trigger, leader, isr, forced=True,
+                             note=f"replica {b} removed from the ISR" + (
+                                 "" if k == last else "; its record is in no line of the evidence"))
+            d.expected_record = k == last
+            self.commit_removal(d)
+        rest = tuple(steps[last + 1:])
+        if rest:  # the record was one of them: the others are still to come, each with its own record
+            self.c.held_back[p.tp] = Held(held.trigger, tuple(x[0] for x in rest), steps[last][3], rest)
 
     def propose_new(self, p: PState, trigger: F.Fact) -> Decision | None:
         if p.replicas is None:

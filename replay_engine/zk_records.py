@@ -155,6 +155,8 @@ class RecordHandlers(Part):
             return
         recorded = {"leader": f.leader, "isr": list(f.isr) if f.isr is not None else None,
                     "leader_epoch": f.leader_epoch}
+        if f.tp in self.c.held_back:
+            self.c.partition_handlers.take_up_held(p, recorded)
         unknown_before = {"isr": p.isr is None, "leader_epoch": p.leader_epoch is None}
         judged = self.restarted(p, kind, f, recorded) or self.judge(p, kind, f, recorded)
         self.adopt(p, f, kind)
