@@ -38,10 +38,12 @@ from replay_engine.result import Leaderless, ReplayResult
 STICKY = frozenset({
     "broker_registered", "controller_znode_created", "controller_znode_deleted", "zk_session_closed",
     "kafka_version", "broker_config", "broker_config_written", "topic_config_written", "topic_assignment_written",
-    "topic_created", "zk_txnlog_span", "kraft_leader_change", "kraft_quorum_epoch", "kraft_snapshot_load",
+    "topic_created", "kraft_leader_change", "kraft_quorum_epoch", "kraft_snapshot_load",
     "topic_record", "feature_level", "config_record", "client_error", "broker_startup", "broker_fatal_error",
     "controlled_shutdown_requested", "isr_shrink", "become_leader", "become_follower",
 })
+# Stated again, whole, each time the file it is about grows: the latest statement replaces the ones before.
+RESTATED = frozenset({"zk_txnlog_span"})
 _RECORDS = ("partition_record", "partition_change")
 
 
@@ -100,6 +102,10 @@ class LiveReplay:
             if e.source_file:
                 self.paths.add(e.source_file)
             self.counts[e.event_type] = self.counts.get(e.event_type, 0) + 1
+            if e.event_type in RESTATED:
+                # a statement a growing file makes again as it grows (a txn log's span): the latest one holds
+                self.sticky[(e.source_file, e.source_pos, e.source_sub, e.event_type)] = e
+                continue
             if self.settled is not None and e.ts is not None and e.ts < self.settled:
                 late.append(e)
             self.tail.append(e)

@@ -67,6 +67,28 @@ def test_kept_replay_ends_with_the_whole_replays_answer(name):
     assert len(last.intervals) == len(whole.intervals)
 
 
+@pytest.mark.parametrize("folder,name", [("zk_real", "s5_churn"), ("real_logs", "Saurabh7064__kafka")])
+def test_kept_replay_of_a_real_cluster_ends_with_the_whole_replays_answer(folder, name):
+    """A real ZooKeeper's transaction logs and snapshots of a churning cluster (s5_churn: kills, restarts,
+    deletions, reassignments), and a real cluster's broker logs alone (Kafka 2.4.1): the same answer."""
+    from conftest import SHARED
+    from forensics.sources import parse_folder_in_process
+
+    events = sorted((e for e in parse_folder_in_process(SHARED / folder, name) if e.event_type != "zk_txn"),
+                    key=_order)
+    whole = replay_cluster(events, name)
+    live = LiveReplay(name, LiveSettings(keep_us=10**15))
+    for k, part in enumerate(_slices(events, 300_000_000)):
+        live.add(part)
+        if part:
+            live.settle(part[-1].ts)
+            if k % 5 == 0:
+                live.picture()
+    last = live.picture()
+    assert whole.leaderless and _answer(last) == _answer(whole)
+    assert _verdicts(last) == _verdicts(whole)
+
+
 def test_pickled_half_way_goes_on_to_the_same_answer():
     """What ``watch`` keeps across a restart: the kept replay pickled mid-way goes on as if never stopped."""
     name = "unclean_election"
