@@ -122,3 +122,42 @@ def test_events_after_their_time_was_settled_are_said_and_stepped():
     live.settle(max(e.ts for e in events))
     judged = {c.record.source_file for c in live.picture().comparisons}
     assert late_file in judged
+
+
+def test_txn_logs_read_as_they_grow_give_the_whole_replays_answer():
+    """ZooKeeper's logs read as ZooKeeper writes them (each read restates the file's span of zxids): the kept replay
+    takes the latest statement of each file's span, and ends as the replay of the whole files (s5_churn: 20 logs,
+    20 snapshots)."""
+    import random
+
+    from conftest import ZK_REAL
+    from parsers.common.context import SourceContext
+    from parsers.dispatch import parse_source
+    from parsers.zookeeper.growing import GrowingTxnLog
+
+    root = ZK_REAL / "s5_churn"
+    events = []
+    for p in sorted((root / "version-2").iterdir()):
+        ctx = SourceContext(f"s5_churn/version-2/{p.name}", "s5_churn")
+        data = p.read_bytes()
+        if not p.name.startswith("log."):
+            events += parse_source(data, ctx)[0]
+            continue
+        g, end, i, rnd = GrowingTxnLog(ctx), len(data.rstrip(b"\0")), 0, random.Random(p.name)
+        while i < end:
+            j = min(end, i + rnd.randint(200, 3000))
+            events += g.feed(data[i:j])[0]
+            i = j
+    events = sorted((e for e in events if e.event_type != "zk_txn"), key=_order)
+    whole_files = [e for e in events if e.event_type != "zk_txnlog_span"]
+    spans = {}
+    for e in events:
+        if e.event_type == "zk_txnlog_span":
+            spans[e.source_file] = e  # the last statement of each file's span is the whole file's
+    whole = replay_cluster(sorted(whole_files + list(spans.values()), key=_order), "s5_churn")
+    live = LiveReplay("s5_churn")
+    for part in _slices(events, 5_000_000):
+        live.add(part)
+        if part:
+            live.settle(part[-1].ts)
+    assert whole.leaderless and _answer(live.picture()) == _answer(whole)
