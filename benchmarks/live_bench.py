@@ -51,32 +51,37 @@ def corpus(work: Path, days: float, incidents: int) -> Path:
 
 
 def latencies(out: Path, dest: Path, play_log: Path) -> list[dict]:
-    """Per incident opened: when it was told, and when the first line proving it was written."""
-    written: dict[tuple[str, int], float] = {}
+    """Per incident opened: when it was told, and when the first line proving it was written. A line is known by
+    its file (the name ``playback`` wrote it under: a rotated part's lines were written to ``server.log``), its
+    line (or byte) and its time."""
+    written: dict[tuple[str, int, int], float] = {}
     for line in play_log.read_text().splitlines():
         w = json.loads(line)
         if w["line"] is not None:
-            written.setdefault((os.path.relpath(w["file"], dest), w["line"]), w["wall"])
-    names = {}
-    table = json.loads((out / "live" / "files.json").read_text())
-    for f in table["files"].values():  # a rotated file was read under its first name: its lines are its own
-        names[f["display"]] = os.path.relpath(f["path"], dest)
-    out_rows = []
+            written.setdefault((os.path.relpath(w["file"], dest), w["line"], w["ts"]), w["wall"])
+    first_name = {}  # where a logical file is now -> the name it was written under
+    for f in json.loads((out / "live" / "files.json").read_text())["files"].values():
+        first_name[f["path"]] = os.path.relpath(f["display"].split("#", 1)[0], str(dest))
+    rows = []
     for n in (json.loads(x) for x in (out / "incidents.jsonl").read_text().splitlines()):
         if n["event"] != "incident_opened":
             continue
-        told = _epoch(n["at"])
         proofs = []
         for e in n["evidence"]:
-            rel = os.path.relpath(names.get(e["source_file"], e["source_file"]), dest) \
-                if e["source_file"].startswith("/") else e["source_file"]
-            for key in ((rel, e["source_pos"]), (rel[:-3] if rel.endswith(".gz") else rel, e["source_pos"])):
-                if key in written and e["ts"] and e["ts"] >= n["start"]:
-                    proofs.append(written[key])
-                    break
+            if not e.get("ts") or e["ts"] < n["start"]:
+                continue
+            name = first_name.get(e["source_file"], os.path.relpath(e["source_file"], dest))
+            key = (name, e["source_pos"], _us(e["ts"]))
+            if key in written:
+                proofs.append(written[key])
         if proofs:
-            out_rows.append({"id": n["id"], "told": told, "written": min(proofs), "latency_s": told - min(proofs)})
-    return out_rows
+            told = _epoch(n["at"])
+            rows.append({"id": n["id"], "told": told, "written": min(proofs), "latency_s": told - min(proofs)})
+    return rows
+
+
+def _us(iso: str) -> int:
+    return int(round(_epoch(iso) * 1e6))
 
 
 def _epoch(iso: str) -> float:
@@ -150,6 +155,8 @@ def main() -> None:
     same = answer(json.loads((out / "report.json").read_text())) == answer(postmortem_report(dest, "bench"))
     batches = [json.loads(x) for x in (out / "live" / "batches.jsonl").read_text().splitlines()]
     pictures = [b["picture_s"] for b in batches if b["picture_s"] is not None]
+    state = [b["state_bytes"] for b in batches if b.get("state_bytes")]
+    state_q = [round(state[int(k * (len(state) - 1) / 4)] / 1e6, 2) for k in range(5)] if state else []
     line = (f"- {now_utc()}, {machine()} at the start {load0:.1f}, `nice -n 10`, shared host: 24 h corpus "
             f"({lines:,} lines, 3 brokers, 300 partitions, samplegen corpus --days {args.days:g} --incidents-per-day "
             f"{args.incidents_per_day}) played at {speed:.0f}x = {args.lines_per_s:,.0f} lines/s for "
@@ -157,7 +164,7 @@ def main() -> None:
             f"Latency of {len(vals)} incidents: median {statistics.median(vals) if vals else float('nan'):.1f} s, "
             f"**p95 {p95:.1f} s**, max {max(vals) if vals else float('nan'):.1f} s; CPU while following "
             f"**{cores:.2f} cores** (the watch process tree); resident memory of the tree at each quarter of the "
-            f"playback {quarters} MB; pictures median {statistics.median(pictures) if pictures else 0:.2f} s over "
+            f"playback {quarters} MB, the settled replay's state {state_q} MB; pictures median {statistics.median(pictures) if pictures else 0:.2f} s over "
             f"{len(batches)} batches; answer {'**the same as postmortem**' if same else '**differs from postmortem**'}")
     print(line)
     print(json.dumps({"latencies": lat, "samples": samples[-5:]}, indent=1)[:2000])

@@ -29,7 +29,7 @@ CASES = [(f"sample_logs/{s}", 200, 20, 6) for s in ("rf1_broker_kill", "controll
     ("../shared/zk_real/s3_unclean_election", 50, 20, 6),
     ("../shared/zk_real/s5_churn", 50, 20, 6),
     ("../shared/real_logs/gaparedes__kafka-demo", 2000, 60, 1000),
-    ("../shared/real_logs/Aminoid__basic-sentiment-analysis", 2000, 60, 1000),
+    ("../shared/real_logs/Aminoid__basic-sentiment-analysis", 500, 60, 1000),
     ("../shared/real_logs/GraphLogistics__kafka", 200, 60, 1000),
     ("../shared/real_logs/Ammar777782439__kafka_2.13-4.0.0", 2000, 60, 1000),
 ]

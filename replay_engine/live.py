@@ -220,6 +220,10 @@ class LiveReplay:
         replay.start()
         return replay
 
+    def state_bytes(self) -> int:
+        """The size of the settled replay, pickled: its working state (flat over a long run: forget_before)."""
+        return len(self._replay or b"")
+
     def kept(self) -> list[Event]:
         """The events kept (the tail and the sticky ones), in the replay's order: what the picture was made of."""
         return self._events()

@@ -61,6 +61,7 @@ class LiveFile:
     quiet: bool = False
     behind: bool = False  # more is written than it has been read (a backlog read in steps)
     read_to: int = 0  # the stream has handed it its bytes up to here
+    grew: bool = False  # it had new bytes in the latest batch that had a row for it
     summary: FileSummary | None = None
     done: bool = False  # read whole (a snapshot); later bytes are noted, not read
 
@@ -99,14 +100,16 @@ class LiveFile:
         return got
 
     def waiting(self) -> bool:
-        """Has it read bytes whose events it has not given yet (a kind, a layout or a writer to be known)?"""
+        """Are its first lines read but not yet parsed: its kind, its layout or its writer still to be known? (A file
+        whose lines give no events, or whose last entry waits for the next, is not waiting.)"""
         if self.framing == SKIP or self.done:
             return False
         if self.sniff:
             return True
         r = self.reader
-        return r is not None and bool(getattr(r, "held", None) or getattr(r, "unfinished", None)
-                                      or getattr(r, "carry", None))
+        if self.kind != "broker_log" or r is None:
+            return False
+        return (r.layout is None and bool(r.held)) or (bool(r.unfinished) and r.writer is None)
 
     def _start(self, kind: str, reader) -> None:
         self.kind, self.reader = kind, reader
@@ -211,6 +214,7 @@ class Session:
                 self.warn(now, f.display, f"byte {row['start']}", row["note"])
             before = f.summary.lines if f.summary is not None else 0
             f.behind = bool(row.get("behind"))
+            f.grew = (row["end"] or 0) > f.read_to  # written since the last batch
             f.read_to = max(f.read_to, row["end"] or 0)
             events, problems = f.feed(row["data"] or b"", bool(row["quiet"]))
             self.lines += (f.summary.lines if f.summary is not None else 0) - before
@@ -247,7 +251,8 @@ class Session:
     def horizon(self, cluster: str, now: str) -> int | None:
         """The time every file of the cluster still being written (or still being read: a backlog) has passed: the
         lowest latest time among them; all quiet and read, the latest time of any. A file written now whose lines
-        lag the others' by more than SKEW_US is not waited for (its clock is behind: said once)."""
+        lag the others' by more than SKEW_US is not waited for (its clock is behind: said once); one that is merely
+        not quiet yet (a rotated part, written to its end) is waited for until it is."""
         mine = [f for f in self.files.values() if f.last_ts is not None and f.ctx.cluster == cluster]
         if not mine:
             return None
@@ -256,7 +261,7 @@ class Session:
         for f in mine:
             if f.quiet and not f.behind:
                 continue
-            if f.last_ts < top - SKEW_US and not f.behind:
+            if f.last_ts < top - SKEW_US and not f.behind and f.grew:
                 if f.lid not in self.skewed:
                     self.skewed.add(f.lid)
                     self.warn(now, f.display, f.where(f.fed), f"its latest line ({iso_utc(f.last_ts)}) is "

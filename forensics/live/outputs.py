@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 from typing import Any, Callable
@@ -114,24 +115,28 @@ def recite(doc: Any, names: dict[str, str]) -> Any:
             for v in d:
                 gather(v)
 
+    gather(doc)
+    paths = {old + ":": new + ":" for old, new in names.items()}
+
+    def cite(m: re.Match) -> str:  # a path followed by a colon, or a name and line in parentheses
+        got = m.group(0)
+        return paths.get(got) or short.get(got) or got
+
     def swap(d: Any) -> Any:
         if isinstance(d, dict):
             return {k: (names.get(v, v) if k in ("source_file", "file") and isinstance(v, str) else swap(v))
                     for k, v in d.items()}
         if isinstance(d, list):
             return [swap(v) for v in d]
-        if isinstance(d, str):
-            for old, new in names.items():
-                if old + ":" in d:
-                    d = d.replace(old + ":", new + ":")
-            for old, new in short.items():
-                if old in d:
-                    d = d.replace(old, new)
-            return d
+        if isinstance(d, str) and ":" in d:
+            return _CITED.sub(cite, d)
         return d
 
-    gather(doc)
     return swap(doc)
+
+
+# A file's path before a colon (``broker-1/server.log:885``), or a file's name and line in parentheses.
+_CITED = re.compile(r"\([^\s():]+:\d+\)|[^\s():]+:")
 
 
 def _base(path: str) -> str:

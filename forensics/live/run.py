@@ -12,7 +12,7 @@ import os
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +61,8 @@ class Handler:
         self.shown: dict[str, Any] = {"open": [], "closed": [], "status": {}}
         self.busy = False  # a batch is being handled (it is not stopped in the middle: --until-idle)
         self.batches = 0  # batches handled since this run began
+        self.last_written = 0.0  # when the report files were last written
+        self.write_cost = 0.0  # how long that took
         self.first_batch = 0.0  # when the first of them was (--until-idle counts from then at the earliest)
         self.error: BaseException | None = None
 
@@ -103,33 +105,50 @@ class Handler:
                                  "bytes": sum(len(r["data"] or b"") for r in rows), "events": sum(added.values()),
                                  "read_s": round(t1 - t0, 3), "apply_s": round(t2 - t1, 3),
                                  "picture_s": round(t3 - t2, 3) if pictured else None,
-                                 "save_s": round(t4 - t3, 3)}) + "\n")
+                                 "save_s": round(t4 - t3, 3),
+                                 # the kept replays' working state: settled replay (pickled bytes), tail events
+                                 "state_bytes": sum(r.state_bytes() for r in s.replays.values()),
+                                 "tail": sum(len(r.tail) for r in s.replays.values())}) + "\n")
 
-    def picture(self, now: str) -> dict[str, Any] | None:
-        from forensics.report.build import build_report
-
+    def picture(self, now: str, final: bool = False) -> dict[str, Any] | None:
+        """The pictures of the clusters, told: the incidents not frozen yet (an outage closed long ago is told already,
+        and does not change) to the notifications, every picture; the whole report to the files, every few seconds
+        (as often as the page reloads itself, and no more than a fifth of the time) and at the end."""
         s = self.session
         pics = s.pictures()
         self.last_picture, self.dirty = time.time(), False
         if not pics:
             return None
-        results = [res for _, res in pics]
+        names = self.names()
+        recent = [(replay, replace(res, leaderless=[lp for lp in res.leaderless if _key(lp) not in replay.frozen]))
+                  for replay, res in pics]
+        report = self._report(recent, now)
+        incidents = outputs.recite(report["incidents"], names)
+        if s.book is None:
+            s.book = Book()
+        s.pending.extend(s.book.update(incidents, now))
+        t = time.time()
+        if final or t - self.last_written >= max(outputs.REFRESH_S, 5 * self.write_cost):
+            outputs.write_reports(self.opts.out, outputs.recite(self._report(pics, now), names), self.opts.tz)
+            self.last_written, self.write_cost = time.time(), time.time() - t
+        with self.lock:
+            self.shown["open"] = list(s.book.open.values())
+            self.shown["closed"] = list(s.book.closed)
+        return report
+
+    def _report(self, pics: list, now: str) -> dict[str, Any]:
+        from forensics.report.build import build_report
+
+        s = self.session
         events = [e for replay, _ in pics for e in replay.kept()]
-        report = build_report(results, s.ingest_summary(), events, sources=self.opts.sources, tz=self.opts.tz)
+        report = build_report([res for _, res in pics], s.ingest_summary(), events, sources=self.opts.sources,
+                              tz=self.opts.tz)
         by_cluster = {res.cluster: (replay, res) for replay, res in pics}
         for inc in report["incidents"]:
             replay, res = by_cluster.get(inc.get("cluster"), pics[0])
             inc["to_end"] = to_end(inc, res, replay.kept())
         report["live"] = {"at": now, "batch": s.batch_id, "settled": {c: _iso(r.settled) for c, r in s.replays.items()},
                           "warnings": [n.to_json() for n in s.notes[-50:]]}
-        report = outputs.recite(report, self.names())
-        if s.book is None:
-            s.book = Book()
-        s.pending.extend(s.book.update(report["incidents"], now))
-        outputs.write_reports(self.opts.out, report, self.opts.tz)
-        with self.lock:
-            self.shown["open"] = list(s.book.open.values())
-            self.shown["closed"] = list(s.book.closed)
         return report
 
     def emit(self) -> None:
@@ -145,6 +164,10 @@ class Handler:
         return {"sources": " ".join(self.opts.sources), "files": len(s.files), "lines": s.lines,
                 "settled": _iso(min(settled)) if settled else None, "evidence_end": _iso(max(ends)) if ends else None,
                 "batch": batch_id, "batch_s": took, "notes": [n.line() for n in s.notes[-6:]]}
+
+
+def _key(lp) -> tuple:
+    return (lp.episode.topic, lp.episode.partition, lp.episode.start)
 
 
 def _iso(us: int | None) -> str | None:
@@ -209,7 +232,7 @@ def watch(opts: WatchOptions, say) -> int:
     if handler.error is not None:
         raise handler.error
     with handler.lock:
-        handler.picture(_now())
+        handler.picture(_now(), final=True)
         session.save(str(state))
         handler.emit()
     return 1 if session.book is not None and session.book.open else 0
