@@ -329,9 +329,18 @@ class LiveReplay:
         upto = self.settled
         out = []
         seen = set()
+        by_partition: dict[tuple, list[tuple]] = {}
+        for key, was in self.frozen.items():
+            by_partition.setdefault(key[:2], []).append((key, was))
         for lp in result.leaderless:
             ep = lp.episode
             key = (ep.topic, ep.partition, ep.start)
+            # the outage frozen before, told again now: by its start, or by its time when the replay has since
+            # forgotten the line it started with (forget_before) and dates it by the next one
+            key = next((k for k, was in by_partition.get(key[:2], ()) if k == key or _overlap(was.episode, ep)),
+                       key)
+            if key in seen:
+                continue
             seen.add(key)
             if key in self.frozen:
                 lp = self.frozen[key]
@@ -342,6 +351,12 @@ class LiveReplay:
         out.sort(key=lambda lp: (lp.episode.topic, lp.episode.partition, lp.episode.start))
         self.frozen_upto = upto
         return replace(result, leaderless=out)
+
+
+def _overlap(a, b) -> bool:
+    """Do two leaderless episodes of a partition share a moment (an open one reaches on)?"""
+    far = 1 << 62
+    return a.start < (b.end if b.end is not None else far) and b.start < (a.end if a.end is not None else far)
 
 
 def _merge(ctx: ClusterContext, new: ClusterContext) -> None:
@@ -386,8 +401,9 @@ def forget_before(replay, cutoff: int) -> None:
         items[:] = [x for x in items if (end(x) if end(x) is not None else cutoff) >= cutoff]
 
     timeline = getattr(replay, "timeline", None)
+    since = _outages_from(timeline, cutoff) if timeline is not None else {}
     if timeline is not None:
-        recent(timeline.closed, lambda iv: iv.end)
+        timeline.closed[:] = [iv for iv in timeline.closed if iv.end >= since.get((iv.topic, iv.partition), cutoff)]
     for name in ("decisions", "unclean_elections"):
         lst = getattr(replay, name, None)
         if lst is not None:
@@ -395,22 +411,54 @@ def forget_before(replay, cutoff: int) -> None:
     lst = getattr(replay, "comparisons", None)
     if lst is not None:
         recent(lst, lambda c: c.ts)
-    for name in ("evidence_by_broker", "evidence_by_tp", "failed_elections"):
+    # a partition's outage still told (open, or ended after the cutoff) keeps the lines it began with, and the
+    # brokers' and the controllers' history since the earliest of those
+    earliest = min(since.values(), default=cutoff)
+    for name in ("evidence_by_tp", "failed_elections"):
         table = getattr(replay, name, None) or {}
         for k in list(table):
-            table[k] = [r for r in table[k] if r.ts is None or r.ts >= cutoff]
+            table[k] = [r for r in table[k] if r.ts is None or r.ts >= since.get(k, cutoff)]
             if not table[k]:
                 del table[k]
+    table = getattr(replay, "evidence_by_broker", None) or {}
+    for k in list(table):
+        table[k] = [r for r in table[k] if r.ts is None or r.ts >= earliest]
+        if not table[k]:
+            del table[k]
     for ps in (getattr(replay, "periods", None) or {}).values():
-        ps[:] = [p for p in ps[:-1] if p.end is None or p.end >= cutoff] + ps[-1:]
+        ps[:] = [p for p in ps[:-1] if p.end is None or p.end >= earliest] + ps[-1:]
     tenures = getattr(replay, "tenures", None)
     if tenures:
-        tenures[:] = [t for t in tenures[:-1] if t.end is None or t.end >= cutoff] + tenures[-1:]
+        tenures[:] = [t for t in tenures[:-1] if t.end is None or t.end >= earliest] + tenures[-1:]
     for hist in (getattr(replay, "ar_history", None) or {}).values():
         _since(hist, cutoff)
     history = getattr(replay, "config_history", None)
     if history:
         _since(history, cutoff)
+
+
+def _outages_from(timeline, cutoff: int) -> dict[tuple, int]:
+    """Per partition whose history reaching the cutoff is an outage (leaderless, or its leader not serving) that
+    began before it: when that outage began, less the interval before it (the state it was lost from). Forgetting
+    from the cutoff alone would date the outage by a later interval of it, and lose the line it began with."""
+    def out(iv) -> bool:
+        return iv.view.leaderless or iv.view.unavailable
+
+    by_tp: dict[tuple, list] = {}
+    for iv in timeline.closed:
+        by_tp.setdefault((iv.topic, iv.partition), []).append(iv)
+    since = {}
+    for tp, ivs in by_tp.items():
+        chain = sorted(ivs, key=lambda iv: iv.start) + ([timeline.open[tp]] if tp in timeline.open else [])
+        k = next((i for i, iv in enumerate(chain) if iv.end is None or iv.end >= cutoff), None)
+        if k is None or not out(chain[k]):
+            continue
+        while k > 0 and chain[k - 1].end == chain[k].start and out(chain[k - 1]):
+            k -= 1
+        k = max(0, k - 1)
+        if chain[k].start < cutoff:
+            since[tp] = chain[k].start
+    return since
 
 
 def _since(history: list[tuple], cutoff: int) -> None:

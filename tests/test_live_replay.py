@@ -67,6 +67,25 @@ def test_kept_replay_ends_with_the_whole_replays_answer(name):
     assert len(last.intervals) == len(whole.intervals)
 
 
+@pytest.mark.parametrize("name", ["unclean_election", "kraft_broker_fenced"])
+def test_outage_longer_than_keep_is_told_from_the_line_it_began_with(name):
+    """A --keep shorter than the outage: the kept replay forgets what ended before its cutoff while the outage is
+    still being told; it keeps the lines the outage began with, so it is dated and explained as the whole replay
+    does it, not from a later interval of it (forgetting from the cutoff alone: ledger-0 from 14:41:25.051 with
+    'lost its registration' instead of broker 1's session expiry at 14:41:25.000; payments-1's broker 'went down'
+    instead of 'was fenced by the controller'). Freezing and forgetting happen on the way (``forgotten``)."""
+    events = _events(name)
+    whole = replay_cluster(events, name)
+    live = LiveReplay(name, LiveSettings(keep_us=10 * 60_000_000))
+    for part in _slices(events, 30_000_000):
+        live.add(part)
+        if part:
+            live.settle(part[-1].ts)
+            live.picture()
+    assert live.forgotten is not None
+    assert _answer(live.picture()) == _answer(whole)
+
+
 @pytest.mark.parametrize("folder,name", [("zk_real", "s5_churn"), ("real_logs", "Saurabh7064__kafka")])
 def test_kept_replay_of_a_real_cluster_ends_with_the_whole_replays_answer(folder, name):
     """A real ZooKeeper's transaction logs and snapshots of a churning cluster (s5_churn: kills, restarts,
