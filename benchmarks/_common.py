@@ -292,6 +292,7 @@ AREAS = {
     "partial evidence": "agreement",
     "big single files": "bigfiles",
     "default run, fast loop": "tests",
+    "watch": "live",
 }
 JOURNAL_TITLES = {
     "goals": "the goals table as it stood until 2026-11-28, and the causes of its gaps",
@@ -300,6 +301,7 @@ JOURNAL_TITLES = {
     "audit": "audit (3 months x 3 clusters; 30 brokers x 100,000 partitions)",
     "agreement": "agreement with the recorded decisions (whole and partial evidence)",
     "bigfiles": "big single files (broker logs, container streams, exports)",
+    "live": "watch (issue 46): the same answer as postmortem; latency, CPU and memory while following",
 }
 
 

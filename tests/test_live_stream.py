@@ -145,8 +145,9 @@ def test_kill_9_and_restart_lose_nothing_and_tell_nothing_twice(spark, tmp_path)
 
 def test_bad_input_while_following_is_said_with_file_and_position(spark, tmp_path):
     """While a playback is followed: a line left without its line break, a file replaced, a rotated part deleted
-    before it was read whole, a broker whose clock is 10 minutes behind the others, a binary file dropped in.
-    Each is a warning naming the file and where; the incident is still told as postmortem tells it."""
+    before it was read whole, a broker whose clock is an hour behind another's, a binary file dropped in. Each is
+    a warning naming the file and where; following goes on (the files written after are read) and the incident
+    is still told as postmortem tells it."""
     sample = "unclean_election"
     dest, out = tmp_path / "cluster", tmp_path / "out"
     dest.mkdir()
@@ -160,6 +161,14 @@ def test_bad_input_while_following_is_said_with_file_and_position(spark, tmp_pat
         # a broker's start-up line (an event of its own, with its time), written over and over
         behind = "[2021-10-21 13:{m:02d}:00,000] INFO [KafkaServer id=9] started (kafka.server.KafkaServer)\n"
         ahead = "[2021-10-21 15:{m:02d}:30,000] INFO [KafkaServer id=8] started (kafka.server.KafkaServer)\n"
+        # a rotated part deleted before it was read to its end (its last line never got its line break)
+        part = odd / "gone.log.2021-10-21-13"
+        part.write_text(behind.format(m=50) + "[2021-10-21 13:51:00,000] INFO [KafkaServer id=9] sta")
+        table = out / "live" / "files.json"
+        deadline = time.time() + 60
+        while time.time() < deadline and part.name not in (table.read_text() if table.exists() else ""):
+            time.sleep(0.2)  # the tailer has looked at it (and read it up to its last line break)
+        os.remove(part)
         for m in range(0, 40):  # two brokers writing at once, one's clock an hour and more behind
             with open(odd / "behind.log", "a") as fh:
                 fh.write(behind.format(m=m))
@@ -172,6 +181,8 @@ def test_bad_input_while_following_is_said_with_file_and_position(spark, tmp_pat
         time.sleep(1.5)
         (odd / ".tmp").write_text(behind.format(m=40) + behind.format(m=41))
         os.replace(odd / ".tmp", odd / "replaced.log")
+        time.sleep(1.5)
+        (odd / "after.log").write_text(ahead.format(m=50) + ahead.format(m=51))  # written after all of it
 
     threading.Thread(target=mischief, daemon=True).start()
     _watch(dest, out, sample)
@@ -186,6 +197,14 @@ def test_bad_input_while_following_is_said_with_file_and_position(spark, tmp_pat
     assert saw("ahead.log", "no line break"), said
     assert saw("replaced.log", "replaced"), said
     assert saw("behind.log", "behind"), said
-    assert all(" line " in s or " byte " in s for s in said if s.startswith(("ahead", "behind", "replaced"))), said
+    assert saw("gone.log.2021-10-21-13", "deleted before"), said
+    assert all(" line " in s or " byte " in s for s in said
+               if s.startswith(("ahead", "behind", "replaced", "gone"))), said
+    # and it kept going: the file replaced is read again from its start, a file written after it all is read
+    from forensics.live.follow import Session
+
+    session = Session.load(str(out / "live" / "state.pkl"))
+    lines = {f.display.rsplit("/", 1)[-1]: f.summary.lines for f in session.files.values() if f.summary}
+    assert lines.get("replaced.log#2") == 2 and lines.get("after.log") == 2, lines
     postmortem = _answer(_postmortem(dest, sample))
     assert _answer(live)["incidents"] == postmortem["incidents"]

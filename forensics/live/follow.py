@@ -26,7 +26,10 @@ from replay_engine.live import LiveReplay, LiveSettings
 
 SNIFF_BYTES = 65536
 SNIFF_LINES = 10  # a text file's kind is sniffed from this many first lines (or 64 KiB, or once it is quiet)
-SKEW_US = 300_000_000  # a file written now whose lines are this far behind the others' has a clock behind
+SKEW_US = 300_000_000  # a file written now whose lines are this far behind the others' has a clock behind...
+# ...when they are, batch after batch, as it grows: a batch read late (a slow start, a loaded host, a fast playback)
+# holds minutes of every file, and a file whose last line came early in them lags once, not again
+SKEW_BATCHES = 3
 
 
 @dataclass
@@ -62,6 +65,7 @@ class LiveFile:
     behind: bool = False  # more is written than it has been read (a backlog read in steps)
     read_to: int = 0  # the stream has handed it its bytes up to here
     grew: bool = False  # it had new bytes in the latest batch that had a row for it
+    lagging: int = 0  # batches in a row in which it grew and its latest line was SKEW_US behind the others'
     summary: FileSummary | None = None
     done: bool = False  # read whole (a snapshot); later bytes are noted, not read
 
@@ -251,8 +255,9 @@ class Session:
     def horizon(self, cluster: str, now: str) -> int | None:
         """The time every file of the cluster still being written (or still being read: a backlog) has passed: the
         lowest latest time among them; all quiet and read, the latest time of any. A file written now whose lines
-        lag the others' by more than SKEW_US is not waited for (its clock is behind: said once); one that is merely
-        not quiet yet (a rotated part, written to its end) is waited for until it is."""
+        lag the others' by more than SKEW_US in SKEW_BATCHES batches in a row in which it grew is not waited for
+        (its clock is behind: said once); one that is merely not quiet yet (a rotated part, written to its end) is
+        waited for until it is."""
         mine = [f for f in self.files.values() if f.last_ts is not None and f.ctx.cluster == cluster]
         if not mine:
             return None
@@ -261,7 +266,9 @@ class Session:
         for f in mine:
             if f.quiet and not f.behind:
                 continue
-            if f.last_ts < top - SKEW_US and not f.behind and f.grew:
+            if f.grew and not f.behind:
+                f.lagging = f.lagging + 1 if f.last_ts < top - SKEW_US else 0
+            if f.lagging >= SKEW_BATCHES and f.last_ts < top - SKEW_US and not f.behind:
                 if f.lid not in self.skewed:
                     self.skewed.add(f.lid)
                     self.warn(now, f.display, f.where(f.fed), f"its latest line ({iso_utc(f.last_ts)}) is "
