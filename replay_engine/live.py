@@ -41,6 +41,9 @@ STICKY = frozenset({
     "topic_created", "kraft_leader_change", "kraft_quorum_epoch", "kraft_snapshot_load",
     "topic_record", "feature_level", "config_record", "client_error", "broker_startup", "broker_fatal_error",
     "controlled_shutdown_requested", "isr_shrink", "become_leader", "become_follower",
+    # a controller's statements of the brokers it held live (LiveSet: the explanation of an outage reads the one
+    # in force when it began, hours before, World.view_at)
+    "broker_failed", "controller_startup_state",
 })
 # Stated again, whole, each time the file it is about grows: the latest statement replaces the ones before.
 RESTATED = frozenset({"zk_txnlog_span"})
