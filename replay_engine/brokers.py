@@ -360,6 +360,9 @@ RULE_SESSION_TIMEOUT = (_KC + "ReplicationControlManager.java, maybeFenceOneStal
 RULE_SHUTDOWN_NOW = (_KC + "BrokerHeartbeatManager.java, calculateNextBrokerState: a broker granted its shut down "
                      "goes to SHUTDOWN_NOW, which ReplicationControlManager.processBrokerHeartbeat handles with "
                      "handleBrokerFenced")
+RULE_GRANTED_UNFENCED = (_KC + "BrokerHeartbeatManager.java, calculateNextBrokerState: 'Unfenced broker N has "
+                         "requested and been granted ...' is logged only in case UNFENCED: the broker was registered and "
+                         "unfenced until this line, whatever the replay held")
 RULE_UNFENCED = (_KC + "ClusterControlManager.java, replay(UnfenceBrokerRecord) / replay(BrokerRegistrationChangeRecord "
                  "fenced=-1), written by ReplicationControlManager.handleBrokerUnfenced when "
                  "BrokerHeartbeatManager.calculateNextBrokerState grants UNFENCED; only a FENCED broker is granted it "

@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from replay_engine import facts as F
-from replay_engine.brokers import RULE_ELECTED_ACTIVE, RULE_FENCED, RULE_SESSION_TIMEOUT, RULE_SHUTDOWN_NOW
+from replay_engine.brokers import (RULE_ELECTED_ACTIVE, RULE_FENCED, RULE_GRANTED_UNFENCED, RULE_SESSION_TIMEOUT,
+                                   RULE_SHUTDOWN_NOW)
 from replay_engine.part import Part
 
 # the kind of line or record (its event) -> the rule by which it fences the broker, when not RULE_FENCED
@@ -59,6 +60,11 @@ class KraftBrokers(Part):
                 # handleBrokerUnregistered: the broker leaves every ISR and ELR (3.7.0 .. trunk
                 # ReplicationControlManager, brokerToRemove over partitionsWithBrokerInIsr and partitionsWithBrokerInElr)
                 self.r.steps.leaving(b, f, elr_too=True)
+        elif f.cause == "shutdown":
+            # "Unfenced broker N has requested and been granted an immediate shutdown" (kraft_facts): unfenced until
+            # this line, then SHUTDOWN_NOW fences it (processBrokerHeartbeat -> handleBrokerFenced)
+            self.states.unfence(b, f.ref, RULE_GRANTED_UNFENCED)
+            self.fence(b, f, f.cause, RULE_SHUTDOWN_NOW)
         else:
             self.fence(b, f, f.cause, FENCE_RULES.get(f.ref.event, RULE_FENCED))
 
@@ -89,6 +95,8 @@ class KraftBrokers(Part):
         b = f.broker
         if b in self.states.shutting:
             return
+        if f.ref.event == "controlled_shutdown_requested":
+            self.states.unfence(b, f.ref, RULE_GRANTED_UNFENCED)  # the grant: unfenced until this line
         self.states.enter_controlled_shutdown(b, f.ts, f.ref)
         self.r.evidence_by_broker.setdefault(b, []).append(f.ref)
         self.liveness(b, f.ts, f.ref, "controlled_shutdown")

@@ -277,7 +277,15 @@ def _membership(ev: Event, b: int) -> list[F.Fact]:
         return [F.BrokerDown(ts, r, broker=b, cause="fenced", view="controller")]
     if t == "controlled_shutdown_requested":
         # the controller's grant; the broker's own "Beginning controlled shutdown" asks, it decides nothing
-        return [F.ControlledShutdownRequest(ts, r, broker=b)] if d.get("side") == "controller" else []
+        if d.get("side") != "controller":
+            return []
+        if d.get("immediate"):
+            # "Unfenced broker N has requested and been granted an immediate shutdown": with no leadership to move the
+            # next state is SHUTDOWN_NOW, not CONTROLLED_SHUTDOWN, which processBrokerHeartbeat handles as a fence; the
+            # registration is never in controlled shutdown (3.3.1 .. 3.9.0-rc3 BrokerHeartbeatManager
+            # .calculateNextBrokerState, ReplicationControlManager.processBrokerHeartbeat -> handleBrokerFenced)
+            return [F.BrokerDown(ts, r, broker=b, cause="shutdown", view="controller")]
+        return [F.ControlledShutdownRequest(ts, r, broker=b)]
     out: list[F.Fact] = []  # a BrokerRegistrationChangeRecord: a fence, an unfence and / or a controlled shutdown
     if d.get("fenced") == 1:
         out.append(F.BrokerDown(ts, r, broker=b, cause="fenced", view="controller"))

@@ -258,3 +258,46 @@ def test_each_kraft_broker_change_cites_its_line_and_the_quorum_controllers_code
     assert all(c.rule and (".java, " in c.rule or c.rule == B.RULE_KILLED) for c in r.brokers.changes)
     # the state every decision reads is this one: the replay's acceptable leaders are its registrations'
     assert r.acceptable() == r.brokers.acceptable() and set(r.live) == r.brokers.live
+
+
+def test_an_immediate_shutdown_is_a_fence_not_a_controlled_shutdown():
+    # Ammar's logs/controller.log.2025-05-14-23.gz:13 "Unfenced broker 10 has requested and been granted an immediate
+    # shutdown." and :14 "Replayed BrokerRegistrationChangeRecord ... brokerId=10, brokerEpoch=123, fenced=1,
+    # inControlledShutdown=0": with no leadership to move BrokerHeartbeatManager.calculateNextBrokerState goes to
+    # SHUTDOWN_NOW, which ReplicationControlManager.processBrokerHeartbeat handles with handleBrokerFenced (3.3.1 ..
+    # 3.9.0-rc3); the registration never enters controlled shutdown, and the record at :14 restates the fence.
+    # Danielowo2000's kafka_2.13-3.5.0/logs/controller.log.2023-08-14-10.gz:8, the same line for a broker the replay
+    # held fenced: the line is logged only for an unfenced broker (calculateNextBrokerState case UNFENCED), so it was
+    # unfenced until then, and the fence's changes follow
+    from replay_engine import brokers as B
+
+    r = _kraft_replay(AMMAR)
+    f = "logs/controller.log.2025-05-14-23.gz"
+    at = [(c.ref.source_pos, c.field, c.value, c.rule) for c in r.brokers.history(10)
+          if c.ref is not None and (c.ref.source_file or "").endswith(f) and c.ref.source_pos in (13, 14)]
+    assert (13, B.FENCED, True, B.RULE_SHUTDOWN_NOW) in at and not [a for a in at if a[1] == B.SHUTTING]
+    down = [p for p in r.brokers.periods[10] if p.start_ref is not None and p.start_ref.source_pos == 13
+            and (p.start_ref.source_file or "").endswith(f)]
+    assert [(p.state, r.brokers.periods[10][r.brokers.periods[10].index(p) - 1].end_cause) for p in down] \
+        == [("down", "shutdown")]
+
+    r = _kraft_replay("Danielowo2000__BigDataTechnologies-Version-2", "real_logs2")
+    f = "logs/controller.log.2023-08-14-10.gz"
+    at = [(c.field, c.value, c.rule) for c in r.brokers.history(1)
+          if c.ref is not None and (c.ref.source_file or "").endswith(f) and c.ref.source_pos == 8]
+    assert at == [(B.FENCED, False, B.RULE_GRANTED_UNFENCED), (B.FENCED, True, B.RULE_SHUTDOWN_NOW)]
+
+
+def test_a_controlled_shutdowns_grant_shows_the_broker_unfenced():
+    # Danielowo2000's kafka_2.13-3.5.0/logs/controller.log.2023-08-05-17.gz: the controller restarts (:123 "Registered
+    # new broker ... brokerEpoch=5"; no unfence line follows), then :124 "Unfenced broker 1 has requested and been
+    # granted a controlled shutdown." (calculateNextBrokerState case UNFENCED: it was unfenced) and :126 "The request
+    # from broker 1 to shut down has been granted ..." (SHUTDOWN_NOW: handleBrokerFenced, a change of state)
+    from replay_engine import brokers as B
+
+    r = _kraft_replay("Danielowo2000__BigDataTechnologies-Version-2", "real_logs2")
+    f = "logs/controller.log.2023-08-05-17.gz"
+    at = [(c.ref.source_pos, c.field, c.value, c.rule) for c in r.brokers.history(1)
+          if c.ref is not None and (c.ref.source_file or "").endswith(f) and c.ref.source_pos in (124, 126)]
+    assert at == [(124, B.FENCED, False, B.RULE_GRANTED_UNFENCED), (124, B.SHUTTING, True, B.RULE_CONTROLLED_SHUTDOWN),
+                  (126, B.FENCED, True, B.RULE_SHUTDOWN_NOW)]
