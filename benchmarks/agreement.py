@@ -30,7 +30,8 @@ a log entry dropped: ``forensics.pipeline.replay_order`` / ``drop_log_copies``).
     reason names: ``history restarted`` (leader epoch or znode version went back: the topic or ZooKeeper's data was
     recreated where no line shows it), ``first record`` (no line before it states the partition's ISR or leader
     epoch: they were set before the evidence, or its new ZooKeeper data, begins), ``quorum epochs`` (KRaft epochs
-    no line names, the reason naming them and their times);
+    no line names, the reason naming them and their times), ``controller epochs`` (ZooKeeper mode's like: the
+    partition's state changed in controller epochs in which no controller of the evidence took office);
   - ``contradicted``: filed by the replay as an evidence gap, but the replay held a state the cluster's own record
     contradicts, so it counts against (issue 44): ``state not shown`` (judge.GAP, "decided on a state the evidence
     does not show"), ``liveness`` (judge.liveness_reason, and KRaft's "whether broker(s) N were acceptable" and
@@ -78,6 +79,8 @@ HOLES = (
     ("history restarted", lambda r: r.startswith("evidence gap (history restarted")),
     ("first record", lambda r: r.startswith("evidence gap (no line before the record states the partition's ISR")),
     ("quorum epochs", lambda r: r.startswith("evidence gap (") and "quorum epoch" in r and "in no line" in r),
+    # ZooKeeper mode's like: controller epochs no line names (replay_engine.judge.epochs_hole)
+    ("controller epochs", lambda r: r.startswith("evidence gap (controller epoch") and "in no line" in r),
 )
 CONTRADICTED = (
     # replay_engine.judge.ADOPTED: the replay held brokers eligible (or not) that the record shows the other way; it

@@ -32,6 +32,17 @@ GAP = "evidence gap (decided on a state the evidence does not show)"
 NEW_HISTORY = "evidence gap (history restarted: leader epoch or znode version went back)"
 UNSEEN = ("evidence gap (no line before the record states the partition's ISR or leader epoch: they were set before "
           "the evidence, or its new ZooKeeper data, begins)")
+def epochs_hole(epochs: tuple[int, ...]) -> str:
+    """A record decided on a state changed in controller epochs that no line of the evidence names (logs only)."""
+    spans, start = [], epochs[0]
+    for a, b in zip(epochs, epochs[1:] + (None,)):
+        if b != a + 1:
+            spans.append(str(start) if start == a else f"{start}-{a}")
+            start = b
+    return (f"{EVIDENCE_GAP} (controller epoch(s) {', '.join(spans)} in no line: the partition's state changed under "
+            "controllers whose every line is missing from the evidence)")
+
+
 # The replay held brokers eligible (or not) that the record, by the same rule, shows the other way: not a hole in the
 # evidence but the replay's state contradicted. The record's state is adopted (replay_engine.brokers) and the record
 # counts against the agreement.

@@ -125,6 +125,16 @@ class ControllerContext:
         self.tenures.append(Tenure(controller, self.controller_epoch, ts, start_ref=ref))
         self.next_rebalance = ts + 5_000_000
 
+    def epochs_in_no_line(self, after: int | None, before: int | None) -> tuple[int, ...]:
+        """Controller epochs strictly between ``after`` (of a partition's last write) and ``before`` (of a record)
+        in which no controller takes office in the evidence (its election line, or a line it wrote under that
+        epoch): every controller epoch is one election (KafkaZkClient.registerControllerAndIncrementControllerEpoch),
+        and what those controllers decided is in no line."""
+        if after is None or before is None or not 1 < before - after <= 10_000:
+            return ()
+        named = {t.epoch for t in self.tenures}
+        return tuple(e for e in range(after + 1, before) if e not in named)
+
     def end_tenure(self, ts: int, ref: F.Ref, cause: str) -> None:
         if self.tenures and self.tenures[-1].end is None:
             self.tenures[-1] = replace(self.tenures[-1], end=ts, end_ref=ref, end_cause=cause)

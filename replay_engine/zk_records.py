@@ -8,6 +8,7 @@ are adopted; evidence lines are indexed (and a few carry a broker's state: ``rep
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from replay_engine import facts as F
@@ -283,6 +284,11 @@ class RecordHandlers(Part):
                                   "evidence": [f.ref.to_json()]})
             self.compare(p, kind, f, recorded)
             return
+        if out.verdict == J.UNKNOWN and out.reason == J.GAP:
+            # a state the evidence does not show, decided in controller epochs no line names: a hole, named
+            missing = self.c.epochs_in_no_line(p.controller_epoch, f.controller_epoch)
+            if missing:
+                out = replace(out, reason=J.epochs_hole(missing))
         self.c.comparisons.append(out)
         self.adopt_implied(out, f)
 

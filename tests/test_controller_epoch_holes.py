@@ -1,0 +1,55 @@
+"""A record decided on a state changed in controller epochs no line names is a hole in the evidence, named.
+
+Every controller epoch is one election (2.8.0 core/src/main/scala/kafka/zk/KafkaZkClient.scala,
+registerControllerAndIncrementControllerEpoch: the epoch znode goes up by one per controller elected), and each
+controller writes its partition decisions under its own epoch (``ControllerEpoch`` in the state it writes). When a
+partition's record is ahead of the state the replay holds and controller epochs between the partition's last write and
+the record were held by controllers none of whose lines is in the evidence, what they decided is missing: an evidence
+hole naming those epochs (the ZooKeeper-mode like of KRaft's quorum epochs in no line), off the measure's denominator,
+not a contradiction of the replay's state.
+"""
+import copy
+import gzip
+
+import pytest
+
+from conftest import REAL_LOGS, real_cluster_events
+from forensics.pipeline import split_clusters
+from replay_engine import judge as J
+from replay_engine.api import replay_cluster
+
+NAME = "AndreasTraut__kafka_2.13-2.8.0"
+
+
+@pytest.mark.skipif(not (REAL_LOGS / NAME).is_dir(), reason="../shared/real_logs absent")
+def test_a_record_after_controller_epochs_no_line_names_is_a_named_hole():
+    """UbuntuTopic-0 (Kafka 2.8.0): "[Controller id=1 epoch=6] ... (Leader:1,ISR:1,LeaderEpoch:7,ControllerEpoch:6)"
+    at 2021-05-05 10:19:18 (state-change.log.2021-05-05-10.gz), then "[Controller id=1 epoch=8] ...
+    (Leader:1,ISR:1,LeaderEpoch:10,ControllerEpoch:8) after removing replica 0" at 14:40:10
+    (state-change.log.2021-05-05-13.gz:36): leader epochs 8 and 9 were written in between, and controller epoch 7 is
+    named by no line of that cluster's evidence (the folder's earlier incarnation, another cluster id, has its own
+    epoch 7). Replayed as the command replays the folder (its clusters told apart), the record is a hole naming
+    epoch 7; on main it was 'decided on a state the evidence does not show', counted against the replay."""
+    # split_clusters names each event's cluster in place: on copies, the cached events are shared
+    events, _ = split_clusters([copy.copy(e) for e in real_cluster_events(NAME)])
+    at = ("state-change.log.2021-05-05-13.gz", 36)
+    (mine,) = {e.cluster for e in events if e.source_file.endswith("/" + at[0]) and e.source_pos == at[1]}
+    ours = [e for e in events if e.cluster == mine]
+    # independent of the replay: no line of this cluster is written under controller epoch 7, nor elects it
+    files = sorted({e.source_file for e in ours if "controller.log" in e.source_file or "state-change" in e.source_file})
+    assert any("state-change.log.2021-05-05-1" in f for f in files)
+    for f in files:
+        text = gzip.decompress((REAL_LOGS / f).read_bytes()).decode("utf-8", "replace") if f.endswith(".gz") \
+            else (REAL_LOGS / f).read_text("utf-8", "replace")
+        lines = [ln for ln in text.splitlines() if ln.startswith("[2021-05-0")]
+        assert not [ln for ln in lines if "epoch=7]" in ln or "Epoch incremented to 7 " in ln], f
+    res = replay_cluster(ours, mine)
+    (c,) = [c for c in res.comparisons if c.record.source_file.endswith("/" + at[0]) and c.record.source_pos == at[1]]
+    assert c.tp == ("UbuntuTopic", 0) and c.recorded["leader_epoch"] == 10
+    assert c.verdict == J.UNKNOWN and c.reason == J.epochs_hole((7,))
+    assert J.tally([c])["evidence_gaps"] == 1
+
+
+def test_the_hole_names_each_run_of_epochs():
+    assert J.epochs_hole((5, 6, 7, 9)).startswith("evidence gap (controller epoch(s) 5-7, 9 in no line")
+    assert J.epochs_hole((4,)).startswith("evidence gap (controller epoch(s) 4 in no line")
