@@ -183,7 +183,12 @@ def situation(ep: Episode, world: World) -> Situation:
     tp = (ep.topic, ep.partition)
     first = ep.intervals[0]
     v = first.view
-    isr = tuple(v.isr) if v.isr is not None else None
+    # Where the loss's own line does not state the ISR (a "Changed partition P state from OnlinePartition to
+    # OfflinePartition" line of a partition the replay knew little of), the first the outage states stands for it:
+    # while no leader serves, only the controller changes the ISR, removing replicas that went offline (1.0.0
+    # KafkaController.removeReplicaFromIsr; 2.7.0 ReplicaStateMachine.doRemoveReplicasFromIsr), so it is the loss's
+    # ISR less brokers that were down
+    isr = next((tuple(i.view.isr) for i in ep.intervals if i.view.isr is not None), None)
     ar = world.ar_at(tp, ep.start)
     failed = [r for r in world.failed_elections.get(tp, []) if r.ts is not None and ep.start <= r.ts <= (ep.end or 1 << 62)]
     # state changes during the outage (e.g. the "leader -1" write), at most a few

@@ -290,6 +290,11 @@ class ObservedState(Fact):
     # the replicas are the controller's own list of the assignment, in order (not a broker's request line, whose
     # order depends on the release: rule zk.line.replicas_order)
     ar_in_order: bool = False
+    # the epoch of the controller whose request (LeaderAndIsr received, UpdateMetadata sent) states it: that
+    # controller's context, which it read from ZooKeeper at its failover or wrote itself; ``sending``: the
+    # controller's own line, logged as it sends (its context at the line), not a broker's of a request it handled
+    sender_epoch: int | None = None
+    sending: bool = False
 
     role = "observation"
 

@@ -388,12 +388,23 @@ def log_event_facts(ev: Event, authoritative: bool) -> list[F.Fact]:
                                    controller_epoch=ev.controller_epoch, zk_version=ev.zk_version,
                                    replicas=_t(ev.replicas), state=ev.to_state,
                                    initial=d.get("via") == "controller_startup",
-                                   ar_in_order=d.get("via") == "controller_assignment"))
+                                   ar_in_order=d.get("via") == "controller_assignment",
+                                   sender_epoch=_sender_epoch(ev), sending=d.get("via") == "update_metadata_sent"))
     elif t == "unclean_leader_election" and tp is not None and ev.leader is not None:
         out.extend(ev_only(t, int(ev.leader), tp))  # the broker elected out of sync
     else:
         out.extend(ev_only(t, ev.subject_broker if ev.subject_broker is not None else ev.broker_id, tp))
     return out
+
+
+def _sender_epoch(ev: Event) -> int | None:
+    """The epoch of the controller that sent the request a line states (None for other lines)."""
+    d = ev.detail or {}
+    if ev.event_type == "leader_and_isr_received" and ev.controller_id is not None:
+        return ev.controller_epoch
+    if ev.event_type == "partition_state_observed" and d.get("via") == "update_metadata_sent":
+        return d.get("sender_epoch")
+    return None
 
 
 def _zk_facts(evs: list[Event]) -> list[F.Fact]:

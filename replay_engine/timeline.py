@@ -127,6 +127,21 @@ class TimelineBuilder:
                 break
         cur.start = ts
 
+    def withdraw(self, tp: TP, ts: int) -> None:
+        """The change the replay took itself at ``ts`` did not happen (a later line states the state before it): the
+        interval it opened is dropped and the leaderless one before it goes on."""
+        cur = self.open.get(tp)
+        if cur is None or cur.basis != "replayed" or cur.start != ts:
+            return
+        for i in range(len(self.closed) - 1, -1, -1):
+            iv = self.closed[i]
+            if (iv.topic, iv.partition) == tp:
+                if iv.end == cur.start and iv.view.leaderless:  # an outage the change was to end goes on
+                    del self.closed[i]
+                    iv.end = None
+                    self.open[tp] = iv
+                return
+
     def finish(self) -> list[Interval]:
         out = self.closed + list(self.open.values())
         self.open = {}

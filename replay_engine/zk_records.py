@@ -178,7 +178,11 @@ class RecordHandlers(Part):
             self.store.move(p, NEW, RECORDED, f.ts, f.ref, f.from_state)
             return None
         if kind == "offline":
-            if p.state != NEW:
+            if p.state != NEW or f.from_state not in (None, NEW):
+                # a line stating the move from OnlinePartition proves the partition was online, whatever the replay
+                # held (a NewPartition whose creation election no line shows): 1.0.0 PartitionStateMachine
+                # .handleStateChange logs the state it moves from ('Changed partition P state from $currState to
+                # OfflinePartition'), "the leader for a partition is no longer alive"
                 self.store.move(p, OFFLINE, RECORDED, f.ts, f.ref, f.from_state)
             self.c.touch(p, f.ts, f.ref, "recorded")
             return None
@@ -336,6 +340,7 @@ class RecordHandlers(Part):
 
     def observed(self, f: F.ObservedState) -> None:
         p = self.c.part(f.tp)
+        self.withdraw_unwritten(p, f)
         if f.leader_epoch is not None and p.leader_epoch is not None and f.leader_epoch < p.leader_epoch and not (
                 f.controller_epoch is not None and p.controller_epoch is not None
                 and f.controller_epoch > p.controller_epoch):
@@ -359,3 +364,37 @@ class RecordHandlers(Part):
         elif p.state == UNKNOWN and p.leader is not None:
             self.store.move(p, ONLINE if p.leader >= 0 else OFFLINE, OBSERVED, f.ts, f.ref)
         self.c.touch(p, f.ts, f.ref, "observed")
+
+    def withdraw_unwritten(self, p: PState, f: F.ObservedState) -> None:
+        """A controller's context states the partition at a leader epoch below the one the replay's own latest
+        decision wrote (unrecorded): that decision was not made by then (the controller the replay held in office was
+        gone, or had not acted yet). A controller's context never goes back: it holds what it read from ZooKeeper at
+        its failover or wrote since (2.4.0 KafkaController.initializeControllerContext -> updateLeaderAndIsrCache;
+        every election writes leader epoch + 1 to ZooKeeper and the cache together, 2.4.0
+        PartitionStateMachine.doElectLeaderForPartitions), and a request carries that context
+        (ControllerChannelManager.addUpdateMetadataRequestForBrokers / addLeaderAndIsrRequestForBrokers). The
+        controller's own line (``sending``: logged as it sends, 1.0-2.5 sendUpdateMetadataRequests) counts from the
+        controller epoch the decision was taken under; a broker handles a request later than it was sent
+        (ReplicaManager.becomeLeaderOrFollower), so its line counts only from a later controller, which read
+        ZooKeeper after the decision. The decision is withdrawn and the partition is as the line states."""
+        if f.sender_epoch is None or f.leader_epoch is None or p.leader_epoch is None \
+                or f.leader_epoch >= p.leader_epoch or p.controller_epoch is None \
+                or f.sender_epoch < p.controller_epoch or f.sender_epoch == p.controller_epoch and not f.sending:
+            return
+        kept = self.pending.applied.get(p.tp)
+        d = kept[-1] if kept else None
+        if d is None or d.record is not None or d.status != "applied" or not d.after \
+                or d.after.get("leader_epoch") != p.leader_epoch or d.before.get("leader_epoch") is None \
+                or f.leader_epoch < d.before["leader_epoch"]:
+            return
+        kept.pop()
+        d.status = "unrecorded"
+        d.note = (d.note + "; " if d.note else "") + (
+            f"withdrawn: controller epoch {f.sender_epoch} stated leader epoch {f.leader_epoch} after it "
+            f"({f.ref.cite()})")
+        self.store.adopt(p, f.leader, f.isr, f.leader_epoch, f.zk_version, d.before.get("controller_epoch"))
+        if f.leader == -1:
+            self.store.initialize(p, OFFLINE)  # leader -1 in the controller's context: OfflinePartition
+        elif d.before.get("state") in (ONLINE, OFFLINE, NEW):
+            self.store.initialize(p, d.before["state"])  # the decision's own move undone: not a transition
+        self.c.timeline.withdraw(p.tp, d.ts)

@@ -217,8 +217,10 @@ def _update_metadata_sent(entry, m):
     tp = split_topic_partition(m["tp"])
     if st is None or tp is None or st["leader"] < -1:
         return None
-    cid, _ = _ids(m)
+    cid, sender_epoch = _ids(m)
     d = {"via": "update_metadata_sent"}
+    if sender_epoch is not None:
+        d["sender_epoch"] = sender_epoch  # the sending controller's epoch (the line's prefix), not the state's
     off = re.search(r"offlineReplicas=\[?([\d, ]*)\]?", m["state"])
     if off is not None:
         d["offline_replicas"] = int_list(off.group(1))
@@ -236,10 +238,12 @@ def _update_metadata_sent_08(entry, m):
     tp = split_topic_partition(m["tp"])
     if st is None or tp is None or st["leader"] < -1:
         return None
-    cid, _ = _ids(m)
+    cid, sender_epoch = _ids(m)
+    d = {"via": "update_metadata_sent"}
+    if sender_epoch is not None:
+        d["sender_epoch"] = sender_epoch
     return Event("partition_state_observed", controller_id=cid, topic=tp[0], partition=tp[1], leader=st["leader"],
-                 isr=st["isr"], leader_epoch=st["leader_epoch"], controller_epoch=st["controller_epoch"],
-                 detail={"via": "update_metadata_sent"})
+                 isr=st["isr"], leader_epoch=st["leader_epoch"], controller_epoch=st["controller_epoch"], detail=d)
 
 
 _LAI_TAIL = r"(?: with (?:state (?P<lai>LeaderAndIsr\(.*\))|leader (?P<leader>-?\d+)|assigned replicas (?P<ar>[\d, ]*)))?$"
