@@ -119,7 +119,8 @@ MOMENT_FAMILIES = {
         "0.9.0.0 controller/PartitionStateMachine.scala handleStateChange ('initiated state change for partition P "
         "from OfflinePartition to OnlinePartition failed'); 1.0.0 the same, 'Initiated state change ...'; 1.1.0-3.9 "
         "PartitionStateMachine.logFailedStateChange ('failed to change state for partition P from OfflinePartition "
-        "to OnlinePartition')"),
+        "to OnlinePartition'); not one whose partition has no state in ZooKeeper ('LeaderAndIsr information doesn't "
+        "exist', 2.3.0 doElectLeaderForPartitions: its topic deleted)"),
     "leader -1 written": (
         "0.9.0.0-1.0.0 controller/KafkaController.scala removeReplicaFromIsr ('New leader and ISR for partition P "
         "is {\"leader\":-1,...}'); 1.1.0-3.9 controller/ReplicaStateMachine.scala doHandleStateChanges ('Partition P "
@@ -160,6 +161,11 @@ def moment_family(e) -> str | None:
     t, d = e.event_type, e.detail or {}
     if t == "leader_election_failed":
         strategy = str(d.get("strategy") or "")
+        if d.get("reason") == "no_state":
+            # "LeaderAndIsr information doesn't exist for partition P": ZooKeeper holds no state for it, its topic
+            # deleted (2.3.0 PartitionStateMachine.doElectLeaderForPartitions), a controller acting on its old
+            # context: no partition there to have a leader
+            return None
         if e.from_state == OFFLINE and not any(s in strategy for s in _KEEPS_LEADER):
             return "failed offline election"
         return None

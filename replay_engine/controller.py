@@ -58,6 +58,7 @@ class ZkControllerReplay(ControllerContext):
                 F.ControllerGone: failover.controller_gone,
                 F.TopicAssignment: topics.topic_assignment,
                 F.TopicGone: topics.topic_gone,
+                F.TopicsListed: topics.topics_listed,
                 F.TopicConfig: topics.topic_config,
                 F.BrokerConfig: topics.broker_config,
                 F.KafkaVersion: topics.kafka_version,

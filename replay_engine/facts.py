@@ -165,6 +165,17 @@ class TopicGone(Fact):
 
 
 @dataclass
+class TopicsListed(Fact):
+    """A new controller's list of the cluster's topics, read from ZooKeeper at its failover ('Current list of topics
+    in the cluster: Set(..)', 0.10.2.0 KafkaController.initializeControllerContext: ``controllerContext.allTopics =
+    zkUtils.getAllTopics()``, as 0.9.0.0; 2.4.0 ``zkClient.getAllTopicsInCluster``): a topic not in it had been deleted, whether
+    or not a line shows its deletion."""
+
+    topics: frozenset[str] = frozenset()
+    controller: int | None = None
+
+
+@dataclass
 class TopicConfig(Fact):
     topic: str = ""
     config: dict[str, str] = field(default_factory=dict)

@@ -277,6 +277,8 @@ def log_event_facts(ev: Event, authoritative: bool) -> list[F.Fact]:
         if d.get("kind") in ("live_brokers", "broker_change_noop") and d.get("brokers", d.get("live_brokers")) is not None:
             bs = d.get("brokers", d.get("live_brokers"))
             out.append(F.LiveSet(ts, r, brokers=frozenset(int(x) for x in bs), controller=ev.controller_id))
+        elif d.get("kind") == "topics" and d.get("complete"):
+            out.append(F.TopicsListed(ts, r, topics=frozenset(d.get("topics") or ()), controller=ev.controller_id))
         else:
             out.extend(ev_only(t, ev.controller_id))
     elif t == "broker_startup" and d.get("phase") == "started" and ev.subject_broker is not None:

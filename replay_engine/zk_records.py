@@ -316,6 +316,14 @@ class RecordHandlers(Part):
     def recorded_failed(self, f: F.RecordedFailedElection) -> None:
         p = self.c.part(f.tp)
         self.infer_from_record(f)
+        if f.reason == "no_state" and p.leader is None and p.isr is None and self.c.deletions.get(f.tp[0]):
+            # 2.3.0 PartitionStateMachine.doElectLeaderForPartitions: no LeaderAndIsr in ZooKeeper for the partition,
+            # the election fails; the replay, too, holds none, its topic deleted (a controller still acting on its
+            # old context logs it): the same outcome, and no partition is brought back by it
+            self.c.comparisons.append(J.Comparison(f.tp, f.ts, f.ref, {"leader": -1, "failed": True},
+                                                   {"leader": -1, "failed": True}, J.AGREED,
+                                                   "point: no LeaderAndIsr for the partition (its topic deleted)"))
+            return
         self.c.failed_elections.setdefault(f.tp, []).append(f.ref)
         judged = J.judge_failed(self.c.judge_view(), self.pending, p, f, defer_gaps=self.c.defers_gaps())
         self.c.comparisons.append(judged)

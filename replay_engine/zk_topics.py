@@ -85,6 +85,15 @@ class TopicHandlers(Part):
             self.store.drop(tp)
             self.c.hidden.discard(tp)
 
+    def topics_listed(self, f: F.TopicsListed) -> None:
+        """A topic the replay holds that the new controller's list (read from ZooKeeper) leaves out was deleted before
+        it: its partitions are gone from then on (a deletion no line of the evidence shows completing)."""
+        held = {tp[0] for tp, p in self.parts.items() if p.state != NON_EXISTENT}
+        for topic in sorted(held - f.topics):
+            if not any(end is None for _, end in self.c.deletions.get(topic, ())):
+                self.c.deletions.setdefault(topic, []).append((f.ref, None))  # the deletion, told by this line
+            self.topic_gone(F.TopicGone(f.ts, f.ref, topic=topic))
+
     def topic_config(self, f: F.TopicConfig) -> None:
         before = self.c.unclean_allowed(f.topic)
         self.config.topic[f.topic] = {k: (str(v), f.ref) for k, v in f.config.items()}

@@ -39,3 +39,22 @@ def test_every_election_after_no_leader_is_a_log_stated_moment():
         as_replayed(real_cluster_events("GraphLogistics__kafka")))}
     rel = "GraphLogistics__kafka/logs/controller.log.gz"
     assert {pos for (f, pos), fam in got.items() if f == rel and fam == "new leader after none"} == want
+
+
+def test_a_failed_election_of_a_partition_zookeeper_holds_no_state_for_is_no_moment():
+    # Raghavendralacharya (2.3.0) state-change.log.2019-08-29-22.gz:2283-2284: controller 0 (epoch 101, still acting on
+    # its context) fails topic125-2's election with "LeaderAndIsr information doesn't exist for partition topic125-2"
+    # (2.3.0 PartitionStateMachine.doElectLeaderForPartitions: no state znode): the topic was deleted (controller 2's
+    # list at its failover, controller.log.2019-08-30-10.gz:11, leaves it out). No partition is there to have a leader.
+    from conftest import REAL_LOGS2
+
+    cluster = "Raghavendralacharya__kafka-node"
+    rel = "kafka_2.12-2.3.0/logs/state-change.log.2019-08-29-22.gz"
+    lines = gzip.decompress((REAL_LOGS2 / cluster / rel).read_bytes()).decode().splitlines()
+    assert "failed to change state for partition topic125-2 from OfflinePartition to OnlinePartition" in lines[2282]
+    assert "LeaderAndIsr information doesn't exist for partition topic125-2" in lines[2283]
+    events = as_replayed(real_cluster_events(cluster, folder="real_logs2"))
+    failed = [e for e in events if e.source_file == f"{cluster}/{rel}" and e.source_pos == 2283]
+    assert [e.event_type for e in failed] == ["leader_election_failed"]
+    assert (failed[0].source_file, failed[0].source_pos) not in {
+        (e.source_file, e.source_pos) for e, _, _ in log_stated_moments(events)}

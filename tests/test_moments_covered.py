@@ -7,6 +7,10 @@ KafkaController.initializeControllerContext -> updateLeaderAndIsrCache) or wrote
 A line of it at a leader epoch below the one the replay's own decision wrote shows that decision was not made by
 then: the partition is as the line states, and the outage the decision was to end goes on.
 
+A topic a new controller's list of the cluster's topics (read from ZooKeeper at its failover) leaves out had been
+deleted, and a 0.9-0.10 deletion thread's own lines state a deletion: a later outage of such a partition is no outage,
+or is the deletion's.
+
 A partition the replay held NewPartition (its creation's election in no line) that the controller moves "from
 OnlinePartition to OfflinePartition" (1.0.0 PartitionStateMachine.handleStateChange logs the state it moves from)
 was online and lost its leader at that line.
@@ -33,13 +37,13 @@ def _ts(line: str) -> int:
     return log4j_us(re.match(r"\[([^\]]+)\]", line).group(1))
 
 
-def _replayed_part(rel: str, n: int):
+def _replayed_part(rel: str, n: int, cluster: str = CLUSTER, logs: str = LOGS):
     """The replay of the cluster the folder's split (as `kafka-forensics replay` splits it) puts the cited line in."""
     from forensics.pipeline import split_clusters
     from replay_engine.api import replay_cluster
 
-    kept, _ = split_clusters([copy.copy(e) for e in real_cluster_events(CLUSTER, folder="real_logs2")])
-    name = next(e.cluster for e in kept if e.source_file == f"{CLUSTER}/{LOGS}/{rel}" and e.source_pos == n)
+    kept, _ = split_clusters([copy.copy(e) for e in real_cluster_events(cluster, folder="real_logs2")])
+    name = next(e.cluster for e in kept if e.source_file == f"{cluster}/{logs}/{rel}" and e.source_pos == n)
     if name not in _REPLAYED:
         _REPLAYED[name] = replay_cluster([e for e in kept if e.cluster == name], name)
     return _REPLAYED[name]
@@ -113,3 +117,58 @@ def test_an_outage_whose_first_line_states_no_isr_is_explained_from_the_isr_its_
     got = [lp.cause for lp in res.leaderless if (lp.episode.topic, lp.episode.partition) == ("pollution", 0)
            and lp.episode.start == _ts(moved)]
     assert len(got) == 1 and got[0].kind != UNKNOWN and got[0].details["isr_at_loss"] == isr
+
+
+def test_a_topic_the_new_controllers_list_leaves_out_was_deleted():
+    # pmitra43 (0.10.2.0): brokers 1 and 2 drop my-replicated-topic-1-1 from their metadata caches at 16:05:29
+    # (state-change.log.2017-06-26-16.gz:15, 0.10.2.0 MetadataCache.updateCache for LeaderDuringDelete: a deletion);
+    # controller 2's list at its failover, controller.log.2017-06-26-15.gz:19 (16:06:43.620), names __consumer_offsets
+    # only. The replay held the my-replicated-topic* partitions on, and made outages of them when broker 2 failed at
+    # 23:42:24 (controller.log.2017-06-26-22.gz:3518), with an unknown cause.
+    cluster, logs = "pmitra43__kafka_load_generator", "kafka_2.11-0.10.2.0/logs"
+    dropped = _line("state-change.log.2017-06-26-16.gz", 15, cluster, logs)
+    listed = _line("controller.log.2017-06-26-15.gz", 19, cluster, logs)
+    assert "deleted partition my-replicated-topic-1-1 from metadata cache" in dropped
+    topics = set(re.search(r"Current list of topics in the cluster: Set\(([^)]*)\)", listed).group(1).split(", "))
+    assert topics == {"__consumer_offsets"}
+    res = _replayed_part("controller.log.2017-06-26-15.gz", 19, cluster, logs)
+    held = {iv.topic for iv in res.intervals if iv.start < _ts(listed)} - topics  # before the list, not in it
+    assert "my-replicated-topic-1" in held
+    after = [lp for lp in res.leaderless if lp.episode.topic in held and lp.episode.start >= _ts(listed)]
+    assert after == []
+    assert not [lp for lp in res.leaderless if lp.cause.kind == UNKNOWN and lp.cause.details.get("replicas")]
+
+
+def test_a_deletion_the_0_9_deletion_thread_logs_explains_the_outage():
+    # danisharora (0.9.0.0) controller.log.2016-11-22-11.gz:829 "[DeleteTopicsListener on 0]: Starting topic deletion
+    # for topics topic55", :839 "[delete-topics-thread-0], Deletion of topic topic55 (re)started" (0.9.0.0
+    # PartitionStateMachine.DeleteTopicsListener, TopicDeletionManager.DeleteTopicsThread.doWork); :845 writes
+    # topic55-1's leader -1 as part of it (OfflineReplica for the deletion): the outage is the deletion's.
+    from replay_engine.cases import DELETED
+
+    cluster, logs = "danisharora__helloworld", "kafka_2.11-0.9.0.0/logs"
+    asked = _line("controller.log.2016-11-22-11.gz", 829, cluster, logs)
+    started = _line("controller.log.2016-11-22-11.gz", 839, cluster, logs)
+    written = _line("controller.log.2016-11-22-11.gz", 845, cluster, logs)
+    assert "[DeleteTopicsListener on 0]: Starting topic deletion for topics topic55" in asked
+    assert "[delete-topics-thread-0], Deletion of topic topic55 (re)started" in started
+    assert 'New leader and ISR for partition [topic55,1] is {"leader":-1' in written
+    res = replayed_cluster(cluster, "real_logs2")
+    got = [lp.cause for lp in res.leaderless if (lp.episode.topic, lp.episode.partition) == ("topic55", 1)
+           and lp.episode.start <= _ts(written) and (lp.episode.end is None or _ts(written) <= lp.episode.end)]
+    assert len(got) == 1 and got[0].kind == DELETED
+
+
+def test_a_failed_election_of_a_deleted_topics_partition_agrees_with_no_state():
+    # Raghavendralacharya (2.3.0): controller 2's list at 11:16:57.647 (controller.log.2019-08-30-10.gz:11) leaves
+    # topic125 out; controller 0 (epoch 101) then fails topic125-2's election for want of its LeaderAndIsr
+    # (state-change.log.2019-08-29-22.gz:2283-2284, 11:16:57.805): the replay, holding the topic deleted, agrees.
+    cluster, logs = "Raghavendralacharya__kafka-node", "kafka_2.12-2.3.0/logs"
+    listed = _line("controller.log.2019-08-30-10.gz", 11, cluster, logs)
+    failed = _line("state-change.log.2019-08-29-22.gz", 2283, cluster, logs)
+    assert "Current list of topics in the cluster: Set(" in listed and " topic125," not in listed
+    assert "failed to change state for partition topic125-2" in failed and _ts(listed) < _ts(failed)
+    res = replayed_cluster(cluster, "real_logs2")
+    got = [c for c in res.comparisons if c.record.source_file == f"{cluster}/{logs}/state-change.log.2019-08-29-22.gz"
+           and c.record.source_pos == 2283]
+    assert len(got) == 1 and got[0].agreed

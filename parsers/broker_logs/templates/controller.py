@@ -28,6 +28,9 @@ ELECTOR = ("kafka.server.ZookeeperLeaderElector*",)  # 0.8-0.10: the election ru
 # "[Controller 1]: " (0.8-0.11), "[Controller id=1] " (1.0+). Listeners have their own idents.
 _C = r"^\[Controller (?:id=)?(?P<cid>\d+)\]:? "
 _ANY_IDENT = r"^(?:\[[^\]]*\]:?,? )?"
+# TopicDeletionManager's lines: its own ident, or (0.9-0.10.2) its DeleteTopicsThread's, a ShutdownableThread named
+# "delete-topics-thread-<broker>" whose ident is "[<name>], " (0.9.0.0 TopicDeletionManager.DeleteTopicsThread.doWork)
+_DELETION = r"^\[(?:Topic Deletion Manager |delete-topics-thread-)\d+\],? "
 
 
 def _cid(m) -> int | None:
@@ -104,7 +107,9 @@ def _startup_brokers(kind):
 
 def _startup_topics(entry, m):
     topics = [t.strip() for t in strip_collection(m["set"]).split(",") if t.strip()]
-    return Event("controller_startup_state", controller_id=_cid(m), detail={"kind": "topics", "topics": sorted(topics)})
+    # complete: the whole collection is on the line (a closed 'Set(..)' / 'HashSet(..)'), not a line cut short
+    return Event("controller_startup_state", controller_id=_cid(m),
+                 detail={"kind": "topics", "topics": sorted(topics), "complete": m["set"].rstrip().endswith(")")})
 
 
 def _broker_epochs(entry, m):
@@ -348,17 +353,18 @@ RULES = [
                     r"new partition replica assignment \[(?P<assign>.*)\]$"),
          _new_topics),
     Rule("controller.topic_deleted", CONTROLLER_LOGGERS, ("Deletion of topic ", "successfully completed"),
-         re.compile(r"^\[Topic Deletion Manager \d+\],? Deletion of topic (?P<topic>\S+) successfully completed$"),
+         re.compile(_DELETION + r"Deletion of topic (?P<topic>\S+) successfully completed$"),
          _topic_deleted),
     Rule("controller.topic_deletion_queued", CONTROLLER_LOGGERS, ("List of topics to be deleted: ",),
          re.compile(_C + r"List of topics to be deleted: (?P<topics>.*)$"), _deletions_queued("controller_startup")),
     Rule("controller.topic_deletion_request", CONTROLLER_LOGGERS, ("Starting topic deletion for topics ",),
-         re.compile(_C + r"Starting topic deletion for topics (?P<topics>.*)$"), _deletions_queued("request")),
+         re.compile(r"^\[(?:Controller (?:id=)?|DeleteTopicsListener on )(?P<cid>\d+)\]:? Starting topic deletion for "
+                    r"topics (?P<topics>.*)$"), _deletions_queued("request")),
     Rule("controller.topic_deletion_halted", CONTROLLER_LOGGERS, ("Halted deletion of topics ",),
          re.compile(r"^\[Topic Deletion Manager \d+\],? Halted deletion of topics (?P<topics>\S*)(?: due to (?P<reason>.+))?$"),
          _deletion_halted),
     Rule("controller.topic_deletion_started", CONTROLLER_LOGGERS, ("Deletion of topic ", "(re)started"),
-         re.compile(r"^\[Topic Deletion Manager \d+\],? Deletion of topic (?P<topic>\S+) \(re\)started$"),
+         re.compile(_DELETION + r"Deletion of topic (?P<topic>\S+) \(re\)started$"),
          _deletion_started),
     # --- log dirs, ISR writes (controller side) -------------------------------------------------
     Rule("controller.mark_replicas_offline", ("state.change.logger", *CONTROLLER_LOGGERS), ("Mark replicas ",),

@@ -66,6 +66,7 @@ def _changed_partition(entry, m):
 _STRATEGY = re.compile(r"under strategy (\w+(?:\((?:true|false)\))?)")
 _NO_LIVE_ISR = re.compile(r"No (?:broker|replica) in ISR for partition \S+ is alive\. Live brokers are: \[([^\]]*)\], "
                           r"ISR brokers are: \[([^\]]*)\]")
+_NO_STATE = re.compile(r"LeaderAndIsr information doesn't exist for partition ")
 _NO_LIVE_REPLICA = re.compile(r"No replica for partition \S+ is alive\. Live brokers are: \[([^\]]*)\], "
                               r"Assigned replicas are: \[([^\]]*)\]")
 _SHUTTING_DOWN = re.compile(r"No other replicas in ISR ([\d,]*) for \S+ besides shutting down brokers ([\d,]*)")
@@ -101,6 +102,10 @@ def _exception_detail(entry) -> dict:
     m = _NO_LIVE_REPLICA.search(text)
     if m:
         detail.update(reason="no_live_replica", live_brokers=int_list(m.group(1)), assigned=int_list(m.group(2)))
+    if _NO_STATE.search(text):
+        # the partition's state znode is gone (its topic deleted): 2.3.0 PartitionStateMachine
+        # .doElectLeaderForPartitions fails the election of a partition ZooKeeper holds no LeaderAndIsr for
+        detail["reason"] = "no_state"
     m = _SHUTTING_DOWN.search(text)
     if m:
         # thrown only by ControlledShutdownLeaderSelector (0.8.2.2 .. 1.0.0 PartitionLeaderSelector.scala), which
