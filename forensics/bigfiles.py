@@ -9,14 +9,18 @@ stay with ``binaryFile``.
 
 Per file the driver then merges the parts' accounting (``merge_parts``), and one more pass
 attributes the file's events to its broker and finishes them in file order, as the
-whole-file parser does (``finish_file_events``).
+whole-file parser does (``finish_file_events``). On a local master (``make_staged_part_fn``) there is no
+such pass: each part finishes its own events and stages them as Parquet, and the driver settles what the
+parts left to each other (an election whose epoch line is in the next part, the file's broker:
+``settle_big_files``) as a few values that reading the staged events applies (``forensics.stage_output``).
 
 A big container stream whose lines must be put in time order first (an Elasticsearch export, logcli
 without ``--forward``) is read by one task with an external sort (``sorted_runs``); its events come out
 finished, as a whole file's do.
 
 A big container stream (``parsers.container_streams``) is otherwise read the same way, after a first pass
-on the driver (``plan_stream``: each source's first lines and the ids it names). Its events are
+(each source's first lines and the ids it names), made by Spark tasks range by range when a surveyor is
+given (``spark_surveyor``), else on the driver (``plan_stream``). Its events are
 finished per source: the source's index rides in the high bits of ``source_sub`` (``SOURCE_SHIFT``)
 from the range tasks to the finishing pass, which sorts on it and clears it.
 """
@@ -48,7 +52,7 @@ GZIP_STREAM_BYTES = int(os.environ.get("KAFKA_FORENSICS_GZIP_STREAM_BYTES", str(
 SOURCE_SHIFT = 20
 MAX_SOURCES = (1 << (31 - SOURCE_SHIFT)) - 1
 RANGE_DDL = ("read_path string, display string, broker_hint int, cluster_hint string, size long, "
-             "start long, first_no long, owned long, gz boolean, part int")
+             "start long, first_no long, owned long, gz boolean, part int, task int")
 
 
 @dataclass
@@ -77,14 +81,19 @@ def _head(path: str, gz: bool, n: int = 65536) -> bytes:
 
 
 def plan_big_files(refs: list[FileRef], range_bytes: int | None = None,
-                   gzip_bytes: int | None = None) -> tuple[list[FileRef], BigPlan]:
+                   gzip_bytes: int | None = None, surveyor=None) -> tuple[list[FileRef], BigPlan]:
     """Split ``refs`` into the files read whole (returned) and the big broker logs and container streams
     read by parts. A container stream the ranges cannot read in file order (an export in the query's
-    order, logcli's newest first) is read by sorted runs (``plan.sorted``)."""
+    order, logcli's newest first) is read by sorted runs (``plan.sorted``). A stream's survey (what every
+    range must know beforehand) is made by ``surveyor`` when given: (survey jobs) -> their surveys, each
+    job a range of ``stream_head`` for ``survey_part`` (``survey_jobs``); else in one pass here."""
+    from parsers.container_streams.plan import plan_from_parts, stream_head
+
     range_bytes = RANGE_BYTES if range_bytes is None else range_bytes
     gzip_bytes = GZIP_STREAM_BYTES if gzip_bytes is None else gzip_bytes
     whole: list[FileRef] = []
     plan = BigPlan([], {})
+    streams: list[tuple[FileRef, str, bool, str | None, list]] = []
     for ref in refs:
         path = ref.read_path[len("file://"):] if ref.read_path.startswith("file://") else ref.read_path
         gz = False
@@ -98,18 +107,8 @@ def plan_big_files(refs: list[FileRef], range_bytes: int | None = None,
             except OSError:
                 kind = None
         if kind == "container_stream":
-            survey, ranges = plan_stream(path, ref.display, ref.size, gz, range_bytes)
-            if not survey["ranged"] and survey["key"] is not None:  # its entries are put in order first
-                plan.sorted.append(ref)
-                continue
-            if not ranges or len(survey["sources"]) > MAX_SOURCES:
-                whole.append(ref)
-                continue
-            plan.refs[ref.display] = ref
-            plan.surveys[ref.display] = survey
-            for part, (start, _end, first_no, owned) in enumerate(ranges):
-                plan.rows.append((path, ref.display, ref.broker_hint, ref.cluster_hint, ref.size, start, first_no,
-                                  owned, gz, part))
+            key, ranges = stream_head(path, ref.size, gz, range_bytes) if surveyor is not None else (None, [])
+            streams.append((ref, path, gz, key, ranges))
             continue
         if kind != "broker_log":
             whole.append(ref)
@@ -122,10 +121,73 @@ def plan_big_files(refs: list[FileRef], range_bytes: int | None = None,
                 ranges = plan_ranges(fh, ref.size, range_bytes)
         for part, (start, _end, first_no, owned) in enumerate(ranges):
             plan.rows.append((path, ref.display, ref.broker_hint, ref.cluster_hint, ref.size, start, first_no,
-                              owned, gz, part))
+                              owned, gz, part, len(plan.rows)))
         if not ranges:  # nothing but an empty payload: one part still accounts for the file
-            plan.rows.append((path, ref.display, ref.broker_hint, ref.cluster_hint, ref.size, 0, 1, OWN_ALL, gz, 0))
+            plan.rows.append((path, ref.display, ref.broker_hint, ref.cluster_hint, ref.size, 0, 1, OWN_ALL, gz, 0,
+                              len(plan.rows)))
+    jobs = survey_jobs(streams)
+    surveyed = surveyor(jobs) if jobs else []
+    by_stream: dict[str, list[dict]] = {}
+    for job, got in zip(jobs, surveyed):
+        by_stream.setdefault(job[1], []).append(got)
+    for ref, path, gz, key, ranges in streams:
+        if ranges:
+            survey, ranges = plan_from_parts(path, ref.display, ref.size, gz, range_bytes, key, ranges,
+                                             by_stream.get(ref.display, []))
+        else:
+            survey, ranges = plan_stream(path, ref.display, ref.size, gz, range_bytes)
+        if not survey["ranged"] and survey["key"] is not None:  # its entries are put in order first
+            plan.sorted.append(ref)
+            continue
+        if not ranges or len(survey["sources"]) > MAX_SOURCES:
+            whole.append(ref)
+            continue
+        plan.refs[ref.display] = ref
+        plan.surveys[ref.display] = survey
+        for part, (start, _end, first_no, owned) in enumerate(ranges):
+            plan.rows.append((path, ref.display, ref.broker_hint, ref.cluster_hint, ref.size, start, first_no,
+                              owned, gz, part, len(plan.rows)))
     return whole, plan
+
+
+# The survey of one range of a container stream, as Spark's tasks are handed it (``survey_jobs``).
+SURVEY_DDL = "read_path string, display string, size long, gz boolean, key string, start long, first_no long, owned long"
+
+
+def survey_jobs(streams: list[tuple]) -> list[tuple]:
+    """The streams' ranges to survey (``stream_head``'s), as SURVEY_DDL rows, streams in order then ranges."""
+    return [(path, ref.display, ref.size, gz, key, start, first_no, owned)
+            for ref, path, gz, key, ranges in streams for start, _end, first_no, owned in ranges]
+
+
+def make_survey_fn():
+    """What Spark runs per survey job: (SURVEY_DDL rows) -> (job index, survey as JSON)."""
+    from parsers.container_streams.plan import survey_part
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            for r in batch.to_pylist():
+                got = survey_part(r["read_path"], r["display"], r["size"], r["gz"], r["key"], r["start"],
+                                  r["first_no"], r["owned"])
+                yield pa.RecordBatch.from_pylist([{"job": r["job"], "survey": json.dumps(got)}], schema=_SURVEYED)
+
+    return run
+
+
+_SURVEYED = pa.schema([pa.field("job", pa.int64()), pa.field("survey", pa.string())])
+
+
+def spark_surveyor(spark):
+    """A ``plan_big_files`` surveyor running one Spark task per range (the ranges of every stream at once)."""
+
+    def run(jobs: list[tuple]) -> list[dict]:
+        rows = [(*job, i) for i, job in enumerate(jobs)]
+        df = spark.createDataFrame(spark.sparkContext.parallelize(rows, len(rows)), SURVEY_DDL + ", job long")
+        got = {r["job"]: json.loads(r["survey"]) for r in
+               df.mapInArrow(make_survey_fn(), "job long, survey string").collect()}
+        return [got[i] for i in range(len(jobs))]
+
+    return run
 
 
 def make_part_fn(tz: str, default_cluster: str | None, out_schema: pa.Schema, batch_rows: int,

@@ -22,7 +22,6 @@ import os
 import re
 import time
 from collections import Counter
-from operator import attrgetter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
@@ -34,7 +33,8 @@ from forensics.progress import Progress
 from forensics.sources import FileRef, Inputs
 from parsers.common.accounting import FileSummary
 from parsers.common.gc_pause import cycle_gc_paused
-from parsers.schema import ARROW_SCHEMA, FIELD_NAMES, SPARK_DDL, Event, cut_raw, dump_detail, iso_utc
+from forensics.stage_writer import StageWriter, event_batch
+from parsers.schema import ARROW_SCHEMA, FIELD_NAMES, SPARK_DDL, Event, iso_utc
 
 OUT_ARROW = ARROW_SCHEMA.append(pa.field("row_kind", pa.string()))
 OUT_DDL = SPARK_DDL + ", `row_kind` string"
@@ -63,43 +63,31 @@ def _rows_to_batch(rows: list[dict[str, Any]]) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays([pa.array(cols[f.name], type=f.type) for f in OUT_ARROW], schema=OUT_ARROW)
 
 
-_PLAIN = tuple(f.name for f in OUT_ARROW if f.name not in ("row_kind", "detail", "raw"))
-_GET_PLAIN = attrgetter(*_PLAIN)
-
-
 def _event_batch(events: list[Event], schema: pa.Schema = OUT_ARROW) -> pa.RecordBatch:
-    """Events -> one Arrow batch of ``schema`` (OUT_ARROW, or ARROW_SCHEMA without ``row_kind``). The plain
-    attributes are read as one tuple per event and transposed in C (a list per column by attribute was
-    a fifth of the Python workers' time outside the parser; a dict per row, a third)."""
-    plain = dict(zip(_PLAIN, zip(*map(_GET_PLAIN, events)))) if events else {n: () for n in _PLAIN}
-    cols = []
-    for f in schema:
-        name = f.name
-        if name == "row_kind":
-            vals = ["event"] * len(events)
-        elif name == "detail":
-            vals = [dump_detail(ev.detail) for ev in events]
-        elif name == "raw":
-            vals = [cut_raw(ev.raw) for ev in events]
-        else:
-            vals = plain[name]
-        cols.append(pa.array(vals, type=f.type))
-    return pa.RecordBatch.from_arrays(cols, schema=schema)
+    """Events -> one Arrow batch of ``schema`` (OUT_ARROW, or ARROW_SCHEMA without ``row_kind``)."""
+    return event_batch(events, schema)
 
 
-def stage_events(events: list[Event], path: str) -> None:
-    """A file's events as one Parquet file at ``path`` (nothing when there are none). Written under a
-    hidden name and renamed, so Spark never lists a half-written file."""
-    if not events:
-        return
-    import pyarrow.parquet as pq
-
-    folder, name = os.path.split(path)
-    tmp = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
-    with pq.ParquetWriter(tmp, ARROW_SCHEMA) as writer:
+def stage_events(events: list[Event], path: str) -> dict | None:
+    """A file's events as one Parquet file at ``path`` (nothing when there are none), a row group per
+    _BATCH_ROWS events; its descriptor (``stage_writer.StageWriter.close``). Written under a hidden name and
+    renamed, so Spark never lists a half-written file."""
+    writer = StageWriter(path, source_file=events[0].source_file if events else None)
+    try:
         for i in range(0, len(events), _BATCH_ROWS):
-            writer.write_batch(_event_batch(events[i:i + _BATCH_ROWS], ARROW_SCHEMA))
-    os.replace(tmp, path)
+            writer.write(events[i:i + _BATCH_ROWS])
+    except BaseException:
+        writer.abort()
+        raise
+    return writer.close()
+
+
+def staged_row(ctx_cluster: str | None, display: str, descriptor: dict | None) -> list[dict[str, Any]]:
+    """The row that hands a staged file's descriptor to the driver (none for no file)."""
+    if descriptor is None:
+        return []
+    return [{"cluster": ctx_cluster, "source_file": display, "source_sub": 0, "row_kind": "staged",
+             "detail": json.dumps(descriptor, separators=(",", ":"))}]
 
 
 def file_batches(display: str, hint: int | None, cluster: str | None, data: bytes | None, tz: str,
@@ -118,18 +106,20 @@ def file_batches(display: str, hint: int | None, cluster: str | None, data: byte
         return result_batches(ctx, events, summary)
     with cycle_gc_paused():  # a file's parse makes no cycles (parsers.common.gc_pause)
         events, summary = parse_source(data or b"", ctx)
+        extra: list[dict[str, Any]] = []
         if stage_path is not None:
-            stage_events(events, stage_path)
+            extra = staged_row(ctx.cluster, display, stage_events(events, stage_path))
             events = []
-        return iter(list(result_batches(ctx, events, summary)))
+        return iter(list(result_batches(ctx, events, summary, extra)))
 
 
-def result_batches(ctx, events: list[Event], summary: FileSummary) -> Iterator[pa.RecordBatch]:
-    """A file's events, quarantined lines and ``summary`` row as output batches."""
+def result_batches(ctx, events: list[Event], summary: FileSummary,
+                   extra: list[dict[str, Any]] = ()) -> Iterator[pa.RecordBatch]:
+    """A file's events, quarantined lines, ``extra`` rows and ``summary`` row as output batches."""
     display = ctx.path
     for i in range(0, len(events), _BATCH_ROWS):
         yield _event_batch(events[i:i + _BATCH_ROWS])
-    rows: list[dict[str, Any]] = []
+    rows: list[dict[str, Any]] = list(extra)
     for q in summary.samples:
         rows.append({
             "cluster": ctx.cluster, "source_kind": summary.kind, "source_file": q.source_file,
@@ -160,9 +150,10 @@ def make_parse_fn(meta_bc, tz: str, default_cluster: str | None, broker_map: tup
 
 def make_sorted_fn(refs: list[FileRef], tz: str, default_cluster: str | None,
                    broker_map: tuple[tuple[str, int], ...] = (), sort_dir: str | None = None,
-                   run_lines: int | None = None):
+                   run_lines: int | None = None, stage_dir: str | None = None):
     """What Spark runs per big container stream to be put in time order (``sorted_runs``): (batches of
-    indexes into ``refs``) -> the file's output batches, as for a file read whole."""
+    indexes into ``refs``) -> the file's output batches, as for a file read whole (with ``stage_dir``, its
+    events staged there, as ``file_batches`` stages a file's)."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from forensics.filetasks import local_path
@@ -176,6 +167,8 @@ def make_sorted_fn(refs: list[FileRef], tz: str, default_cluster: str | None,
                 cluster = ref.cluster_hint or default_cluster
                 ctx = SourceContext(ref.display, cluster, ref.broker_hint, tz, broker_map)
                 summary = None
+                writer = None if stage_dir is None else \
+                    StageWriter(os.path.join(stage_dir, f"sorted-{i:05d}.parquet"), ref.display)
                 try:
                     with open(local_path(ref), "rb") as fh:
                         gz = fh.read(2) == GZIP_MAGIC
@@ -183,15 +176,19 @@ def make_sorted_fn(refs: list[FileRef], tz: str, default_cluster: str | None,
                         if isinstance(got, FileSummary):
                             summary = got
                             continue
-                        for i in range(0, len(got), _BATCH_ROWS):
-                            yield _event_batch(got[i:i + _BATCH_ROWS])
+                        for k in range(0, len(got), _BATCH_ROWS):
+                            if writer is not None:
+                                writer.write(got[k:k + _BATCH_ROWS])
+                            else:
+                                yield _event_batch(got[k:k + _BATCH_ROWS])
                 except Exception as exc:  # noqa: BLE001 - as parse_source: one file's failure loses no other
                     # (Events already given stay; the message says the file was not read to its end.)
                     summary = FileSummary(path=ref.display, kind="container_stream", broker_id=ref.broker_hint,
                                           cluster=cluster, bytes=ref.size)
                     summary.errors.append(f"internal parser error ({type(exc).__name__}: {exc}); "
                                           "file not read to its end")
-                yield from result_batches(ctx, [], summary)
+                extra = [] if writer is None else staged_row(cluster, ref.display, writer.close())
+                yield from result_batches(ctx, [], summary, extra)
 
     return run
 
@@ -219,6 +216,10 @@ class IngestResult:
     quarantine: Any = None  # Spark DataFrame: unrecognized/quarantined lines with file and position
     persisted: Any = None  # the cached parse output, released by release()
     staging: str | None = None  # the folder of events staged by the tasks (forensics.staging), removed by release()
+    # The staged files' descriptors when every event was staged (write_outputs then writes them itself,
+    # forensics.stage_output), and what the driver settled for them after the parse.
+    staged: list[dict] | None = None
+    fixups: Any = None
 
     @property
     def total_events(self) -> int:
@@ -293,10 +294,11 @@ def run_ingest(
     events_df = None
     if readable:
         from forensics.bigfiles import (RANGE_DDL, SOURCE_SHIFT, make_finish_fn, make_part_fn, merge_file_parts,
-                                        plan_big_files)
+                                        plan_big_files, spark_surveyor)
+        from forensics.staged_parts import make_staged_part_fn, settle_big_files
 
         t_plan = time.perf_counter()
-        whole_refs, big = plan_big_files(readable)
+        whole_refs, big = plan_big_files(readable, surveyor=spark_surveyor(spark))
         if big.refs:
             progress.say(f"ingest: {len(big.refs)} big file(s) read in {len(big.rows)} part(s) "
                          f"(planned in {time.perf_counter() - t_plan:.1f} s)")
@@ -304,6 +306,7 @@ def run_ingest(
             progress.say(f"ingest: {len(big.sorted)} big export(s) put in time order by sorted runs")
         from forensics import staging
         from forensics.filetasks import local_path, make_task_fn, plan_tasks, spark_task_sizes
+        from forensics.stage_output import Fixups
 
         # Empty files: binaryFile returns no row for them and the summaries below account for them.
         local = [r for r in whole_refs if LOCAL_TASKS and r.size > 0 and local_path(r) is not None]
@@ -314,8 +317,8 @@ def run_ingest(
         # One file (or one part of a big file) per Arrow batch: a batch holds whole file contents.
         spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "1")
         stage_dir = None
-        if local and STAGE_EVENTS and staging.shares_filesystem(spark.sparkContext.master) and \
-                staging.split_fits(spark_task_sizes(spark)[1]):
+        if (local or big.rows or big.sorted) and STAGE_EVENTS and staging.shares_filesystem(spark.sparkContext.master) \
+                and staging.split_fits(spark_task_sizes(spark)[1]):
             stage_dir = staging.new_dir(spark)
         try:
             outputs = []
@@ -340,17 +343,19 @@ def run_ingest(
                                                                                                  None)
                 outputs.append(spark.range(len(big.sorted), numPartitions=len(big.sorted))
                                .mapInArrow(make_sorted_fn(big.sorted, tz, cluster, tuple(inputs.broker_map),
-                                                          sort_dir, sorted_runs.RUN_LINES), OUT_DDL))
+                                                          sort_dir, sorted_runs.RUN_LINES, stage_dir), OUT_DDL))
             if big.rows:
                 # One task per part: the parts are planned to even sizes.
                 ranges = spark.createDataFrame(spark.sparkContext.parallelize(big.rows, len(big.rows)), RANGE_DDL)
-                outputs.append(ranges.mapInArrow(make_part_fn(tz, cluster, OUT_ARROW, _BATCH_ROWS, big.surveys), OUT_DDL))
+                part_fn = make_part_fn(tz, cluster, OUT_ARROW, _BATCH_ROWS, big.surveys) if stage_dir is None else \
+                    make_staged_part_fn(tz, cluster, OUT_ARROW, _BATCH_ROWS, big.surveys, stage_dir)
+                outputs.append(ranges.mapInArrow(part_fn, OUT_DDL))
             parsed = outputs[0]
             for more in outputs[1:]:
                 parsed = parsed.unionByName(more)
             parsed = parsed.persist(StorageLevel.MEMORY_AND_DISK)
             with progress.watch_spark(spark, "ingest"):
-                summary_rows = parsed.where(F.col("row_kind").isin("summary", "part")) \
+                summary_rows = parsed.where(F.col("row_kind").isin("summary", "part", "staged")) \
                     .select("row_kind", "source_file", "source_pos", "detail").collect()
         except BaseException:
             staging.remove(stage_dir)
@@ -359,11 +364,14 @@ def run_ingest(
             spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", prev_batch)
         parsed_summaries = [FileSummary.from_json(json.loads(r["detail"])) for r in summary_rows
                             if r["row_kind"] == "summary"]
-        big_summaries = merge_file_parts(
-            big, [(r["source_file"], r["source_pos"], r["detail"]) for r in summary_rows if r["row_kind"] == "part"],
-            cluster, tz, tuple(inputs.broker_map))
+        part_rows = [(r["source_file"], r["source_pos"], r["detail"]) for r in summary_rows if r["row_kind"] == "part"]
+        staged = [json.loads(r["detail"]) for r in summary_rows if r["row_kind"] == "staged"]
+        big_summaries = merge_file_parts(big, part_rows, cluster, tz, tuple(inputs.broker_map))
+        fixups = Fixups()
         finished_big = None
-        if big.refs:
+        if big.refs and stage_dir is not None:
+            fixups.brokers, fixups.events = settle_big_files(big, part_rows, big_summaries)
+        elif big.refs:
             # A container stream's events are attributed per source (streams in source-index order).
             brokers_bc = spark.sparkContext.broadcast({
                 s.path: [x["broker_id"] for x in s.streams] if s.path in big.surveys else s.broker_id
@@ -397,19 +405,22 @@ def run_ingest(
                     s.errors.append("Spark returned no content for this file; not parsed")
                 parsed_summaries.append(s)
         fill = dir_broker_ids(parsed_summaries)
+        fixups.fill = fill
         for s in parsed_summaries:
             if s.path in fill:
                 s.broker_id = fill[s.path]
                 s.notes.append(f"broker {s.broker_id} inferred from the other files in its folder")
         summaries.extend(parsed_summaries)
 
+        # Events that came through Arrow (remote files; any file when nothing is staged), then the staged ones.
+        arrow_events = stage_dir is None or bool(remote)
         events_df = parsed.where(F.col("row_kind") == "event")
         if finished_big is not None:
             events_df = events_df.where(~F.col("source_file").isin(list(big.refs))).unionByName(finished_big)
         events_df = events_df.drop("row_kind")
-        staged = staging.read(spark, stage_dir) if stage_dir is not None else None
-        if staged is not None:
-            events_df = events_df.unionByName(staged)
+        staged_df = staging.read(spark, stage_dir, fixups) if stage_dir is not None else None
+        if staged_df is not None:
+            events_df = events_df.unionByName(staged_df)
         if fill:
             fill_df = spark.createDataFrame(sorted(fill.items()), "source_file string, dir_broker int")
             events_df = (
@@ -433,7 +444,8 @@ def run_ingest(
             F.get_json_object("detail", "$.reason").alias("reason"), "raw",
         ).orderBy("source_file", "source_pos")
         result = IngestResult(summaries, events_df, {}, list(inputs.problems), quarantine_df,
-                              parsed if finished_big is None else [parsed, finished_big], stage_dir)
+                              parsed if finished_big is None else [parsed, finished_big], stage_dir,
+                              staged=None if arrow_events else staged, fixups=fixups)
     else:
         result = IngestResult(summaries, None, {}, list(inputs.problems))
 
@@ -479,7 +491,12 @@ def write_outputs(result: IngestResult, out_dir: Path) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
     if result.events is not None:
         # Sorted on write only: the order is part of the output, not of the computation.
-        result.events.orderBy(*SORT_KEYS).write.mode("overwrite").parquet(str(out_dir / "events"))
+        if result.staged is not None:
+            from forensics.stage_output import write_events
+
+            write_events(result.events.sparkSession, result.staged, result.fixups, str(out_dir / "events"))
+        else:
+            result.events.orderBy(*SORT_KEYS).write.mode("overwrite").parquet(str(out_dir / "events"))
         result.quarantine.write.mode("overwrite").parquet(str(out_dir / "quarantine"))
     (out_dir / "ingest_summary.json").write_text(json.dumps(result.summary_json, indent=2, sort_keys=False) + "\n")
 

@@ -290,3 +290,47 @@ def test_ingest_of_a_big_file_by_parts_writes_what_the_whole_file_gives(spark, c
         assert a == b and (a or table == "quarantine")
     summary = json.loads((whole / "ingest_summary.json").read_text())
     assert summary["totals"]["events"] > 40 and summary["totals"]["files"] == 2
+
+
+# 1.0: elections whose epoch line follows ("Epoch incremented to"), three of them (finish folds the epoch in)
+FOLDS = "chase-lewis__JIE7351/logs/controller.log.2017-11-29-12.gz"
+
+
+def test_parts_finished_alone_and_settled_give_the_whole_files_events(content, tmp_path):
+    """Each part of a file finished on its own (templates.finish.PartEnds), what they leave open settled in file
+    order (settle_parts) and the file's broker given later (attribute): the events finish_file_events gives the
+    whole file. Cut between every election and its epoch line, and before the epoch line no election precedes."""
+    import copy
+
+    from parsers.broker_logs.broker_log_ranges import PartFinisher, attribute
+    from parsers.broker_logs.templates.finish import PartEnds, settle_parts
+
+    data = gzip.decompress((REAL_LOGS / FOLDS).read_bytes()) + content[0]
+    path = tmp_path / "server.log"
+    path.write_bytes(data)
+    whole, s = _whole(data)
+    unfinished = [ev for kind, got in read_part(str(path), len(data), SourceContext(PATH, "c", None), 0, 1, OWN_ALL,
+                                                False) if kind == "events" for ev in got]
+    elected = [i + 1 for i, ev in enumerate(unfinished)
+               if ev.event_type == "controller_elected" and ev.controller_epoch is None]
+    epoch_lines = [i for i, ev in enumerate(unfinished) if ev.detail and ev.detail.get("kind") == "epoch"]
+    assert len(elected) >= 3 and len(epoch_lines) >= 4 and s.broker_id is not None
+    for cuts in (sorted({*elected, *epoch_lines}), elected, [len(unfinished) // 2], []):
+        bounds = [0, *cuts, len(unfinished)]
+        events = copy.deepcopy(unfinished)
+        got, ends_list = [], []
+        for k, (a, b) in enumerate(zip(bounds, bounds[1:])):
+            ends = PartEnds(first=k == 0)
+            f = PartFinisher(ends)
+            for evs, attrs in (f.feed(events[a:b]), f.close()):
+                got.extend(zip(evs, attrs))
+            ends_list.append(ends.to_json())
+        changes = {(pos, sub): vals for pos, sub, vals in settle_parts(ends_list)}
+        if cuts == elected:
+            assert sum("controller_epoch" in v for v in changes.values()) >= 3  # folds across parts
+        for ev, attr in got:
+            for name, value in changes.pop((ev.source_pos, ev.source_sub), {}).items():
+                setattr(ev, name, value)
+            attribute(ev, attr, s.broker_id)
+        assert not changes
+        assert _rows(ev for ev, _ in got) == _rows(whole)

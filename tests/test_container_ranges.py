@@ -26,6 +26,7 @@ from conftest import SAMPLES
 from parsers.common.accounting import FileSummary
 from parsers.common.context import SourceContext
 from parsers.container_streams.demux import parse_container_stream
+from parsers.container_streams.detect import GRAMMARS
 from parsers.container_streams.plan import plan_stream
 from parsers.container_streams.ranges import read_range
 from parsers.container_streams.stream_merge import (
@@ -274,3 +275,25 @@ def test_cut_inside_a_split_record_whose_next_part_looks_like_a_header(tmp_path)
     assert survey["moved"] == {"6": 7} and [p[2] for p in plan] == [1, 7]
     _same(_whole(path), (events, s))
     assert s.streams[0]["joined_records"] == 1 and s.lines == 8
+
+
+@pytest.mark.parametrize("fmt", sorted(WRITERS))
+@pytest.mark.parametrize("range_bytes", [997, 1 << 40])
+def test_survey_by_ranges_is_the_one_pass_survey(streams, fmt, range_bytes, tmp_path):
+    """What every range must know beforehand (each source's first lines, its ids, its stamps' order, where a
+    split record moves a cut) surveyed range by range in parallel (plan.survey_part, merged by
+    survey.merge_surveys) gives what one pass over the stream gives (plan_stream), for every format, damage
+    included; where a split record crosses a range's end, by falling back on that one pass."""
+    from parsers.container_streams.plan import plan_from_parts, stream_head, survey_part
+
+    for path, gz in ((streams[fmt], False), (tmp_path / (streams[fmt].name + ".gz"), True)):
+        if gz:
+            path.write_bytes(gzip.compress(streams[fmt].read_bytes()))
+        size = path.stat().st_size
+        want = plan_stream(str(path), "x", size, gz, range_bytes)
+        key, ranges = stream_head(str(path), size, gz, range_bytes)
+        parts = [survey_part(str(path), "x", size, gz, key, a, f, o) for a, _e, f, o in ranges]
+        assert plan_from_parts(str(path), "x", size, gz, range_bytes, key, ranges, parts) == want
+        assert key is None or GRAMMARS[key].reorder or len(ranges) > (50 if range_bytes == 997 and not gz else 0)
+        if fmt.startswith(("compose", "kubectl")):  # no split records: the ranges' surveys are merged
+            assert ranges and not any(p["crossing"] for p in parts)

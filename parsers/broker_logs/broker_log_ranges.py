@@ -159,6 +159,53 @@ def merge_parts(path: str, broker_hint: int | None, cluster: str | None, size: i
     return s
 
 
+# What a part's event still needs once its file's broker is known (finish_part_events).
+ATTR_NONE, ATTR_BROKER, ATTR_SUBJECT = 0, 1, 2
+
+
+class PartFinisher:
+    """A part's events finished alone, a batch at a time, before its file's broker is known
+    (``templates.finish.PartEnds`` says what it leaves to the parts around it). Each event given back comes
+    with what attribution will still do to it: ATTR_BROKER, the file's broker becomes its writer;
+    ATTR_SUBJECT, its subject too (a line about the writer, as ``finish_stream`` makes it once the writer is
+    known); ATTR_NONE, nothing (``attribute`` does it)."""
+
+    def __init__(self, ends):
+        from parsers.broker_logs.templates.finish import Finisher
+
+        self.finisher = Finisher(ends)
+        self.attrs: dict[int, int] = {}
+
+    def feed(self, events: Iterable[Event]) -> tuple[list[Event], list[int]]:
+        from parsers.broker_logs.templates.finish import HELD_TYPES, _about_writer
+
+        out: list[Event] = []
+        feed, attrs = self.finisher.feed, self.attrs
+        for ev in events:
+            t = ev.event_type
+            if ev.broker_id is None and t != "client_error":
+                attrs[id(ev)] = ATTR_SUBJECT if ev.subject_broker is None and _about_writer(ev) else ATTR_BROKER
+            if t in HELD_TYPES:
+                out.extend(feed(ev))
+            else:
+                if ev.subject_broker is None and ev.broker_id is not None and _about_writer(ev):
+                    ev.subject_broker = ev.broker_id
+                out.append(ev)
+        return out, [attrs.pop(id(ev), ATTR_NONE) for ev in out]
+
+    def close(self) -> tuple[list[Event], list[int]]:
+        out = self.finisher.close()
+        return out, [self.attrs.pop(id(ev), ATTR_NONE) for ev in out]
+
+
+def attribute(ev: Event, attr: int, broker: int | None) -> None:
+    """What ``finish_file_events`` does to an event, done later (see ``finish_part_events``)."""
+    if broker is not None and attr != ATTR_NONE:
+        ev.broker_id = broker
+        if attr == ATTR_SUBJECT:
+            ev.subject_broker = broker
+
+
 def finish_file_events(events: Iterable[Event], broker: int | None) -> Iterator[Event]:
     """A file's events in file order, attributed to its broker and finished as ``parse_broker_log`` does."""
     from parsers.broker_logs.templates.finish import finish_stream

@@ -13,7 +13,8 @@ from parsers.common.textranges import (
     plan_ranges,
     skip_lines,
 )
-from parsers.container_streams.survey import survey
+from parsers.container_streams.detect import GRAMMARS, detect_head
+from parsers.container_streams.survey import LOOKAHEAD_LINES, merge_surveys, survey, survey_range
 
 
 def _numbered(path: str, size: int, gz: bool) -> Iterator[tuple[int, str]]:
@@ -55,3 +56,48 @@ def plan_stream(path: str, display: str, size: int, gz: bool, range_bytes: int,
         nxt_line, nxt_byte = starts[i + 1] if i + 1 < len(starts) else (total, size)
         out.append((byte, nxt_byte, line, nxt_line - line))
     return got, out
+
+
+def stream_head(path: str, size: int, gz: bool, range_bytes: int) -> tuple[str | None, list[tuple[int, int, int, int]]]:
+    """The stream's grammar key from its first lines, and its ranges when the key allows a survey by ranges
+    (``survey_part`` each, ``merge_surveys`` of them); no ranges when it does not (no grammar, an export
+    in no order: ``plan_stream`` says so at once). A gzip stream is one range."""
+    key, _head = detect_head(_numbered(path, size, gz))
+    if key is None or GRAMMARS[key].reorder:
+        return key, []
+    if gz:
+        return key, [(0, size, 1, OWN_ALL)]
+    with open(path, "rb") as fh:
+        return key, plan_ranges(fh, size, range_bytes)
+
+
+def survey_part(path: str, display: str, size: int, gz: bool, key: str, start: int, first_no: int,
+                owned: int) -> dict:
+    """``survey_range`` of one range of ``stream_head``'s, read from the file; ``last``: the number of the last
+    line it read (the stream's last line, for its last range)."""
+    end = first_no + owned
+    last = [first_no - 1]
+
+    def numbered() -> Iterator[tuple[int, str]]:
+        with open(path, "rb") as fh:
+            chunks = gunzip_stream(fh, size, ReadProblems()) if gz else file_chunks(fh, start)
+            for first, lines in line_blocks(chunks, ReadProblems(), MAX_LINE_CHARS, first_no):
+                for n, text in enumerate(lines, first):
+                    if n >= end + LOOKAHEAD_LINES:
+                        return
+                    last[0] = n
+                    yield n, text
+
+    got = survey_range(numbered(), display, key, end)
+    got["last"] = last[0]
+    return got
+
+
+def plan_from_parts(path: str, display: str, size: int, gz: bool, range_bytes: int, key: str,
+                    ranges: list[tuple[int, int, int, int]], parts: list[dict]) -> tuple[dict, list]:
+    """``plan_stream``'s answer from the surveys of ``stream_head``'s ranges (in file order); the one pass of
+    ``plan_stream`` itself when a record crosses a range's end."""
+    got = merge_surveys(key, parts, parts[-1]["last"] if parts else 0)
+    if got is None:
+        return plan_stream(path, display, size, gz, range_bytes)
+    return got, (ranges if got["ranged"] else [])

@@ -90,3 +90,94 @@ def survey(numbered: Iterable[tuple[int, str]], path: str, cuts: Iterable[int] =
                 "why": f"{', '.join(backwards)}: lines newest first (put in order by sorted runs)"}
     return {"key": key, "ranged": True, "sources": sources, "moved": {str(k): v for k, v in moved.items()},
             "lines": consumed[0]}
+
+
+# Lines a range's survey reads past its end, to see a record begun in it end (Docker's 16 KiB parts).
+LOOKAHEAD_LINES = 256
+
+
+def survey_range(numbered: Iterable[tuple[int, str]], path: str, key: str, end: int) -> dict:
+    """The survey of one range of a stream, for ``merge_surveys``: ``numbered`` are the range's lines from
+    its first (read on up to LOOKAHEAD_LINES past ``end``, the first line it does not own). Per source:
+    what ``survey`` keeps, and its first and last collector stamps here (the stamp order across ranges).
+    ``crossing``: a record begun in the range ends past it (``survey`` would move the next range's cut)."""
+    grammar = GRAMMARS[key]
+    consumed = [0]
+
+    def counted() -> Iterator[tuple[int, str]]:
+        for item in numbered:
+            consumed[0] = item[0]
+            yield item
+
+    sources: dict[str, dict] = {}
+    crossing = False
+    for piece in grammar.pieces(counted(), path):
+        if piece.pos >= end:
+            continue
+        if piece.joined > 1 and consumed[0] >= end:
+            crossing = True
+        if piece.kind != "line":
+            continue
+        name = piece.source or "?"
+        src = sources.get(name)
+        if src is None:
+            src = sources[name] = {"first": piece.pos, "head": [], "stamped": False, "ids": {}, "back": 0, "fwd": 0,
+                                   "first_stamp": None, "last_stamp": None}
+        stamp = piece.stamp
+        if stamp is not None:
+            src["stamped"] = True
+        for part in split_parts(piece.text):
+            if len(src["head"]) < SNIFF_LINES:
+                src["head"].append([part, stamp])
+            if "id" in part:
+                for bid, (words, pos) in named_ids([part], [piece.pos]).items():
+                    src["ids"].setdefault(str(bid), [words, pos])
+            if stamp is not None:
+                prev = src["last_stamp"]
+                if prev is not None:
+                    if stamp < prev:
+                        src["back"] += 1
+                    elif stamp > prev:
+                        src["fwd"] += 1
+                else:
+                    src["first_stamp"] = stamp
+                src["last_stamp"] = stamp
+    return {"sources": sources, "crossing": crossing}
+
+
+def merge_surveys(key: str, ranges: list[dict], lines: int) -> dict | None:
+    """The ranges' surveys (``survey_range``, in file order) -> what ``survey`` gives for the whole stream
+    (``lines``: its number of lines); None when a record crosses a range's end (``survey`` then moves
+    the cut: read the stream in one pass instead)."""
+    grammar = GRAMMARS[key]
+    if grammar.reorder:
+        return {"key": key, "ranged": False, "why": f"{grammar.name}: entries come in the query's order"}
+    if any(r["crossing"] for r in ranges):
+        return None
+    sources: dict[str, dict] = {}
+    last_stamp: dict[str, str] = {}
+    for r in ranges:
+        for name, got in r["sources"].items():
+            src = sources.get(name)
+            if src is None:
+                src = sources[name] = {"first": got["first"], "head": [], "stamped": False, "ids": {}, "back": 0,
+                                       "fwd": 0}
+            src["head"].extend(got["head"][:SNIFF_LINES - len(src["head"])])
+            src["stamped"] = src["stamped"] or got["stamped"]
+            for bid, found in got["ids"].items():
+                src["ids"].setdefault(bid, found)
+            src["back"] += got["back"]
+            src["fwd"] += got["fwd"]
+            prev, first = last_stamp.get(name), got["first_stamp"]
+            if prev is not None and first is not None:
+                if first < prev:
+                    src["back"] += 1
+                elif first > prev:
+                    src["fwd"] += 1
+            if got["last_stamp"] is not None:
+                last_stamp[name] = got["last_stamp"]
+    backwards = sorted(n for n, s in sources.items() if s["back"] > s["fwd"])
+    if backwards:
+        return {"key": key, "ranged": False,
+                "why": f"{', '.join(backwards)}: lines newest first (put in order by sorted runs)"}
+    return {"key": key, "ranged": True, "sources": sources, "moved": {}, "lines": lines}

@@ -1,0 +1,202 @@
+"""The events staged by the ingest's tasks (``forensics.staging``), finished and written in order as the
+``ingest`` command's ``events/`` Parquet folder, by Spark tasks running Arrow, not by Spark's own sort.
+
+Spark's ``orderBy(...).write.parquet`` of the staged events read them twice (its range sampling, then
+the shuffle), converted every row to its own format and back, and on a fresh JVM compiled all of that
+first: on the real-format corpus it cost more CPU than parsing the logs (``benchmarks/RESULTS.md``,
+ingest profile). Here the driver already holds, from each staged file's descriptor
+(``stage_writer.StageWriter``), the key range and a sample of the keys of every row group. It cuts the
+(cluster, time) key space into output parts of about ``ROWS_PER_PART`` rows (``plan_parts``); the task
+of part i reads the row groups that reach into it, keeps the rows whose key is in it, finishes them
+(``Fixups``: what the driver settled after the parse) and writes them sorted by the full sort key as
+``part-0000i.parquet``. Parts are cut in key order, so the folder's files, in name order, hold the
+events in the order Spark's ``orderBy`` gave them.
+
+``Fixups`` are also applied to the staged events as Spark reads them (``spark_fixed``), for every
+command that replays what it ingested: both ways give the same events.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from forensics.stage_writer import ATTR, SRC, range_key
+from parsers.schema import ARROW_SCHEMA, FIELD_NAMES, dump_detail
+
+SORT_KEYS = ("cluster", "ts", "source_file", "source_pos", "source_sub")
+# Rows of one output part: the task holding them (read, then sorted) stays around a few hundred MB.
+ROWS_PER_PART = int(os.environ.get("KAFKA_FORENSICS_ROWS_PER_PART", "200000"))
+FIX_COLUMNS = ("event_type", "subject_broker", "controller_epoch", "detail")
+
+
+@dataclass
+class Fixups:
+    """What the driver settled after the parse, per source file: the broker a file read by parts was
+    written by (a container stream's: one per source, by index), the broker of a file whose folder names
+    only one (``ingest.dir_broker_ids``: its events with none get it), and per event (position, sub) the
+    values reading the whole file would have given it (``templates.finish.settle_parts``)."""
+
+    brokers: dict[str, Any] = field(default_factory=dict)
+    fill: dict[str, int] = field(default_factory=dict)
+    events: dict[str, dict[tuple[int, int], dict]] = field(default_factory=dict)
+
+    def for_file(self, path: str) -> dict:
+        return {"broker": self.brokers.get(path), "fill": self.fill.get(path),
+                "events": [[pos, sub, vals] for (pos, sub), vals in sorted(self.events.get(path, {}).items())]}
+
+    def any_for(self, path: str) -> bool:
+        return path in self.brokers or path in self.fill or path in self.events
+
+
+def apply_fixups(table: pa.Table, fix: dict) -> pa.Table:
+    """One staged file's rows (all of one source file) finished as ``Fixups.for_file`` says; the part
+    columns (``_attr``, ``_src``) are dropped."""
+    broker, fill, events = fix["broker"], fix["fill"], fix["events"]
+    if ATTR in table.column_names:
+        attr = table[ATTR]
+        if isinstance(broker, list):
+            per_row = pa.array(broker, pa.int32()).take(pc.fill_null(table[SRC], 0))
+        else:
+            per_row = pa.array([broker] * table.num_rows, pa.int32())
+        has = pc.and_(pc.greater_equal(pc.fill_null(attr, 0), 1), pc.is_valid(per_row))
+        table = table.set_column(table.schema.get_field_index("broker_id"), "broker_id",
+                                 pc.if_else(has, per_row, table["broker_id"]))
+        subj = pc.and_(pc.equal(pc.fill_null(attr, 0), 2), pc.is_valid(per_row))
+        table = table.set_column(table.schema.get_field_index("subject_broker"), "subject_broker",
+                                 pc.if_else(subj, per_row, table["subject_broker"]))
+    if fill is not None:
+        table = table.set_column(table.schema.get_field_index("broker_id"), "broker_id",
+                                 pc.fill_null(table["broker_id"], pa.scalar(fill, pa.int32())))
+    if events:
+        at = {(pos, sub): vals for pos, sub, vals in events}
+        hits = pc.is_in(table["source_pos"], value_set=pa.array(sorted({p for p, _ in at}), pa.int64()))
+        rows = [i for i in pc.indices_nonzero(hits).to_pylist()
+                if (table["source_pos"][i].as_py(), table["source_sub"][i].as_py()) in at]
+        if rows:
+            cols = {name: table[name].to_pylist() for name in FIX_COLUMNS}
+            for i in rows:
+                vals = at[(table["source_pos"][i].as_py(), table["source_sub"][i].as_py())]
+                for name, v in vals.items():
+                    cols[name][i] = dump_detail(v) if name == "detail" else v
+            for name in FIX_COLUMNS:
+                table = table.set_column(table.schema.get_field_index(name), name,
+                                         pa.array(cols[name], table.schema.field(name).type))
+    return table.select(list(FIELD_NAMES))
+
+
+def _key(k) -> tuple[str, int]:
+    return (k[0], k[1])
+
+
+def plan_parts(descriptors: list[dict], rows_per_part: int | None = None) -> list[list]:
+    """The staged files' descriptors -> the output parts: per part, its bounds [lo, hi) as (cluster, time)
+    keys (None: open) and the (staged file, row groups) it reads."""
+    rows_per_part = rows_per_part or ROWS_PER_PART
+    total = sum(d["rows"] for d in descriptors)
+    sample = sorted(_key(s) for d in descriptors for g in d["groups"] for s in g["sample"])
+    n = max(1, -(-total // rows_per_part))
+    cuts: list[tuple[str, int]] = []
+    for k in range(1, n):
+        if not sample:
+            break
+        at = sample[min(len(sample) - 1, k * len(sample) // n)]
+        if not cuts or at > cuts[-1]:
+            cuts.append(at)
+    bounds = [None, *cuts, None]
+    parts = []
+    for lo, hi in zip(bounds, bounds[1:]):
+        reads = []
+        for d in descriptors:
+            groups = [i for i, g in enumerate(d["groups"])
+                      if (lo is None or _key(g["max"]) >= lo) and (hi is None or _key(g["min"]) < hi)]
+            if groups:
+                reads.append([d["path"], d["file"], groups])
+        parts.append([list(lo) if lo else None, list(hi) if hi else None, reads])
+    return parts
+
+
+def sort_order(table: pa.Table) -> pa.Array:
+    """The rows' order by SORT_KEYS as Spark's orderBy gives it: ascending, nulls first, strings by bytes."""
+    try:
+        return pc.sort_indices(table, sort_keys=[(k, "ascending", "at_start") for k in SORT_KEYS])
+    except (TypeError, ValueError):  # pyarrow before per-key null placement
+        return pc.sort_indices(table, sort_keys=[(k, "ascending") for k in SORT_KEYS], null_placement="at_start")
+
+
+def _in_part(table: pa.Table, lo, hi) -> pa.Array:
+    c, t = range_key(table["cluster"], table["ts"])
+    keep = None
+    for bound, after in ((lo, True), (hi, False)):
+        if bound is None:
+            continue
+        bc, bt = bound
+        if after:  # key >= lo
+            m = pc.or_(pc.greater(c, bc), pc.and_(pc.equal(c, bc), pc.greater_equal(t, bt)))
+        else:  # key < hi
+            m = pc.or_(pc.less(c, bc), pc.and_(pc.equal(c, bc), pc.less(t, bt)))
+        keep = m if keep is None else pc.and_(keep, m)
+    return keep
+
+
+def write_part(index: int, part: list, fixups: dict[str, dict], out_dir: str) -> int:
+    """Part ``index`` of ``plan_parts``: its rows read, finished, sorted and written; their number."""
+    import pyarrow.parquet as pq
+
+    lo, hi, reads = part
+    tables = []
+    for path, source_file, groups in reads:
+        t = pq.ParquetFile(path).read_row_groups(groups, use_threads=False)
+        keep = _in_part(t, lo, hi)
+        if keep is not None:
+            t = t.filter(keep)
+        if t.num_rows:
+            fix = fixups.get(source_file)
+            tables.append(apply_fixups(t, fix) if fix is not None else t.select(list(FIELD_NAMES)))
+    table = pa.concat_tables(tables) if tables else ARROW_SCHEMA.empty_table()
+    table = table.take(sort_order(table))
+    name = os.path.join(out_dir, f"part-{index:05d}.parquet")
+    pq.write_table(table, name, use_dictionary=True, compression="snappy")
+    return table.num_rows
+
+
+def make_write_fn(parts: list[list], fixups_bc, out_dir: str):
+    """What Spark runs per output part: (batches of part indexes) -> one row (part, rows) each."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        fixups = fixups_bc.value
+        for batch in batches:
+            for i in batch.column(0).to_pylist():
+                n = write_part(i, parts[i], fixups, out_dir)
+                yield pa.RecordBatch.from_pylist([{"part": i, "rows": n}], schema=WRITE_RESULT)
+
+    return run
+
+
+WRITE_RESULT = pa.schema([pa.field("part", pa.int64()), pa.field("rows", pa.int64())])
+WRITE_DDL = "part long, rows long"
+
+
+def write_events(spark, descriptors: list[dict], fixups: Fixups, out_dir: str) -> int:
+    """The staged events, finished and sorted, as ``out_dir``'s Parquet files (Spark's layout: part files
+    in order and ``_SUCCESS``); their number."""
+    import shutil
+
+    parts = plan_parts(descriptors)
+    if os.path.exists(out_dir):
+        shutil.rmtree(out_dir)
+    os.makedirs(out_dir)
+    files = {d["file"] for d in descriptors}
+    per_file = {f: fixups.for_file(f) for f in sorted(files) if fixups.any_for(f)}
+    fix_bc = spark.sparkContext.broadcast(per_file)
+    try:
+        rows = spark.range(len(parts), numPartitions=len(parts)) \
+            .mapInArrow(make_write_fn(parts, fix_bc, out_dir), WRITE_DDL).collect()
+    finally:
+        fix_bc.unpersist()
+    open(os.path.join(out_dir, "_SUCCESS"), "wb").close()
+    return sum(r["rows"] for r in rows)
+

@@ -1,0 +1,126 @@
+"""A task's events as Arrow batches and as a staged Parquet file (``forensics.staging``), with what the
+driver needs to sort them without reading them (``StageWriter.close``).
+
+Every batch of events is one row group; the descriptor a task hands back names, per row group, its rows
+and the least and greatest (cluster, time) key in it, and a sample of its keys: the driver cuts the key
+space into output parts of even size from the samples, and each part's writer reads only the row groups
+whose keys reach into its part (``forensics.stage_output``).
+
+Events of a file read by parts carry two more columns until the driver has merged the parts: ``_attr``
+(what attribution to the file's broker still does to the event: ``broker_log_ranges.finish_part_events``)
+and ``_src`` (a container stream's source, by index among the stream's sources).
+"""
+from __future__ import annotations
+
+import os
+from operator import attrgetter
+from typing import Iterable
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from parsers.schema import ARROW_SCHEMA, Event, cut_raw, dump_detail
+
+ATTR = "_attr"
+SRC = "_src"
+PART_COLUMNS = (pa.field(ATTR, pa.int8()), pa.field(SRC, pa.int32()))
+# Keys of a row group kept in its descriptor to plan the output parts by: one per this many rows.
+SAMPLE_EVERY = 512
+# A null time sorts first (Spark's ascending order): as a key, below every stamp.
+NULL_TS = -(1 << 63)
+
+_PLAIN = tuple(f.name for f in ARROW_SCHEMA if f.name not in ("detail", "raw"))
+_GET_PLAIN = attrgetter(*_PLAIN)
+
+
+def event_batch(events: list[Event], schema: pa.Schema = ARROW_SCHEMA, extra: dict | None = None) -> pa.RecordBatch:
+    """Events -> one Arrow batch of ``schema``, whose columns are the event fields, ``row_kind`` (all
+    "event") and the names in ``extra`` (values given). The plain attributes are read as one tuple per
+    event and transposed in C (a list per column by attribute was a fifth of the Python workers' time
+    outside the parser; a dict per row, a third)."""
+    plain = dict(zip(_PLAIN, zip(*map(_GET_PLAIN, events)))) if events else {n: () for n in _PLAIN}
+    cols = []
+    for f in schema:
+        name = f.name
+        if extra is not None and name in extra:
+            vals = extra[name]
+        elif name == "row_kind":
+            vals = ["event"] * len(events)
+        elif name == "detail":
+            vals = [dump_detail(ev.detail) for ev in events]
+        elif name == "raw":
+            vals = [cut_raw(ev.raw) for ev in events]
+        else:
+            vals = plain[name]
+        cols.append(pa.array(vals, type=f.type))
+    return pa.RecordBatch.from_arrays(cols, schema=schema)
+
+
+def range_key(cluster: pa.Array, ts: pa.Array) -> tuple[pa.Array, pa.Array]:
+    """Each row's (cluster, time) as the output parts are cut by: a null cluster as "", a null time as
+    NULL_TS. Never out of Spark's order (nulls first, strings by their bytes): where it ties two keys
+    that order tells apart, both land in the same part, which sorts them fully."""
+    return pc.fill_null(cluster, ""), pc.fill_null(ts.cast(pa.int64()), NULL_TS)
+
+
+def group_keys(batch: pa.RecordBatch) -> dict:
+    """A row group's rows, least and greatest key, and every SAMPLE_EVERY-th of its keys in order."""
+    c, t = range_key(batch.column(batch.schema.get_field_index("cluster")),
+                     batch.column(batch.schema.get_field_index("ts")))
+    n = len(c)
+    at = pa.array(range(SAMPLE_EVERY // 2, n, SAMPLE_EVERY), pa.int64())
+    sample = [list(x) for x in zip(c.take(at).to_pylist(), t.take(at).to_pylist())]
+    cmm = pc.min_max(c).as_py()
+    if cmm["min"] == cmm["max"]:  # one cluster, as a file's events are
+        tmm = pc.min_max(t).as_py()
+        return {"rows": n, "min": [cmm["min"], tmm["min"]], "max": [cmm["max"], tmm["max"]], "sample": sample}
+    order = pc.sort_indices(pa.table({"c": c, "t": t}), sort_keys=[("c", "ascending"), ("t", "ascending")])
+    first, last = order[0].as_py(), order[n - 1].as_py()
+    return {"rows": n, "min": [c[first].as_py(), t[first].as_py()], "max": [c[last].as_py(), t[last].as_py()],
+            "sample": sample}
+
+
+class StageWriter:
+    """One staged Parquet file, written a row group at a time (nothing is written for no events)."""
+
+    def __init__(self, path: str, source_file: str | None, part_columns: bool = False):
+        self.path = path
+        self.source_file = source_file
+        self.schema = pa.schema(list(ARROW_SCHEMA) + list(PART_COLUMNS)) if part_columns else ARROW_SCHEMA
+        self.groups: list[dict] = []
+        self._writer = None
+        folder, name = os.path.split(path)
+        self._tmp = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
+
+    def write(self, events: list[Event], attrs: Iterable[int] | None = None, srcs: Iterable[int] | None = None) -> None:
+        if not events:
+            return
+        extra = None
+        if self.schema is not ARROW_SCHEMA:
+            extra = {ATTR: list(attrs) if attrs is not None else [0] * len(events),
+                     SRC: list(srcs) if srcs is not None else [0] * len(events)}
+        batch = event_batch(events, self.schema, extra)
+        if self._writer is None:
+            import pyarrow.parquet as pq
+
+            self._writer = pq.ParquetWriter(self._tmp, self.schema)
+        self._writer.write_batch(batch, row_group_size=batch.num_rows)
+        self.groups.append(group_keys(batch))
+
+    def close(self) -> dict | None:
+        """Renamed into place (Spark never lists a half-written file); its descriptor, or None if empty."""
+        if self._writer is None:
+            return None
+        self._writer.close()
+        os.replace(self._tmp, self.path)
+        return {"path": self.path, "file": self.source_file, "rows": sum(g["rows"] for g in self.groups),
+                "groups": self.groups}
+
+    def abort(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+        try:
+            os.remove(self._tmp)
+        except OSError:
+            pass
