@@ -41,7 +41,8 @@ CATEGORIES = (
     ("parsers/broker_logs/rules", "templates"), ("parsers/broker_logs/templates", "templates"),
     ("parsers/schema", "templates"),
     ("parsers/container_streams", "stream demux"),
-    ("forensics/staging", "parquet staging"), ("pyarrow/parquet", "parquet staging"),
+    ("forensics/stage_writer", "parquet staging"), ("pyarrow/parquet", "parquet staging"),
+    ("forensics/stage_output", "write (read, sort, parquet)"),
     ("forensics/bigfiles", "arrow batches"), ("forensics/ingest", "arrow batches"), ("pyarrow", "arrow batches"),
     ("json/", "arrow batches"),
 )
@@ -49,7 +50,8 @@ STAGE_CATEGORY = {"stage_events": "parquet staging", "_event_batch": "arrow batc
                   "dump_detail": "arrow batches", "cut_raw": "arrow batches", "as_row": "arrow batches",
                   "rows_of": "arrow batches", "finish_file_events": "finish", "merge_file_parts": "driver plan/merge",
                   "plan_big_files": "driver plan/merge", "plan_stream": "driver plan/merge",
-                  "survey": "driver plan/merge", "plan_ranges": "driver plan/merge"}
+                  "survey": "driver plan/merge", "plan_ranges": "driver plan/merge",
+                  "survey_part": "survey", "write_part": "write (read, sort, parquet)"}
 
 
 def category(func: tuple) -> str | None:
@@ -106,69 +108,70 @@ def split_profile(prof: cProfile.Profile) -> Counter:
 # ------------------------------------------------------------------ the Python workers' side, in one process
 
 def worker_side(corpus: Path, stage: bool = True) -> dict[str, float]:
-    """Run what the tasks of an ingest run, here, in the order Spark would; returns CPU s per step."""
-    from forensics import bigfiles
+    """Run what the tasks of an ingest on a local master run, here, in the order Spark would (survey, parse and
+    stage, write); returns CPU s per step."""
+    from forensics import bigfiles, stage_output
     from forensics.filetasks import make_task_fn, plan_tasks
-    from forensics.ingest import OUT_ARROW, _BATCH_ROWS, make_local_parse_fn
+    from forensics.ingest import OUT_ARROW, _BATCH_ROWS, dir_broker_ids, make_local_parse_fn
     from forensics.sources import collect_inputs
+    from forensics.staged_parts import make_staged_part_fn, settle_big_files
+    from parsers.common.accounting import FileSummary
+    from parsers.container_streams.plan import survey_part
     import pyarrow as pa
 
     work = Path(tempfile.mkdtemp(prefix="kf-profile-"))
     steps: Counter = Counter()
-    out_rows = Counter()
+
+    def surveyor(jobs):
+        t = time.process_time()
+        out = [survey_part(*job) for job in jobs]
+        steps["survey tasks"] += time.process_time() - t
+        return out
+
+    def rows(b: pa.RecordBatch) -> list[dict]:
+        return [r for r in b.to_pylist() if r["row_kind"] != "quarantine"]
+
     try:
         t = time.process_time()
         inputs = collect_inputs([str(corpus)], work)
-        whole, big = bigfiles.plan_big_files(inputs.files)
-        steps["driver plan/merge"] += time.process_time() - t
-        stage_dir = str(work / "staged") if stage else None
-        if stage_dir:
-            os.makedirs(stage_dir)
+        whole, big = bigfiles.plan_big_files(inputs.files, surveyor=surveyor)
+        steps["driver plan/merge"] += time.process_time() - t - steps["survey tasks"]
+        stage_dir = str(work / "staged")
+        os.makedirs(stage_dir)
+        got: list[dict] = []
         if whole:
             tasks = plan_tasks(whole, 8, 128 << 20, 512 << 10)
             run = make_task_fn(tasks, make_local_parse_fn("UTC", "bench", (), stage_dir))
             t = time.process_time()
             for i in range(len(tasks)):
                 for b in run(iter([pa.record_batch([pa.array([i], pa.int64())], names=["id"])])):
-                    out_rows[b.num_rows > 0] += b.num_rows
+                    got += rows(b)
             steps["whole-file tasks"] += time.process_time() - t
         if big.rows:
-            part_fn = bigfiles.make_part_fn("UTC", "bench", OUT_ARROW, _BATCH_ROWS, big.surveys)
-            names = [n for n in bigfiles.RANGE_DDL.split(", ")]
+            part_fn = make_staged_part_fn("UTC", "bench", OUT_ARROW, _BATCH_ROWS, big.surveys, stage_dir)
+            names = [n.split()[0] for n in bigfiles.RANGE_DDL.split(", ")]
             t = time.process_time()
-            events, parts = [], []
             for row in big.rows:
-                rb = pa.RecordBatch.from_pylist([dict(zip([n.split()[0] for n in names], row))])
-                for b in part_fn(iter([rb])):
-                    kinds = b.column(b.schema.get_field_index("row_kind")).to_pylist()
-                    if "event" in kinds:
-                        events.append(b)
-                    else:
-                        for r in b.to_pylist():
-                            if r["row_kind"] == "part":
-                                parts.append((r["source_file"], r["source_pos"], r["detail"]))
+                for b in part_fn(iter([pa.RecordBatch.from_pylist([dict(zip(names, row))])])):
+                    got += rows(b)
             steps["range tasks"] += time.process_time() - t
-            t = time.process_time()
-            summaries = bigfiles.merge_file_parts(big, parts, "bench")
-            brokers = {s.path: [x["broker_id"] for x in s.streams] if s.path in big.surveys else s.broker_id
-                       for s in summaries}
-            steps["driver plan/merge"] += time.process_time() - t
-
-            class Bc:  # a broadcast's stand-in
-                value = brokers
-
-            table = pa.Table.from_batches(events, OUT_ARROW) if events else None
-            if table is not None:
-                # Spark's shuffle and sort, done here by pyarrow (not timed as Python work)
-                import pyarrow.compute as pc
-                table = table.append_column("_src", pc.shift_right(table["source_sub"], bigfiles.SOURCE_SHIFT))
-                table = table.sort_by([("source_file", "ascending"), ("_src", "ascending"),
-                                       ("source_pos", "ascending"), ("source_sub", "ascending")]).drop(["_src"])
-                fin = bigfiles.make_finish_fn(Bc, OUT_ARROW, _BATCH_ROWS)
-                t = time.process_time()
-                for b in fin(iter(table.to_batches(max_chunksize=1000))):
-                    out_rows["finished"] += b.num_rows
-                steps["finish tasks"] += time.process_time() - t
+        t = time.process_time()
+        parts = [(r["source_file"], r["source_pos"], r["detail"]) for r in got if r["row_kind"] == "part"]
+        summaries = [FileSummary.from_json(json.loads(r["detail"])) for r in got if r["row_kind"] == "summary"]
+        big_summaries = bigfiles.merge_file_parts(big, parts, "bench")
+        fixups = stage_output.Fixups()
+        fixups.brokers, fixups.events = settle_big_files(big, parts, big_summaries)
+        fixups.fill = dir_broker_ids(summaries + big_summaries)
+        descriptors = [json.loads(r["detail"]) for r in got if r["row_kind"] == "staged"]
+        plan = stage_output.plan_parts(descriptors)
+        per_file = {f: fixups.for_file(f) for f in {d["file"] for d in descriptors} if fixups.any_for(f)}
+        steps["driver plan/merge"] += time.process_time() - t
+        out = work / "events"
+        out.mkdir()
+        t = time.process_time()
+        for i, part in enumerate(plan):
+            stage_output.write_part(i, part, per_file, str(out))
+        steps["write tasks"] += time.process_time() - t
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return dict(steps)

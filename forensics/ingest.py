@@ -99,7 +99,8 @@ def file_batches(display: str, hint: int | None, cluster: str | None, data: byte
     from parsers.common.context import SourceContext
     from parsers.dispatch import parse_source
 
-    ctx = SourceContext(display, cluster, hint, tz, broker_map)
+    # Staged, the events are written as columns: a line's run of events may stay one EventRun.
+    ctx = SourceContext(display, cluster, hint, tz, broker_map, event_runs=stage_path is not None)
     if error is not None:
         events, summary = [], FileSummary(path=display, kind="unreadable", broker_id=hint, cluster=cluster)
         summary.errors.append(error)

@@ -16,10 +16,11 @@ import os
 from operator import attrgetter
 from typing import Iterable
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from parsers.schema import ARROW_SCHEMA, Event, cut_raw, dump_detail
+from parsers.schema import ARROW_SCHEMA, Event, EventRun, cut_raw, dump_detail
 
 ATTR = "_attr"
 SRC = "_src"
@@ -33,11 +34,12 @@ _PLAIN = tuple(f.name for f in ARROW_SCHEMA if f.name not in ("detail", "raw"))
 _GET_PLAIN = attrgetter(*_PLAIN)
 
 
-def event_batch(events: list[Event], schema: pa.Schema = ARROW_SCHEMA, extra: dict | None = None) -> pa.RecordBatch:
-    """Events -> one Arrow batch of ``schema``, whose columns are the event fields, ``row_kind`` (all
-    "event") and the names in ``extra`` (values given). The plain attributes are read as one tuple per
-    event and transposed in C (a list per column by attribute was a fifth of the Python workers' time
-    outside the parser; a dict per row, a third)."""
+def event_batch(events: list, schema: pa.Schema = ARROW_SCHEMA, extra: dict | None = None) -> pa.RecordBatch:
+    """Events (and EventRuns) -> one Arrow batch of ``schema``, whose columns are the event fields,
+    ``row_kind`` (all "event") and the names in ``extra`` (a value per item of ``events``). The plain
+    attributes are read as one tuple per event and transposed in C (a list per column by attribute was
+    a fifth of the Python workers' time outside the parser; a dict per row, a third); an EventRun's
+    columns go in as they are, its shared values repeated."""
     plain = dict(zip(_PLAIN, zip(*map(_GET_PLAIN, events)))) if events else {n: () for n in _PLAIN}
     cols = []
     for f in schema:
@@ -54,6 +56,51 @@ def event_batch(events: list[Event], schema: pa.Schema = ARROW_SCHEMA, extra: di
             vals = plain[name]
         cols.append(pa.array(vals, type=f.type))
     return pa.RecordBatch.from_arrays(cols, schema=schema)
+
+
+def event_batches(events: list, schema: pa.Schema = ARROW_SCHEMA, extra: dict | None = None) -> list[pa.RecordBatch]:
+    """``event_batch`` of a list that may hold EventRuns: a batch of its plain events (if any), then one of
+    every run's events."""
+    runs = [i for i, ev in enumerate(events) if type(ev) is EventRun]
+    if not runs:
+        return [event_batch(events, schema, extra)] if events else []
+    at = set(runs)
+    single = [ev for i, ev in enumerate(events) if i not in at]
+    single_extra = None if extra is None else {k: [v for i, v in enumerate(vs) if i not in at] for k, vs in extra.items()}
+    ran = [events[i] for i in runs]
+    lengths = np.array([len(run) for run in ran], dtype=np.int64)
+    # Row r belongs to run run_of[r]: what a run's events share is one value per run, taken per row.
+    run_of = pa.array(np.repeat(np.arange(len(ran)), lengths))
+    own_fields = set(ran[0].fields) if all(run.fields == ran[0].fields for run in ran) else None
+    cols = []
+    for f in schema:
+        name = f.name
+        if own_fields is not None and name in own_fields:
+            k = ran[0].fields.index(name)
+            vals = [v for run in ran for v in run.columns[k]]
+            cols.append(pa.array(list(map(cut_raw, vals)) if name == "raw" else vals, type=f.type))
+            continue
+        if own_fields is None and any(name in run.fields for run in ran):  # runs of other shapes: value by value
+            vals = [v for run in ran for v in (run.columns[run.fields.index(name)] if name in run.fields
+                                               else [getattr(run.base, name)] * len(run))]
+            cols.append(pa.array(list(map(cut_raw, vals)) if name == "raw" else vals, type=f.type))
+            continue
+        if name == "source_sub":
+            first_row = np.repeat(np.cumsum(lengths) - lengths, lengths)
+            base_sub = np.repeat(np.array([run.base.source_sub for run in ran], dtype=np.int64), lengths)
+            cols.append(pa.array(base_sub + np.arange(int(lengths.sum())) - first_row, type=f.type))
+            continue
+        if extra is not None and name in extra:
+            per_run = [extra[name][i] for i in runs]
+        elif name == "row_kind":
+            per_run = ["event"] * len(ran)
+        elif name == "detail":
+            per_run = [dump_detail(run.base.detail) for run in ran]
+        else:
+            per_run = [getattr(run.base, name) for run in ran]
+        cols.append(pa.array(per_run, type=f.type).take(run_of))
+    batch = pa.RecordBatch.from_arrays(cols, schema=schema)
+    return ([event_batch(single, schema, single_extra)] if single else []) + [batch]
 
 
 def range_key(cluster: pa.Array, ts: pa.Array) -> tuple[pa.Array, pa.Array]:
@@ -99,13 +146,13 @@ class StageWriter:
         if self.schema is not ARROW_SCHEMA:
             extra = {ATTR: list(attrs) if attrs is not None else [0] * len(events),
                      SRC: list(srcs) if srcs is not None else [0] * len(events)}
-        batch = event_batch(events, self.schema, extra)
-        if self._writer is None:
-            import pyarrow.parquet as pq
+        for batch in event_batches(events, self.schema, extra):
+            if self._writer is None:
+                import pyarrow.parquet as pq
 
-            self._writer = pq.ParquetWriter(self._tmp, self.schema)
-        self._writer.write_batch(batch, row_group_size=batch.num_rows)
-        self.groups.append(group_keys(batch))
+                self._writer = pq.ParquetWriter(self._tmp, self.schema)
+            self._writer.write_batch(batch, row_group_size=batch.num_rows)
+            self.groups.append(group_keys(batch))
 
     def close(self) -> dict | None:
         """Renamed into place (Spark never lists a half-written file); its descriptor, or None if empty."""

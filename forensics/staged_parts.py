@@ -22,7 +22,7 @@ from forensics.bigfiles import BigPlan
 from parsers.broker_logs.broker_log_ranges import read_part
 from parsers.common.accounting import KEEP_SAMPLES, FileSummary
 from parsers.common.context import SourceContext
-from parsers.schema import Event
+from parsers.schema import Event, EventRun
 
 
 def staged_part_name(task: int) -> str:
@@ -72,7 +72,7 @@ def make_staged_part_fn(tz: str, default_cluster: str | None, out_schema: pa.Sch
             self.attrs.extend(attrs)
             self.srcs.extend([src] * len(evs))
             for ev in evs:
-                self.counts[ev.event_type] = self.counts.get(ev.event_type, 0) + 1
+                self.counts[ev.event_type] = self.counts.get(ev.event_type, 0) + (len(ev) if type(ev) is EventRun else 1)
             if len(self.events) >= batch_rows:
                 self.flush()
 
@@ -84,7 +84,7 @@ def make_staged_part_fn(tz: str, default_cluster: str | None, out_schema: pa.Sch
         for batch in batches:
             for r in batch.to_pylist():
                 cluster = r["cluster_hint"] or default_cluster
-                ctx = SourceContext(r["display"], cluster, r["broker_hint"], tz)
+                ctx = SourceContext(r["display"], cluster, r["broker_hint"], tz, event_runs=True)
                 writer = StageWriter(os.path.join(stage_dir, staged_part_name(r["task"])), r["display"], True)
                 try:
                     if r["display"] in surveys:

@@ -117,6 +117,65 @@ class Event:
         return row
 
 
+@dataclass(slots=True)
+class EventRun:
+    """The events one entry gives that differ only in a few fields (a controller's dump of every partition's
+    assignment: one event per partition): ``base`` holds what they share, ``columns`` the values of
+    ``fields`` per event, in order; event i's ``source_sub`` is ``base.source_sub + i``. A reader that
+    hands events on one by one expands it (``events``); one that writes them as columns (the ingest's
+    staged files) takes it as it is. Both give the same events."""
+
+    base: Event
+    fields: tuple[str, ...]
+    columns: tuple[list, ...]
+
+    def __len__(self) -> int:
+        return len(self.columns[0])
+
+    # What the events share is read and set on ``base``: a run passes where an event does (stamping,
+    # attribution, finishing) as long as only shared fields are touched.
+    def __getattr__(self, name: str):
+        return getattr(self.base, name)
+
+    def __setattr__(self, name: str, value) -> None:
+        if name in ("base", "fields", "columns"):
+            object.__setattr__(self, name, value)
+        else:
+            setattr(self.base, name, value)
+
+    def events(self) -> list[Event]:
+        from copy import copy
+
+        base, out = self.base, []
+        for i, values in enumerate(zip(*self.columns)):
+            ev = copy(base)
+            if base.detail is not None:
+                ev.detail = dict(base.detail)
+            ev.source_sub = base.source_sub + i
+            for name, v in zip(self.fields, values):
+                setattr(ev, name, v)
+            out.append(ev)
+        return out
+
+
+def expand_runs(events: list) -> list[Event]:
+    """Events and EventRuns -> events."""
+    if not any(type(ev) is EventRun for ev in events):
+        return events
+    out: list[Event] = []
+    for ev in events:
+        if type(ev) is EventRun:
+            out.extend(ev.events())
+        else:
+            out.append(ev)
+    return out
+
+
+def count_events(events: list) -> int:
+    """How many events a list of Events and EventRuns holds."""
+    return sum(len(ev) if type(ev) is EventRun else 1 for ev in events)
+
+
 def cut_raw(raw: str | None) -> str | None:
     if raw is not None and len(raw) > RAW_LIMIT:
         return raw[:RAW_LIMIT] + f"...[{len(raw) - RAW_LIMIT} chars cut]"

@@ -15,7 +15,7 @@ from parsers.broker_logs.log4j_layout import LocalClock, LogEntry, Orphan, choos
 from parsers.common.accounting import Chronology, FileSummary, Quarantined
 from parsers.common.context import SourceContext
 from parsers.common.textio import ReadProblems, decode_line, iter_raw_lines, looks_binary, whole_lines
-from parsers.schema import Event
+from parsers.schema import Event, EventRun, count_events
 
 # Control characters other than tab. A line without any (nearly all of them) cannot be
 # binary junk; only the rest pays for the full check.
@@ -107,9 +107,13 @@ def finish_events(events: list[Event], summary: FileSummary) -> None:
     from parsers.broker_logs import templates
 
     templates.finish(events)
+    counts = summary.event_counts
     for ev in events:
-        summary.event_counts[ev.event_type] += 1
-    summary.events = len(events)
+        if type(ev) is EventRun:
+            counts[ev.event_type] += len(ev)
+        else:
+            counts[ev.event_type] += 1
+    summary.events = count_events(events)
 
 
 def _take_head(blocks: Iterator[tuple[int, list[str]]]) -> tuple[list[tuple[int, str]], Iterator]:
@@ -183,6 +187,7 @@ class Reading:
         events = self.events
         chron = self.chron
         writer_of = templates.writer_id
+        runs = ctx.event_runs  # EventRuns handed on as they are (the staged files' writer takes them)
 
         def entry_found(entry: LogEntry) -> None:
             chron.see(entry.ts, entry.line_no)
@@ -198,8 +203,21 @@ class Reading:
             if category == "unrecognized":
                 summary.sample(Quarantined(ctx.path, entry.line_no, "unrecognized", why or "", _raw(entry)[:2000]))
                 return
-            for sub, ev in enumerate(evs):
+            sub = 0
+            for ev in evs:
+                if type(ev) is EventRun:
+                    raw = ev.base.raw
+                    _stamp(ev.base, entry, ctx, writer, sub)
+                    if "raw" in ev.fields:
+                        ev.base.raw = raw  # each event's own is in the run's columns
+                    sub += len(ev)
+                    if runs:
+                        events.append(ev)
+                    else:
+                        events.extend(ev.events())
+                    continue
                 _stamp(ev, entry, ctx, writer, sub)
+                sub += 1
                 if ev.event_type == "kafka_version" and ev.detail and summary.kafka_version is None:
                     summary.kafka_version = ev.detail.get("version")
                 events.append(ev)

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
 from parsers.broker_logs.log4j_layout import LogEntry
-from parsers.schema import Event
+from parsers.schema import Event, EventRun
 
-Builder = Callable[[LogEntry, "re.Match[str]"], "Event | Sequence[Event] | None"]
+Builder = Callable[[LogEntry, "re.Match[str]"], "Event | EventRun | Sequence[Event] | None"]
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,8 @@ class RuleSet:
         return got
 
     def classify(self, entry: LogEntry) -> tuple[str, list[Event], str | None]:
-        """('parsed', events, None) | ('other', [], None) | ('unrecognized', [], why)."""
+        """('parsed', events, None) | ('other', [], None) | ('unrecognized', [], why). The events may hold
+        EventRuns (one for many events of a line that differ in a few fields)."""
         tried: list[str] | None = None
         thrown = entry.continuation[0] if entry.continuation else None
         for first, rest, rule in self.screen(entry.logger):
@@ -111,7 +112,7 @@ class RuleSet:
             out = rule.build(entry, m)
             if out is None:
                 continue  # the builder looked closer and declined: not this template
-            events = [out] if isinstance(out, Event) else list(out)
+            events = [out] if isinstance(out, (Event, EventRun)) else list(out)
             for ev in events:
                 if ev.detail is None:
                     ev.detail = {}

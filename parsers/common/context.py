@@ -12,3 +12,6 @@ class SourceContext:
     tz: str = "UTC"  # zone of log4j timestamps (they carry none)
     # --broker-map GLOB=ID pairs, for names inside a file (a compose service, a pod) rather than its path
     broker_map: tuple[tuple[str, int], ...] = ()
+    # The reader may hand on EventRuns (parsers.schema) for runs of events from one line: its caller writes
+    # them as columns. Off, every event is an Event of its own.
+    event_runs: bool = False

@@ -34,7 +34,7 @@ from parsers.common.textranges import file_chunks, gunzip_stream, line_blocks
 from parsers.container_streams.demux import _CHECKED, _KAFKA_LOGGER, MAX_REPORTED
 from parsers.container_streams.detect import GRAMMARS
 from parsers.container_streams.survey import split_parts
-from parsers.schema import Event
+from parsers.schema import Event, EventRun
 
 CHUNK_LINES = 200_000  # lines of one source read as one part (about 50 MB of text)
 
@@ -214,17 +214,19 @@ def _read_part(src: _Source, ctx: SourceContext) -> Iterator[tuple[str, str, Any
     and one part, line numbers turned into the file's."""
     pos, stamps = src.pos, src.stamps
     sub = FileSummary(path=ctx.path, kind="broker_log", cluster=ctx.cluster)
-    reading = Reading(SourceContext(ctx.path, ctx.cluster, None, ctx.tz), sub, ReadProblems(), lead_cap=LEAD_CAP)
+    reading = Reading(SourceContext(ctx.path, ctx.cluster, None, ctx.tz, event_runs=ctx.event_runs), sub,
+                      ReadProblems(), lead_cap=LEAD_CAP)
     events: list[Event] = []
     gaps: list[int | None] = []
     n_events = client = 0
     for batch in reading.run(iter([(1, src.texts)]), src.head, True, _is_binary):
         for ev in batch:
+            n = len(ev) if type(ev) is EventRun else 1  # an EventRun's events share their line
             if len(gaps) < _CHECKED and not src.prefixed:
-                gaps.append(_gap(ev, stamps))
+                gaps.extend([_gap(ev, stamps)] * min(n, _CHECKED - len(gaps)))
             ev.source_pos = pos[ev.source_pos - 1]
-            client += ev.event_type == "client_error"
-        n_events += len(batch)
+            client += n if ev.event_type == "client_error" else 0
+            n_events += n
         events.extend(batch)
         if len(events) >= 20_000:
             yield "events", src.name, events

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from parsers.broker_logs.rules import Rule, int_list
-from parsers.schema import Event
+from parsers.schema import Event, EventRun
 from parsers.broker_logs.templates.shapes import (
     assignment_map,
     ident_id,
@@ -261,18 +261,24 @@ _ASSIGNMENT_ITEM = re.compile(r"(?P<tp>\[[^\]]+\]|[^\s,()>]+) -> \w*\((?P<ar>[\d
 def _assignments_listed(entry, m):
     """KafkaController.checkAndTriggerPartitionRebalance (DEBUG): "preferred replicas by broker Map(...)" (0.8.1-2.4:
     every partition's assignment, grouped by its preferred replica) and "topics not in preferred replica [for broker
-    N] Map(...)" (the partitions the auto-rebalance is about to consider): the controller's own assignment, in order."""
+    N] Map(...)" (the partitions the auto-rebalance is about to consider): the controller's own assignment, in order.
+    One event per partition, as one EventRun (a listing names every partition every five minutes)."""
     text = m["dump"] + "".join(entry.continuation or ())
     head = entry.line[: entry.line.find(m["what"]) + len(m["what"])]
-    evs = []
+    topics, partitions, replicas, raws = [], [], [], []
     for item in _ASSIGNMENT_ITEM.finditer(text):
         tp = split_topic_partition(item["tp"])
         ar = int_list(item["ar"])
         if tp is None or not ar:
             continue
-        evs.append(Event("partition_state_observed", controller_id=_cid(m), topic=tp[0], partition=tp[1], replicas=ar,
-                         detail={"via": "controller_assignment"}, raw=f"{head} ... {item.group(0)} ..."))
-    return evs or None
+        topics.append(tp[0])
+        partitions.append(tp[1])
+        replicas.append(ar)
+        raws.append(f"{head} ... {item.group(0)} ...")
+    if not topics:
+        return None
+    base = Event("partition_state_observed", controller_id=_cid(m), detail={"via": "controller_assignment"})
+    return EventRun(base, ("topic", "partition", "replicas", "raw"), (topics, partitions, replicas, raws))
 
 
 RULES = [
