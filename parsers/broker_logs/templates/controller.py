@@ -254,27 +254,37 @@ def _all_leaders(entry, m):
     return evs or None
 
 
-# One "tp -> List(3, 1, 2)" item of a map of assignments (the Seq's class name varies with the Scala version).
-_ASSIGNMENT_ITEM = re.compile(r"(?P<tp>\[[^\]]+\]|[^\s,()>]+) -> \w*\((?P<ar>[\d, ]*)\)")
+# One "tp -> List(3, 1, 2)" item of a map of assignments (the Seq's class name varies with the Scala version): the
+# whole item, its partition and its replicas.
+_ASSIGNMENT_ITEM = re.compile(r"((\[[^\]]+\]|[^\s,()>]+) -> \w*\(([\d, ]*)\))")
 
 
 def _assignments_listed(entry, m):
     """KafkaController.checkAndTriggerPartitionRebalance (DEBUG): "preferred replicas by broker Map(...)" (0.8.1-2.4:
     every partition's assignment, grouped by its preferred replica) and "topics not in preferred replica [for broker
     N] Map(...)" (the partitions the auto-rebalance is about to consider): the controller's own assignment, in order.
-    One event per partition, as one EventRun (a listing names every partition every five minutes)."""
+    One event per partition, as one EventRun (a listing names every partition every five minutes: this loop is the
+    hottest of a real corpus's parse, so the items come as tuples and the common shapes are read inline)."""
     text = m["dump"] + "".join(entry.continuation or ())
-    head = entry.line[: entry.line.find(m["what"]) + len(m["what"])]
+    head = entry.line[: entry.line.find(m["what"]) + len(m["what"])] + " ... "
     topics, partitions, replicas, raws = [], [], [], []
-    for item in _ASSIGNMENT_ITEM.finditer(text):
-        tp = split_topic_partition(item["tp"])
-        ar = int_list(item["ar"])
-        if tp is None or not ar:
-            continue
-        topics.append(tp[0])
-        partitions.append(tp[1])
+    for item, tp_text, ar_text in _ASSIGNMENT_ITEM.findall(text):
+        topic, sep, part = tp_text.rpartition("-")
+        if tp_text[0] == "[" or not (sep and topic and part.isdigit()):
+            tp = split_topic_partition(tp_text)  # "[t,0]" (0.8-0.10), or not a partition at all
+            if tp is None:
+                continue
+            topic, part = tp
+        try:
+            ar = list(map(int, ar_text.split(",")))  # "1, 2, 3" as Scala prints a Seq
+        except ValueError:
+            ar = int_list(ar_text)  # "" (none), or spaces where commas were expected
+            if not ar:
+                continue
+        topics.append(topic)
+        partitions.append(int(part))
         replicas.append(ar)
-        raws.append(f"{head} ... {item.group(0)} ...")
+        raws.append(head + item + " ...")
     if not topics:
         return None
     base = Event("partition_state_observed", controller_id=_cid(m), detail={"via": "controller_assignment"})
