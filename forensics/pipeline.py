@@ -81,8 +81,7 @@ def split_clusters(events: list[Event]) -> tuple[list[Event], list[dict[str, Any
             e.cluster = name
             if name is None:
                 left.add(id(e))
-        told.append({"folder": base, "statement": t.statement(base), "clusters": [c.to_json() for c in t.clusters],
-                     "findings": t.findings})
+        told.append(t.record(base))
     return ([e for e in events if id(e) not in left] if left else events), told
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from parsers.schema import Event, iso_utc
-from replay_engine.cluster_parts import Part, event_times, label, name_parts, parts_of, twice_at_once, won_epoch
+from replay_engine.cluster_parts import CLUE, Part, event_times, label, name_parts, parts_of, twice_at_once, won_epoch
 
 # Events whose controller_epoch column is the acting controller's (or, KRaft, the metadata quorum's) epoch.
 EPOCH_EVENTS = frozenset({"controller_elected", "controller_startup_state", "partition_state_change",
@@ -62,6 +62,11 @@ class Told:
     clusters: list[Cluster]  # empty when the evidence names one cluster, or none
     findings: list[dict[str, Any]]
 
+    def record(self, folder: str | None) -> dict[str, Any]:
+        """What told them apart, as the summaries keep it (``clusters_told_apart``)."""
+        return {"folder": folder, "statement": self.statement(folder), "clusters": [c.to_json() for c in self.clusters],
+                "findings": self.findings}
+
     def statement(self, folder: str | None) -> str | None:
         if len(self.clusters) < 2:
             return None
@@ -72,8 +77,9 @@ class Told:
 def tell_clusters(events: list[Event], base: str | None) -> Told:
     """Which cluster each event belongs to, for events given as one cluster named ``base``."""
     plain = Told([base] * len(events), [], [])
-    labels = {label(e) for e in events} - {None}
-    named = len({x for x in labels if x.startswith("id:")}) > 1 or len({x for x in labels if x.startswith("chroot:")}) > 1
+    if not may_hold_several(events):
+        return plain
+    named = names_several(events)
     twice = [] if named else twice_at_once(events)
     if not named and not twice:
         return plain
@@ -93,6 +99,30 @@ def tell_clusters(events: list[Event], base: str | None) -> Told:
         for i in p.members:
             names[i] = name_of.get(p.key) if p.key is not None else None
     return Told(names, clusters, findings)
+
+
+# The only events ``may_hold_several`` reads: a caller holding many may ask it of these alone.
+CLUE_TYPES = (CLUE, "broker_startup")
+
+
+def names_several(events: list[Event]) -> bool:
+    """Whether the events name more than one cluster id, or more than one ZooKeeper chroot."""
+    labels = {label(e) for e in events} - {None}
+    return any(len({x for x in labels if x.startswith(kind)}) > 1 for kind in ("id:", "chroot:"))
+
+
+def may_hold_several(events: list[Event]) -> bool:
+    """Whether ``tell_clusters`` may find more than one cluster in these events: they name several (``names_several``),
+    or one broker id started in two folders (the condition for ``twice_at_once`` to find any). It reads only
+    ``CLUE_TYPES`` events."""
+    if names_several(events):
+        return True
+    folders: dict[int, set[str]] = defaultdict(set)
+    for e in events:
+        if e.event_type == "broker_startup" and (e.detail or {}).get("phase") == "started" and \
+                e.subject_broker is not None:
+            folders[e.subject_broker].add(posixpath.dirname(e.source_file or ""))
+    return any(len(f) > 1 for f in folders.values())
 
 
 def _by_folder(parts: list[Part], twice: list[tuple[int, int]], events: list[Event]) -> dict[str, list[dict]]:

@@ -11,8 +11,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import REAL_LOGS
+from conftest import REAL_LOGS, REAL_LOGS2
 from forensics.audit.run import AuditOptions, run_audit
+from forensics.audit.store import escape
 from forensics.ingest import release, run_ingest
 from forensics.pipeline import collect_events
 from forensics.report.build import build_report
@@ -36,7 +37,7 @@ def table_files(out: Path) -> dict[str, bytes]:
 
 def incident_rows(out: Path, cluster: str) -> list[dict]:
     rows = []
-    for f in sorted((out / "tables" / "incidents").glob(f"cluster={cluster}/date=*/part-00000.parquet")):
+    for f in sorted((out / "tables" / "incidents" / f"cluster={escape(cluster)}").glob("date=*/part-00000.parquet")):
         rows += pq.read_table(f).to_pylist()
     return rows
 
@@ -139,6 +140,11 @@ def test_incremental_equals_a_fresh_run_whatever_the_shards(spark, runs, tmp_pat
 
 def postmortem_incidents(spark, root: Path, workdir: Path) -> dict[str, list[dict]]:
     """What the postmortem pipeline (Spark ingest, replay, report) finds per cluster in the same files."""
+    return postmortem_run(spark, root, workdir)[0]
+
+
+def postmortem_run(spark, root: Path, workdir: Path) -> tuple[dict[str, list[dict]], dict]:
+    """``postmortem_incidents`` and the ingest's summary (with the clusters it told apart)."""
     from forensics.audit.layout import assign_clusters
     from forensics.sources import Inputs
 
@@ -154,7 +160,7 @@ def postmortem_incidents(spark, root: Path, workdir: Path) -> dict[str, list[dic
         report = build_report([res], ing.summary_json, [e for e in events if e.cluster == res.cluster],
                               sources=[str(root)])
         by_cluster[res.cluster] = report["incidents"]
-    return by_cluster
+    return by_cluster, ing.summary_json
 
 
 def test_incident_table_matches_postmortem_on_the_same_files(spark, runs, tmp_path):
@@ -178,10 +184,12 @@ def test_audit_of_the_real_logs_matches_postmortem_per_cluster(spark, tmp_path, 
     out = tmp_path / "real"
     s = run_audit(AuditOptions(str(root), out, shards=3))
     want = postmortem_incidents(spark, root, tmp_path / "x")
-    clusters = sorted(p.name for p in root.iterdir() if p.is_dir())
-    assert set(clusters) <= set(s["clusters"]) == set(want)
+    folders = sorted(p.name for p in root.iterdir() if p.is_dir())
+    # a folder holding several clusters is replayed as postmortem replays it: each of them alone, by its own name
+    assert set(s["clusters"]) == set(want)
+    assert {s["by_cluster"][c]["folder"] for c in s["clusters"]} >= set(folders)
     assert s["files_processed"] == len(files_under(root))
-    for name in clusters:
+    for name in want:
         got = [r for r in incident_rows(out, name) if r["outage"] and r["cause_kind"] != "under_min_isr"]
         assert comparable(got) == comparable(want[name]), name
     assert sum(len(v) for v in want.values()) == s["incidents"] > 0
@@ -220,3 +228,54 @@ def test_a_cluster_whose_files_are_all_removed_leaves_the_tables(spark, tmp_path
     assert not [k for k in after if f"cluster={gone}" in k]
     assert {k: v for k, v in after.items() if f"cluster={kept}" in k} == before
     assert not list((out / "clusters").glob(f"{gone}*"))
+
+
+NOVA = REAL_LOGS2 / "NovaSeele__KafkaDemo"  # 3.6.0, brokers 0-2, 'Cluster ID = v22dySzFROGZtN_eOO8rRA'
+TUSHAR = REAL_LOGS2 / "Tushar-Nagdive-Dev__kafka-code"  # 3.8.0, brokers 0-2, 'Cluster ID = ferJwTLsTEivjkl4i0_WEw'
+CHASE = "chase-lewis__JIE7351"  # one laptop's ZooKeeper data made new again and again (tests/test_clusters.py)
+
+
+@pytest.mark.parametrize("chase", [False, pytest.param(True, marks=pytest.mark.slow, id="with-chase-lewis")])
+def test_a_folder_holding_several_clusters_is_replayed_as_postmortem_replays_it_across_runs(spark, tmp_path, chase):
+    """A folder with two real clusters side by side (the same broker ids 0-2 in both, each naming its cluster id),
+    and (opt-in: 8 clusters, 36,077 events) chase-lewis, a laptop whose logs name five cluster ids and whose
+    controller epoch went back twice: the audit replays each cluster alone, by postmortem's names, with
+    postmortem's incidents, and says what told them apart as postmortem says it. A rerun keeps it; once the folder
+    holds one cluster again, the told-apart clusters' tables and states go and the folder is replayed under its
+    own name."""
+    root, out = tmp_path / "root", tmp_path / "out"
+    shutil.copytree(NOVA, root / "incident" / "dev")
+    shutil.copytree(TUSHAR, root / "incident" / "prod")
+    if chase:
+        shutil.copytree(REAL_LOGS / CHASE, root / CHASE)
+    opts = AuditOptions(str(root), out, shards=2)
+    s = run_audit(opts)
+    want, summary = postmortem_run(spark, root, tmp_path / "x")
+    assert s["clusters"] == sorted(want)
+    assert [c for c in s["clusters"] if c.startswith("incident")] == ["incident [ferJwTLsTEivjkl4i0_WEw]",
+                                                                      "incident [v22dySzFROGZtN_eOO8rRA]"]
+    assert len([c for c in s["clusters"] if c.startswith(CHASE)]) == (8 if chase else 0)
+    folders = [CHASE, "incident"] if chase else ["incident"]
+    assert {s["by_cluster"][c]["folder"] for c in s["clusters"]} == set(folders)
+    told = sorted(summary["clusters_told_apart"], key=lambda r: r["folder"])
+    assert s["clusters_told_apart"] == json.loads(json.dumps(told))
+    assert [r["folder"] for r in told] == folders
+    for name in want:
+        got = [r for r in incident_rows(out, name) if r["outage"] and r["cause_kind"] != "under_min_isr"]
+        assert comparable(got) == comparable(want[name]), name
+
+    tables = table_files(out)
+    again = run_audit(opts)
+    assert again["files_processed"] == 0 and table_files(out) == tables
+    assert again["clusters_told_apart"] == s["clusters_told_apart"] and again["clusters"] == s["clusters"]
+
+    shutil.rmtree(root / "incident" / "prod")
+    third = run_audit(opts)
+    want, _ = postmortem_run(spark, root, tmp_path / "y")
+    assert third["clusters"] == sorted(want) and "incident" in want
+    assert [r["folder"] for r in third["clusters_told_apart"]] == folders[:-1]
+    assert not [k for k in table_files(out) if f"cluster={escape('incident [')}" in k]
+    assert not list((out / "clusters").glob(f"{escape('incident [')}*"))
+    for name in want:
+        got = [r for r in incident_rows(out, name) if r["outage"] and r["cause_kind"] != "under_min_isr"]
+        assert comparable(got) == comparable(want[name]), name

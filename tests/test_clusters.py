@@ -3,8 +3,11 @@ real clusters put side by side as an operator's folders would hold them, a lapto
 real single clusters with restarts that must stay one."""
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
+
+import pytest
 
 from conftest import REAL_LOGS, REAL_LOGS2
 from forensics.pipeline import split_clusters
@@ -158,3 +161,56 @@ def test_the_report_says_the_folder_holds_two_clusters_and_replays_each_alone():
     assert "Cluster incident [ferJwTLsTEivjkl4i0_WEw]:\nEvidence: broker logs; Kafka version 3.8.0" in text
     assert "## Clusters in this evidence" in render_markdown(report)
     assert report["replay"]["several_clusters"] == told
+
+
+@pytest.mark.parametrize("layout,name,left_out", [
+    pytest.param({"dev": NOVA, "prod": TUSHAR}, "incident", False, id="dev-prod"),
+    # node 2's lines of 2025-02-06 13:01-18:06 placed in no cluster (the test above); ~40 CPU s: two tellings
+    pytest.param({"BetrajJ__kafka-kraft": REAL_LOGS / "BetrajJ__kafka-kraft"}, "BetrajJ__kafka-kraft", True,
+                 marks=pytest.mark.slow, id="BetrajJ")])
+def test_the_audits_mapping_places_every_event_as_postmortem_does(layout, name, left_out):
+    """The audit tells a folder's clusters apart in a Spark task that returns ranges of each file's rows -> cluster
+    (forensics.audit.cluster_split.tell_table), applied by a range join. The ranges give each event the cluster
+    split_clusters gives it, leave out the same events (with the findings' count), and the record says the same."""
+    import copy
+
+    import pyarrow as pa
+
+    from forensics.audit.cluster_split import ROW_KEY, tell_table
+    from forensics.pipeline import drop_log_copies, replay_order
+
+    events = sorted(folder_events(layout, name), key=replay_order)
+    events, _ = drop_log_copies(events)
+    kept, told = split_clusters([copy.copy(e) for e in events])
+    want = {(e.source_file, e.source_pos, e.source_sub, e.event_type, e.topic, e.partition, e.subject_broker): e.cluster
+            for e in kept}
+    # tell_input's rows: a citation's text, the detail as JSON, no copy among them (dropped above)
+    rows = [{"cluster": e.cluster, "event_type": e.event_type, "ts": e.ts, "source_kind": e.source_kind,
+             "source_file": e.source_file, "source_pos": e.source_pos, "source_sub": e.source_sub,
+             "broker_id": e.broker_id, "subject_broker": e.subject_broker, "controller_epoch": e.controller_epoch,
+             "topic": e.topic, "partition": e.partition, "detail": e.detail_json(),
+             "raw": (e.raw or "").split("\n", 1)[0][:300] if e.raw is not None else None, "_copy_of": None}
+            for e in events[::-1]]  # in no set order, as a Spark task receives them
+    mapping = tell_table(pa.Table.from_pylist(rows)).to_pylist()
+    record = [json.loads(r["told"]) for r in mapping if r["told"]]
+    assert record == json.loads(json.dumps(told))
+    ranges = [r for r in mapping if r["file"] is not None]
+    by_file: dict[str, list] = {}
+    for r in ranges:
+        by_file.setdefault(r["file"], []).append(r)
+
+    def placed(e) -> list[str]:
+        k = tuple(null if getattr(e, f) is None else getattr(e, f) for f, null in ROW_KEY)
+        return [r["name"] for r in by_file.get(e.source_file, [])
+                if tuple(r[f"lo_{f}"] for f, _ in ROW_KEY) <= k <= tuple(r[f"hi_{f}"] for f, _ in ROW_KEY)]
+
+    left = 0
+    for e in events:
+        got = placed(e)
+        key = (e.source_file, e.source_pos, e.source_sub, e.event_type, e.topic, e.partition, e.subject_broker)
+        assert got == ([want[key]] if key in want else []), key
+        left += not got
+    assert left == len(events) - len(kept) == sum(f["count"] for f in told[0]["findings"]
+                                                  if "left out of every replay" in f["text"])
+    assert (left > 0) == left_out
+    assert len(ranges) < len(events) / 20  # a mapping, not a row per event

@@ -22,6 +22,7 @@ from forensics.errors import UserError
 from forensics.progress import Progress
 from forensics.sources import Inputs, collect_inputs
 
+from forensics.audit.cluster_split import split_clusters
 from forensics.audit.layout import assign_clusters, file_day, in_days, is_remote, list_remote
 from forensics.audit.manifest import Manifest
 from forensics.audit.store import UNKNOWN_DATE, Store, dated
@@ -67,6 +68,29 @@ def _load_states(out: Path) -> dict[str, dict[str, Any]]:
                 continue
             states[st["cluster"]] = st
     return states
+
+
+def _told_path(out: Path, folder: str) -> Path:
+    from forensics.audit.store import escape
+
+    return out / "clusters_told_apart" / f"{escape(folder)}.json"
+
+
+def _write_told(out: Path, folders: list[str], told: list[dict[str, Any]]) -> None:
+    """What told apart the clusters of each folder replayed (kept between runs, as the states are)."""
+    records = {r["folder"]: r for r in told}
+    for f in folders:
+        path = _told_path(out, f)
+        if f in records:
+            path.parent.mkdir(exist_ok=True)
+            path.write_text(json.dumps(records[f], indent=1, sort_keys=True) + "\n")
+        else:
+            path.unlink(missing_ok=True)
+
+
+def _load_told(out: Path) -> list[dict[str, Any]]:
+    d = out / "clusters_told_apart"
+    return [json.loads(f.read_text()) for f in sorted(d.glob("*.json"))] if d.exists() else []
 
 
 def run_audit(opts: AuditOptions, progress: Progress | None = None) -> dict[str, Any]:
@@ -148,42 +172,57 @@ def run_audit(opts: AuditOptions, progress: Progress | None = None) -> dict[str,
             if combined is not None:
                 store.write_spark(combined, "events", EVENT_SORT, replace=affected, footer=plan_groups.footer)
             run["days_rewritten"] = len(affected)
-        clusters = sorted({c for c, _ in affected})
+        clusters = sorted({c for c, _ in affected})  # the folder-clusters of the events table
         if clusters:
             events = (spark.read.schema(events_table_schema()).parquet(str(store.table("events")))
                       .where(F.col("cluster").isin(*clusters)))
+            # a folder holding several clusters: each replayed alone, as postmortem does; the events table keeps
+            # the folder's name, the replay's tables and states the told-apart clusters' (and their folder)
+            split = split_clusters(spark, events, clusters)
+            events = split.events
+            for told in split.told:
+                progress.say(f"audit: {told['statement']}")
+            folder_of = {c: c for c in clusters} | {n: f for f, ns in split.names.items() for n in ns}
+            names = sorted(folder_of)
+            before = {c for c, st in _load_states(out).items() if st.get("folder", c) in folder_of.values()}
+            every = set(names) | before
             written: list[frozenset] = []
 
             def write_timeline(timeline, replayed: frozenset) -> None:
                 # the first write is the new truth for every cluster of the run, those left with no events too
                 store.write_spark(dated(timeline, "start"), "partition_timeline", TIMELINE_SORT,
-                                  replace_clusters=set(replayed) if written else set(clusters) | replayed)
+                                  replace_clusters=set(replayed) if written else every | replayed)
                 written.append(replayed)
 
-            groups = plan_groups.stored_groups(store, clusters)
+            whole = sorted(set(clusters) - set(split.names))
+            groups = plan_groups.stored_groups(store, whole)
+            if groups is not None and split.names:  # the stored groups count a folder's rows under its name
+                told_names = sorted(n for ns in split.names.values() for n in ns)
+                groups += plan_groups.spark_groups(events.where(F.col("cluster").isin(*told_names)))
             # the events read are those files' rows, so the shard tasks may read the files themselves
             dist = replay_on_executors(spark, events, shards, progress, groups, sink=write_timeline,
-                                       files=store.files("events", clusters) if groups is not None else None,
+                                       files=store.files("events", whole) if groups is not None else None,
                                        whole_below_share=True)
             inc, ctl, brk = [], [], []
             (out / "clusters").mkdir(exist_ok=True)
-            for c in clusters:
+            for c in sorted(every):
                 m = dist.merged.get(c)
-                if m is None:  # every event of the cluster was removed
+                if m is None:  # every event of the cluster was removed, or its folder is told apart otherwise now
                     _state_path(out, c).unlink(missing_ok=True)
                     continue
                 inc += T.incident_rows(m)
                 ctl += T.controller_rows(m)
                 brk += T.broker_rows(m)
-                st = T.cluster_state(m, dist.replayed_whole.get(c))
+                st = T.cluster_state(m, dist.replayed_whole.get(c)) | {"folder": folder_of[c]}
                 _state_path(out, c).write_text(json.dumps(st, indent=1, sort_keys=True) + "\n")
-            done = set(clusters)
+            _write_told(out, clusters, split.told)
+            done = every
             store.write_arrow(inc, T.INCIDENTS, "incidents", lambda r: (r["start"] or 0, r["topic"], r["cause_kind"]),
                               done)
             store.write_arrow(ctl, T.CONTROLLER_CHANGES, "controller_changes", lambda r: (r["start"] or 0,), done)
             store.write_arrow(brk, T.BROKER_AVAILABILITY, "broker_availability",
                               lambda r: (r["broker"], r["start"] or 0), done)
-            run["clusters_replayed"] = clusters
+            run["clusters_replayed"] = names
         if ingest is not None:
             from forensics.ingest import release
 
@@ -193,7 +232,7 @@ def run_audit(opts: AuditOptions, progress: Progress | None = None) -> dict[str,
         for disp in plan.removed:
             manifest.forget(disp)
         manifest.save(out / "manifest.json")
-        summary = build_summary(_load_states(out), run)
+        summary = build_summary(_load_states(out), run, _load_told(out))
         (out / "audit_summary.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
         (out / "audit.html").write_text(audit_page(summary))
         progress.say(f"wrote {out}/audit_summary.json, audit.html and tables/")

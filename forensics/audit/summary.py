@@ -13,7 +13,10 @@ from dashboards.document import Page
 TOP = 20
 
 
-def build_summary(states: dict[str, dict[str, Any]], run: dict[str, Any]) -> dict[str, Any]:
+def build_summary(states: dict[str, dict[str, Any]], run: dict[str, Any],
+                  told: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """``told``: per folder that holds several clusters, what told them apart (``Told.record``, as postmortem's
+    ``clusters_told_apart``): its clusters, and the events left out of every replay with their file and position."""
     secs: Counter = Counter()
     for st in states.values():
         secs.update(st["leaderless_partition_seconds_by_cause"])
@@ -35,6 +38,7 @@ def build_summary(states: dict[str, dict[str, Any]], run: dict[str, Any]) -> dic
         "leaderless_partition_seconds": {k: round(v, 3) for k, v in sorted(secs.items())},
         "leaderless_partition_seconds_total": round(sum(secs.values()), 3),
         "by_cluster": {c: states[c] for c in sorted(states)},
+        "clusters_told_apart": sorted(told or [], key=lambda r: r["folder"] or ""),
     }
 
 
@@ -69,6 +73,9 @@ def audit_page(summary: dict[str, Any]) -> str:
         f"({summary['leaderless_partition_seconds_total'] / 3600:,.1f} leaderless partition-hours), "
         f"{summary['failovers']} brief failover group(s). This run: {summary['files_processed']} file(s) read, "
         f"{summary['files_skipped']} unchanged and skipped.</p>")
+    for told in summary.get("clusters_told_apart", []):  # said first, as postmortem's report says it
+        page.body.append(f"<p>{safe.text(told['statement'])}</p>")
+        page.body.extend(f"<p>{safe.text(f['text'])}</p>" for f in told["findings"])
     # incidents per day, stacked by cause
     per_day: dict[str, Counter] = {}
     for st in states.values():
