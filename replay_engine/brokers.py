@@ -23,7 +23,7 @@ code that writes any of it (``tests/test_brokers.py`` reads every module to hold
 sets and ask the questions below.
 
 A KRaft replay holds each broker's registration as the quorum controller does (:class:`KraftBrokerStates`: broker
-epoch, fenced, in controlled shutdown, a new incarnation pending over an unclean shutdown, and the periods as an
+epoch and incarnation id, fenced, in controlled shutdown, a new incarnation pending over an unclean shutdown, and the periods as an
 acceptable leader); every change cites the record or line and the quorum controller's code it follows. Both keep
 their changes in one log (:class:`StateLog`).
 """
@@ -385,6 +385,7 @@ RULE_ACTIVE = (_KC + "ClusterControlManager.java, isActive: registered, unfenced
                "PartitionChangeBuilder.isAcceptableLeader elects), after the change at this line")
 RULE_KILLED = "what-if: the broker is killed; its controller learns of it only when its session times out"
 UNCLEAN_SHUTDOWN = "unclean_shutdown"  # KRaft: a new incarnation is being registered over an unclean shutdown
+INCARNATION = "incarnation"  # KRaft: the registration's incarnation id (BrokerRegistration.incarnationId)
 
 
 class KraftBrokerStates(StateLog):
@@ -400,6 +401,7 @@ class KraftBrokerStates(StateLog):
     def __init__(self) -> None:
         super().__init__()
         self.registered: dict[int, Any] = {}  # broker -> its broker epoch (None: a registration no line dated)
+        self.incarnation_ids: dict[int, str] = {}  # broker -> the incarnation id of its registration, where named
         self.fenced: set[int] = set()
         self.shutting: set[int] = set()  # in controlled shutdown
         self.live: set[int] = set()  # registered, unfenced, not in controlled shutdown: what the timeline calls alive
@@ -436,11 +438,14 @@ class KraftBrokerStates(StateLog):
         self.registered[b] = epoch
         self._note(ref, b, EPOCH, epoch, rule)
 
-    def register(self, b: int, epoch: Any, fenced: bool | None, ref: Ref) -> None:
+    def register(self, b: int, epoch: Any, fenced: bool | None, ref: Ref, incarnation: str | None = None) -> None:
         """A RegisterBrokerRecord (a new incarnation, fenced as the record says) or its line."""
         if self.unclean_shutdown.pop(b, None) is not None:
             self._note(ref, b, UNCLEAN_SHUTDOWN, False, RULE_REGISTERED)
         self._register(b, epoch, ref, RULE_REGISTERED)
+        if incarnation is not None and self.incarnation_ids.get(b) != incarnation:
+            self.incarnation_ids[b] = incarnation
+            self._note(ref, b, INCARNATION, incarnation, RULE_REGISTERED)
         if fenced is not None:
             self._set(self.fenced, FENCED, b, fenced, ref, RULE_REGISTERED)
         self._set(self.shutting, SHUTTING, b, False, ref, RULE_REGISTERED)
@@ -454,6 +459,7 @@ class KraftBrokerStates(StateLog):
     def unregister(self, b: int, ts: int, ref: Ref) -> None:
         if b in self.registered:
             del self.registered[b]
+            self.incarnation_ids.pop(b, None)
             self._note(ref, b, REGISTERED, False, RULE_UNREGISTERED)
         self.recent_gone[b] = ts
 

@@ -372,9 +372,11 @@ class MetadataLogBegins(Fact):
 @dataclass
 class BrokerRegistered(BrokerUp):
     """A RegisterBrokerRecord (or its line): a new incarnation of the broker, with its broker epoch. A KRaft broker
-    registers fenced and may lead only once the controller unfences it; ``fenced`` None = the line does not say."""
+    registers fenced and may lead only once the controller unfences it; ``fenced`` None = the line does not say;
+    ``incarnation`` its incarnation id, when the record or line names it."""
 
     fenced: bool | None = None
+    incarnation: str | None = None
 
 
 @dataclass

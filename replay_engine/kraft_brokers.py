@@ -41,7 +41,7 @@ class KraftBrokers(Part):
 
     def on_registered(self, f: F.BrokerRegistered) -> None:
         b = f.broker
-        self.states.register(b, f.epoch, f.fenced, f.ref)
+        self.states.register(b, f.epoch, f.fenced, f.ref, f.incarnation)
         self.r.evidence_by_broker.setdefault(b, []).append(f.ref)
         self.liveness(b, f.ts, f.ref, "registered")
 

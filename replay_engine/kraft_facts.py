@@ -259,7 +259,8 @@ def _membership(ev: Event, b: int) -> list[F.Fact]:
     if t == "broker_registered":
         stated = d.get("via") == "kraft_record" or d.get("fenced") is not None
         return [F.BrokerRegistered(ts, r, broker=b, epoch=d.get("broker_epoch"), via=d.get("via") or "",
-                                   view=self_view, fenced=bool(d.get("fenced", True)) if stated else None)]
+                                   view=self_view, fenced=bool(d.get("fenced", True)) if stated else None,
+                                   incarnation=d.get("incarnation_id"))]
     if t == "broker_unregistered":
         return [F.BrokerDown(ts, r, broker=b, cause="unregistered", view="controller")]
     if t == "broker_unclean_shutdown":

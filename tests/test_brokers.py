@@ -25,7 +25,7 @@ BROKER_FIELDS = frozenset({"registered", "live", "shutting", "stopping", "stoppe
                            "server_stopping", "leaving", "stopped_at", "known_brokers", "broker_epochs",
                            "broker_versions",
                            # KRaft's (brokers.KraftBrokerStates), and the names KraftBrokers kept them under before
-                           "fenced", "cs", "recent_gone", "liveness_at", "unclean_shutdown"})
+                           "fenced", "cs", "recent_gone", "liveness_at", "unclean_shutdown", "incarnation_ids"})
 NOT_YET: frozenset[str] = frozenset()
 MUTATORS = frozenset({"add", "discard", "remove", "clear", "update", "difference_update", "intersection_update",
                       "symmetric_difference_update", "pop", "popitem", "setdefault", "append", "extend", "insert",
@@ -249,6 +249,8 @@ def test_each_kraft_broker_change_cites_its_line_and_the_quorum_controllers_code
           if c.ref is not None and (c.ref.source_file or "").endswith(f)}
     assert at[(52, B.UNCLEAN_SHUTDOWN, True)] == B.RULE_UNCLEAN_SHUTDOWN
     assert at[(53, B.EPOCH, 2157)] == B.RULE_REGISTERED and at[(53, B.UNCLEAN_SHUTDOWN, False)] == B.RULE_REGISTERED
+    # :52 names the new incarnation RnJ_0YBhS5OaxvgWtPxHHQ, which :53's RegisterBrokerRecord registers
+    assert at[(53, B.INCARNATION, "RnJ_0YBhS5OaxvgWtPxHHQ")] == B.RULE_REGISTERED
     assert at[(148, B.FENCED, True)] == B.RULE_SESSION_TIMEOUT
     assert not [k for k in at if k[0] == 50] and at[(38, B.FENCED, True)] == B.RULE_FENCED
     assert at[(320, B.SHUTTING, True)] == B.RULE_CONTROLLED_SHUTDOWN
