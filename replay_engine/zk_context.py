@@ -107,6 +107,7 @@ class ControllerContext:
         # partition -> ISR writes whose inputs the evidence states but whose records it should hold (logs only), not
         # yet applied: taken up at the partition's next record if it follows from them (PartitionHandlers.take_up_held)
         self.held_back: dict[F.TP, Held] = {}
+        self.stated_epoch: dict[F.TP, int] = {}  # partition -> controller epoch of the last state a line stated
         self.unclean_elections: list[Decision] = []
         self.findings: list[dict[str, Any]] = self.store.findings
         self.config_history: list[tuple[int, ConfigImage]] = [(0, config.image())]
@@ -124,6 +125,11 @@ class ControllerContext:
             None if self.controller_epoch is None else self.controller_epoch + 1)
         self.tenures.append(Tenure(controller, self.controller_epoch, ts, start_ref=ref))
         self.next_rebalance = ts + 5_000_000
+
+    def note_stated_epoch(self, tp: F.TP, epoch: int | None) -> None:
+        """A line stated the partition's state as written under controller ``epoch``."""
+        if epoch is not None:
+            self.stated_epoch[tp] = epoch
 
     def epochs_in_no_line(self, after: int | None, before: int | None) -> tuple[int, ...]:
         """Controller epochs strictly between ``after`` (of a partition's last write) and ``before`` (of a record)

@@ -258,6 +258,7 @@ class RecordHandlers(Part):
         store = self.store
         store.adopt(p, f.leader, f.isr, f.leader_epoch, f.zk_version, f.controller_epoch, f.replicas, f.ts,
                     recorded=True)
+        self.c.note_stated_epoch(f.tp, f.controller_epoch)
         if kind in ("election", "new_partition"):
             store.move(p, ONLINE, RECORDED, f.ts, f.ref, f.from_state)
             store.set(p, init_failed=False)
@@ -289,8 +290,9 @@ class RecordHandlers(Part):
             self.compare(p, kind, f, recorded)
             return
         if out.verdict == J.UNKNOWN and out.reason == J.GAP:
-            # a state the evidence does not show, decided in controller epochs no line names: a hole, named
-            missing = self.c.epochs_in_no_line(p.controller_epoch, f.controller_epoch)
+            # a state the evidence does not show, decided in controller epochs no line names: a hole, named (from
+            # the controller epoch a line last showed the partition in, the replay's own steps since aside)
+            missing = self.c.epochs_in_no_line(self.c.stated_epoch.get(p.tp, p.controller_epoch), f.controller_epoch)
             if missing:
                 out = replace(out, reason=J.epochs_hole(missing))
         self.c.comparisons.append(out)
@@ -361,6 +363,7 @@ class RecordHandlers(Part):
         replicas, ordered = self.stated_assignment(p, f)
         self.store.adopt(p, f.leader, f.isr, f.leader_epoch, f.zk_version, f.controller_epoch, replicas, f.ts,
                          replicas_ordered=ordered)
+        self.c.note_stated_epoch(f.tp, f.controller_epoch)
         if f.state in (ONLINE, OFFLINE, NEW, NON_EXISTENT) and f.initial:
             self.store.initialize(p, f.state)
             if f.state == OFFLINE and p.leader is None:

@@ -13,7 +13,7 @@ import gzip
 
 import pytest
 
-from conftest import REAL_LOGS, real_cluster_events
+from conftest import REAL_LOGS, REAL_LOGS2, real_cluster_events
 from forensics.pipeline import split_clusters
 from replay_engine import judge as J
 from replay_engine.api import replay_cluster
@@ -53,3 +53,21 @@ def test_a_record_after_controller_epochs_no_line_names_is_a_named_hole():
 def test_the_hole_names_each_run_of_epochs():
     assert J.epochs_hole((5, 6, 7, 9)).startswith("evidence gap (controller epoch(s) 5-7, 9 in no line")
     assert J.epochs_hole((4,)).startswith("evidence gap (controller epoch(s) 4 in no line")
+
+
+@pytest.mark.skipif(not (REAL_LOGS2 / "jay0911__kafka-docker").is_dir(), reason="../shared/real_logs2 absent")
+def test_the_epochs_are_counted_from_the_last_state_a_line_showed_not_from_the_replays_own_step():
+    """jay0911 (Kafka 2.7.0): controller 0's "All leaders = ... __consumer_offsets-22 -> (Leader:0,ISR:0,
+    LeaderEpoch:2,ControllerEpoch:5)" (kafka_2.13-2.7.0/logs/controller.log.2021-11-10-15.gz:11, 16:02:47) is the
+    last line on the partition before controller 1 takes office with epoch 14 at 17:01:48 (no election line for
+    epochs 6 to 13) and records "(Leader:-1,ISR:0,LeaderEpoch:17,ControllerEpoch:14) after removing replica 0"
+    (state-change.log.2021-11-10-16.gz:2). The replay's own failover step in epoch 14 (leader epoch 3) does not hide
+    the epochs no line names: the record is a hole naming 6-13."""
+    name = "jay0911__kafka-docker"
+    events, _ = split_clusters([copy.copy(e) for e in real_cluster_events(name, folder="real_logs2")])
+    at = ("state-change.log.2021-11-10-16.gz", 2)
+    (mine,) = {e.cluster for e in events if e.source_file.endswith("/" + at[0]) and e.source_pos == at[1]}
+    res = replay_cluster([e for e in events if e.cluster == mine], mine)
+    (c,) = [c for c in res.comparisons if c.record.source_file.endswith("/" + at[0]) and c.record.source_pos == at[1]]
+    assert c.tp == ("__consumer_offsets", 22) and c.recorded["leader_epoch"] == 17
+    assert c.reason == J.epochs_hole(tuple(range(6, 14)))
