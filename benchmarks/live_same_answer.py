@@ -20,7 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import REPO, machine, now_utc, record  # noqa: E402
 
 SHARED = REPO.parent / "shared"
-# (source folder, speed, longest quiet stretch kept, hours watch keeps): ZooKeeper mode with ZooKeeper's data,
+# (source folder, speed, longest quiet stretch kept (s; watch waits for 20 s more of quiet to end), hours watch
+# keeps): ZooKeeper mode with ZooKeeper's data,
 # logs only, KRaft from logs, KRaft with its metadata log. Clusters whose files can be written again in the order
 # they were (Saurabh7064's shared logs folder holds brokers writing with clocks hours apart: its lines cannot be
 # put back in one time order, and watch says so) and whose evidence --keep covers.
@@ -43,7 +44,7 @@ def one(src: Path, speed: float, gap: float, keep: float, work: Path) -> dict:
     dest.mkdir()
     err = open(work / f"{name}.err", "w")
     watch = subprocess.Popen([sys.executable, "-m", "forensics", "watch", str(dest), "--out", str(out), "--json",
-                              "--until-idle", "20", "--keep", f"{keep:g}", "--cluster", name],
+                              "--until-idle", f"{gap + 20:g}", "--keep", f"{keep:g}", "--cluster", name],
                              cwd=REPO, stdout=subprocess.DEVNULL, stderr=err)
     while not (out / "live" / "batches.jsonl").exists():
         if watch.poll() is not None:
@@ -54,6 +55,8 @@ def one(src: Path, speed: float, gap: float, keep: float, work: Path) -> dict:
                     "--max-gap", str(gap), "-q"], cwd=REPO, check=True)
     played = time.time() - t0
     watch.wait()
+    if not (out / "report.json").exists():
+        return {"case": name, "error": (work / f"{name}.err").read_text()[-500:]}
     live = json.loads((out / "report.json").read_text())
     pm = postmortem_report(dest, name)
     a, b = answer(live), answer(pm)
@@ -65,13 +68,13 @@ def one(src: Path, speed: float, gap: float, keep: float, work: Path) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--only", help="one case (a path of CASES, or its folder name)")
+    ap.add_argument("--only", help="some cases (parts of paths of CASES, or folder names, comma-separated)")
     ap.add_argument("--record", action="store_true")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="live-same-"))
     rows = []
     for path, speed, gap, keep in CASES:
-        if args.only and args.only not in path:
+        if args.only and not any(o in path for o in args.only.split(",")):
             continue
         src = (REPO / path).resolve()
         row = one(src, speed, gap, keep, work)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +31,9 @@ SKEW_US = 300_000_000  # a file written now whose lines are this far behind the 
 # ...when they are, batch after batch, as it grows: a batch read late (a slow start, a loaded host, a fast playback)
 # holds minutes of every file, and a file whose last line came early in them lags once, not again
 SKEW_BATCHES = 3
+# a rotated part (log4j's DailyRollingFileAppender renames server.log to server.log.yyyy-MM-dd-HH, later gzipped;
+# RollingFileAppender to server.log.N): no broker writes to it any more, so its lines lagging is no clock's doing
+_ROTATED_PART = re.compile(r"\.(?:log|out|txt)\.\d[^/]*$|\.gz$")
 
 
 @dataclass
@@ -197,6 +201,7 @@ class Session:
     seq: int = 0
     lines: int = 0  # lines (records) read in all
     skewed: set = field(default_factory=set)  # files already said to lag the others
+    tops: dict = field(default_factory=dict)  # cluster -> the latest line's time of any of its files, last batch
     book: Any = None  # the incidents as told so far (forensics.live.incidents.Book)
     pending: list = field(default_factory=list)  # notifications not yet known written
 
@@ -255,19 +260,26 @@ class Session:
     def horizon(self, cluster: str, now: str) -> int | None:
         """The time every file of the cluster still being written (or still being read: a backlog) has passed: the
         lowest latest time among them; all quiet and read, the latest time of any. A file written now whose lines
-        lag the others' by more than SKEW_US in SKEW_BATCHES batches in a row in which it grew is not waited for
-        (its clock is behind: said once); one that is merely not quiet yet (a rotated part, written to its end) is
-        waited for until it is."""
+        lag the others' latest line of the batch before by more than SKEW_US, in SKEW_BATCHES batches in a row in
+        which it grew (its new lines, written since, are older than what the others had written then), is not
+        waited for (its clock is behind: said once); one that is merely not quiet yet (a rotated part, written to
+        its end) is waited for until it is."""
         mine = [f for f in self.files.values() if f.last_ts is not None and f.ctx.cluster == cluster]
         if not mine:
             return None
         top = max(f.last_ts for f in mine)
+        tops = self.__dict__.setdefault("tops", {})
+        # lines written since the last batch, by a clock in step with the others', are dated at least about as
+        # late as the latest line any file had then, however much of the cluster's time one batch holds
+        before = tops.get(cluster)
+        tops[cluster] = top
         active = []
         for f in mine:
             if f.quiet and not f.behind:
                 continue
-            if f.grew and not f.behind:
-                f.lagging = f.lagging + 1 if f.last_ts < top - SKEW_US else 0
+            if f.grew and not f.behind and before is not None \
+                    and not _ROTATED_PART.search(f.display.split("#", 1)[0]):
+                f.lagging = f.lagging + 1 if f.last_ts < before - SKEW_US else 0
             if f.lagging >= SKEW_BATCHES and f.last_ts < top - SKEW_US and not f.behind:
                 if f.lid not in self.skewed:
                     self.skewed.add(f.lid)
