@@ -239,3 +239,15 @@ def test_the_controllers_list_of_preferred_replicas_is_the_assignment():
         ("partition_state_observed", "ECOMMERCE_NEW_ORDER", 2, [3, 1, 2], 1, "controller_assignment")]
     assert events("[2017-09-07 16:38:35,643] DEBUG [Controller 2]: topics not in preferred replica Map() "
                   "(kafka.controller.KafkaController)") == []
+
+
+def test_the_isr_the_controller_holds_before_removing_a_replica_0822_10():
+    # KafkaController.removeReplicaFromIsr (0.8.2.2 .. 1.0.0 core/src/main/scala/kafka/controller/KafkaController.scala)
+    # debug("Removing replica %d from ISR %s for partition %s.") with partitionLeadershipInfo's ISR: the controller's
+    # own view of the ISR before the write. danisharora__helloworld kafka_2.11-0.9.0.0/logs/controller.log.2016-11-23-10.gz
+    # line 64 (0.9.0.0)
+    ev = one("[2016-11-23 11:33:35,868] DEBUG [Controller 0]: Removing replica 2 from ISR 0,1,2 for partition "
+             "[__consumer_offsets,43]. (kafka.controller.KafkaController)")
+    assert (ev.event_type, ev.controller_id, ev.topic, ev.partition, ev.isr, ev.leader, ev.leader_epoch) == (
+        "partition_state_observed", 0, "__consumer_offsets", 43, [0, 1, 2], None, None)
+    assert (ev.detail["via"], ev.detail["removed_replica"]) == ("controller_isr_before_removal", 2)

@@ -254,6 +254,19 @@ def _all_leaders(entry, m):
     return evs or None
 
 
+def _isr_before_removal(entry, m):
+    """KafkaController.removeReplicaFromIsr (0.8.2.2 .. 1.0.0, DEBUG "Removing replica R from ISR a,b,c for partition
+    P."): the ISR the controller's context holds for P (partitionLeadershipInfo) just before it writes the ISR without
+    R (an OfflineReplica: a broker failing, or a follower's controlled shutdown). The controller's own view, stated:
+    an ISR expansion by the leader that no other line shows is in it."""
+    tp = split_topic_partition(m["tp"])
+    isr = int_list(m["isr"])
+    if tp is None:
+        return None
+    return Event("partition_state_observed", controller_id=_cid(m), topic=tp[0], partition=tp[1], isr=isr,
+                 detail={"via": "controller_isr_before_removal", "removed_replica": int(m["r"])})
+
+
 # One "tp -> List(3, 1, 2)" item of a map of assignments (the Seq's class name varies with the Scala version): the
 # whole item, its partition and its replicas.
 _ASSIGNMENT_ITEM = re.compile(r"((\[[^\]]+\]|[^\s,()>]+) -> \w*\(([\d, ]*)\))")
@@ -297,6 +310,9 @@ RULES = [
     Rule("controller.assignments_not_preferred", CONTROLLER_LOGGERS, ("opics not in preferred replica",),
          re.compile(_C + r"(?P<what>[Tt]opics not in preferred replica(?: for broker \d+)?) (?P<dump>.*)$"),
          _assignments_listed),
+    Rule("controller.isr_before_removal", CONTROLLER_LOGGERS, ("Removing replica ", " from ISR "),
+         re.compile(_C + r"Removing replica (?P<r>\d+) from ISR (?P<isr>[\d,]*) for partition (?P<tp>\S+?)\.?$"),
+         _isr_before_removal),
     Rule("controller.all_leaders", CONTROLLER_LOGGERS, ("All leaders = ",),
          re.compile(_C + r"All leaders = (?P<dump>.*)$"), _all_leaders),
     # --- election -------------------------------------------------------------------------------
