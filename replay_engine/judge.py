@@ -328,6 +328,11 @@ def point_decision(ctx: JudgeView, p: PState, kind: str, f: F.RecordedState) -> 
         if removed is None:
             gone = [r for r in p.isr if r not in (f.isr or ()) or r == p.leader and f.leader == -1]
             removed = gone[0] if len(gone) == 1 else None
+            if not gone and p.leader == -1 == f.leader and len(p.isr) == 1 and tuple(f.isr or ()) == tuple(p.isr):
+                # a leaderless partition's write that keeps its one ISR member: only removing that member does it,
+                # kept since unclean election is off (1.0.0 KafkaController.removeReplicaFromIsr: "Retaining last
+                # ISR"; a replica not in the ISR is not written at all), as a deletion's retries do
+                removed = p.isr[0]
         if removed is None or p.leader is None:
             return None, ""
         if int(removed) not in p.isr:

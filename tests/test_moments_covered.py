@@ -172,3 +172,21 @@ def test_a_failed_election_of_a_deleted_topics_partition_agrees_with_no_state():
     got = [c for c in res.comparisons if c.record.source_file == f"{cluster}/{logs}/state-change.log.2019-08-29-22.gz"
            and c.record.source_pos == 2283]
     assert len(got) == 1 and got[0].agreed
+
+
+def test_a_deletions_retry_that_keeps_the_last_isr_member_is_rederived():
+    # RzethonUMnieDziala (1.0.0) controller.log.gz:76-78: a topic deletion's retry takes humidity-0's replica 3
+    # offline: "Removing replica 3 from ISR 3", "Retaining last ISR 3 ... since unclean leader election is disabled",
+    # "New leader and ISR for partition humidity-0 is {"leader":-1,"leader_epoch":2,"isr":[3]}" (1.0.0
+    # KafkaController.removeReplicaFromIsr). The write names no replica; keeping a leaderless partition's one ISR
+    # member is what removing that member does with unclean election off: re-derived, and agreed.
+    removing = _line("controller.log.gz", 76, RZETHON, RZETHON_LOGS)
+    retained = _line("controller.log.gz", 77, RZETHON, RZETHON_LOGS)
+    written = _line("controller.log.gz", 78, RZETHON, RZETHON_LOGS)
+    assert "Removing replica 3 from ISR 3 for partition humidity-0" in removing
+    assert "Retaining last ISR 3 of partition humidity-0 since unclean leader election is disabled" in retained
+    assert 'New leader and ISR for partition humidity-0 is {"leader":-1,"leader_epoch":2,"isr":[3]}' in written
+    res = replayed_cluster(RZETHON, "real_logs2")
+    got = [c for c in res.comparisons
+           if c.record.source_file == f"{RZETHON}/{RZETHON_LOGS}/controller.log.gz" and c.record.source_pos == 78]
+    assert len(got) == 1 and got[0].agreed and got[0].replayed["isr"] == [3]
