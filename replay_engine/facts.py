@@ -272,6 +272,8 @@ class RecordedFailedElection(Fact):
     assigned: tuple[int, ...] | None = None
     controller_id: int | None = None
     controller_epoch: int | None = None
+    # aborted by the controller-epoch fence: the controller epoch the partition's state was found written under
+    fenced_by: int | None = None
 
     role = "record"
 

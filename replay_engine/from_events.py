@@ -206,13 +206,24 @@ _ISR_MSG = re.compile(r"ISR brokers are: \[(?:List\()?([\d, ]*)\)?\]")
 _AR_MSG = re.compile(r"Assigned replicas are: \[(?:List\()?([\d, ]*)\)?\]")
 
 
+# 0.8.2.2 .. 1.0.0 PartitionStateMachine.electLeaderForPartition and 1.1.0+ doElectLeaderForPartitions: "[Aa]borted
+# leader election for partition P since the LeaderAndIsr path was already written by another controller. ... another
+# controller was elected with epoch E."
+_FENCED_MSG = re.compile(r"borted leader election for partition .* already written by another controller\..*"
+                         r"elected with epoch (\d+)", re.S)
+
+
 def _failure_context(message: str) -> dict:
-    """What a NoReplicaOnlineException message states about the controller's view at that moment."""
+    """What a NoReplicaOnlineException message states about the controller's view at that moment; or, for an
+    election aborted by the controller-epoch fence, the controller epoch the partition's state was written under."""
     out: dict = {}
     for key, rx in (("live_brokers", _LIVE_MSG), ("isr", _ISR_MSG), ("assigned", _AR_MSG)):
         m = rx.search(message)
         if m:
             out[key] = [int(x) for x in re.findall(r"\d+", m.group(1))]
+    m = _FENCED_MSG.search(message)
+    if m:
+        out["fenced_by"] = int(m.group(1))
     return out
 
 
@@ -321,7 +332,8 @@ def log_event_facts(ev: Event, authoritative: bool) -> list[F.Fact]:
                                             from_state=ev.from_state,
                                             live=frozenset(int(x) for x in live) if live is not None else None,
                                             isr=_t(d.get("isr")), assigned=_t(d.get("assigned")),
-                                            controller_id=ev.controller_id, controller_epoch=ev.controller_epoch))
+                                            controller_id=ev.controller_id, controller_epoch=ev.controller_epoch,
+                                            fenced_by=d.get("fenced_by")))
     elif t in ("isr_shrink", "isr_expand", "isr_updated") and tp is not None and ev.isr is not None:
         # the leader writes its own ISR changes; the controller (2.7+) logs the same change, but it is not the leader
         leader = None if d.get("side") == "controller" else ev.broker_id

@@ -588,6 +588,23 @@ def judge_kraft(tp: F.TP, ts: int, record: F.Ref, recorded: dict[str, Any], repl
     return Comparison(tp, ts, record, recorded, replayed, verdict(ok), how)
 
 
+def judge_fenced(p: PState, f: F.RecordedFailedElection, acting_epoch: int | None) -> Comparison:
+    """An election aborted by the controller-epoch fence (``f.fenced_by``; 0.9.0.0
+    PartitionStateMachine.electLeaderForPartition, 2.3.0 ZkPartitionStateMachine.doElectLeaderForPartitions: the
+    partition's state in ZooKeeper carries a controller epoch above the acting controller's; no leader selector runs,
+    nothing is written). Agreed where the replay held the partition written under such an epoch; else the record shows
+    a write no line before it did (the newer controller's), whose state the replay adopts (RecordHandlers), and counts
+    against. It says nothing of the brokers."""
+    recorded = {"leader": -1, "failed": True}
+    ce = f.controller_epoch if f.controller_epoch is not None else acting_epoch
+    if ce is not None and p.controller_epoch is not None and p.controller_epoch > ce:
+        return Comparison(f.tp, f.ts, f.ref, recorded, recorded, AGREED, "point: controller epoch fence")
+    return unknown(f.tp, f.ts, f.ref, recorded,
+                   f"{ADOPTED} (the partition's state written under controller epoch {f.fenced_by}, above the acting "
+                   f"controller's {ce}: the election was aborted by the controller-epoch fence; the replay held it "
+                   f"written under {p.controller_epoch})")
+
+
 def judge_failed(ctx: JudgeView, pending: Pending, p: PState, f: F.RecordedFailedElection,
                  defer_gaps: bool = False) -> Comparison:
     """A recorded failed election against the replay's decision, else against one re-derived at the record.

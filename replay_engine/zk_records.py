@@ -327,9 +327,14 @@ class RecordHandlers(Part):
                                                    "point: no LeaderAndIsr for the partition (its topic deleted)"))
             return
         self.c.failed_elections.setdefault(f.tp, []).append(f.ref)
-        judged = J.judge_failed(self.c.judge_view(), self.pending, p, f, defer_gaps=self.c.defers_gaps())
-        self.c.comparisons.append(judged)
-        self.adopt_implied(judged, f)
+        if f.fenced_by is not None:
+            self.c.comparisons.append(J.judge_fenced(p, f, self.c.controller_epoch))
+            if p.controller_epoch is None or p.controller_epoch < f.fenced_by:
+                self.store.set(p, controller_epoch=f.fenced_by)  # the write the record shows, adopted
+        else:
+            judged = J.judge_failed(self.c.judge_view(), self.pending, p, f, defer_gaps=self.c.defers_gaps())
+            self.c.comparisons.append(judged)
+            self.adopt_implied(judged, f)
         if f.strategy and "ControlledShutdown" in f.strategy and p.leader is not None and p.leader >= 0 \
                 and p.leader in self.brokers.live:
             # only a broker in controlled shutdown has its leaderships moved by this strategy: its shutdown was

@@ -62,3 +62,23 @@ def test_a_failed_controlled_shutdown_move_shows_its_leader_shutting_down():
             and c.ref.source_file.endswith("state-change.log.2019-02-05-10.gz")]
     assert c.rule == RULE_SHUTDOWN_MOVE and "doControlledShutdown" in c.rule
     assert c.ref.text.startswith("[2019-02-05 10:51:36,387] ERROR [Controller id=0 epoch=1]")
+
+
+def test_an_election_aborted_by_the_controller_epoch_fence_says_nothing_of_the_brokers():
+    """danisharora (Kafka 0.9.0.0), state-change.log.2016-11-15-16.gz:262-263: "Controller 2 epoch 39 initiated state
+    change for partition [__consumer_offsets,19] from OfflinePartition to OnlinePartition failed ... aborted leader
+    election ... since the LeaderAndIsr path was already written by another controller ... another controller was
+    elected with epoch 40" (17:50:51). 0.9.0.0 PartitionStateMachine.electLeaderForPartition throws before any leader
+    selector runs when the state's controller epoch is above its own: no election rule, no view of live brokers. The
+    record shows the partition written under epoch 40 (a write no earlier line shows): that state is adopted and the
+    record counts against, no broker is taken as not eligible from it (on main: diverged, judged as an offline
+    election, and broker states adopted from it), and :293 (__consumer_offsets-47) is no longer 'agreed' by accident."""
+    name = "danisharora__helloworld"
+    res = replay_cluster(_events(name), name)
+    for line, tp in ((262, ("__consumer_offsets", 19)), (293, ("__consumer_offsets", 47))):
+        c = _at(res, "state-change.log.2016-11-15-16.gz", line)
+        assert c.tp == tp and c.verdict == J.UNKNOWN and c.reason.startswith(J.ADOPTED)
+        assert "controller epoch 40" in c.reason and "fence" in c.reason and c.implied is None
+    cited = {(e["source_file"].rsplit("/", 1)[-1], e["source_pos"]) for f in res.image.findings
+             if f["kind"] == "broker_state_adopted" for e in f["evidence"]}
+    assert not {x for x in cited if x[0] == "state-change.log.2016-11-15-16.gz" and 262 <= x[1] <= 800}
