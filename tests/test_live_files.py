@@ -67,6 +67,30 @@ def test_rotation_then_gzip_between_two_looks(tmp_path):
     assert r.t.take_notes() == []
 
 
+def test_gzipped_copy_seen_beside_its_part_is_the_same_file(tmp_path):
+    """A rotated part is compressed beside itself and removed after (playback, logrotate): a look between the
+    two sees both. The .gz is the part's own continuation, not a new file whose lines would be read again."""
+    d = tmp_path / "kafka-broker-1"
+    d.mkdir()
+    log = d / "server.log"
+    _append(log, _line(1) + _line(2))
+    r = Reader(tmp_path)
+    r.poll()
+    part = d / "server.log.2021-08-16-09"
+    os.rename(log, part)
+    _append(log, _line(5))
+    with open(part, "rb") as src, gzip.open(d / "server.log.2021-08-16-09.gz", "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    r.poll()  # the part and its .gz side by side
+    os.remove(part)
+    r.poll()
+    r.poll()
+    got = r.by_display()
+    assert sorted(got) == ["server.log", "server.log#2"], sorted(got)
+    assert got["server.log"] == _line(1).encode() + _line(2).encode()
+    assert r.t.take_notes() == []
+
+
 def test_a_line_being_written_waits_for_its_end(tmp_path):
     log = tmp_path / "server.log"
     _append(log, _line(1) + "[2021-08-16 09:00:02,000] INFO cut")

@@ -130,6 +130,9 @@ def test_kill_9_and_restart_lose_nothing_and_tell_nothing_twice(spark, tmp_path)
     live = json.loads((out / "report.json").read_text())
     assert _answer(live) == _answer(_postmortem(dest, sample))
     assert not [w for w in live["live"]["warnings"] if "clock is behind" in w["text"]], live["live"]["warnings"]
+    # no incident lost: each one it ends with was told opened, before or after the kill
+    assert {n["id"] for n in notes if n["event"] == "incident_opened"} >= \
+        {f"{i['cluster']}/{i['topic']}/{i['start']}" for i in live["incidents"]}
     # every line read once: each logical file's line count is its final file's
     from forensics.live.follow import Session
 

@@ -114,6 +114,8 @@ class Table:
             else:
                 seen.add(self._look(f, st, now).lid)
         for path, display, st in rest:
+            if self._copy_of_followed(path, seen):
+                continue  # gzipped beside the part it replaces (written, then the part removed): linked once it is
             old = next((v for v in vanished if v.path == path), None)
             f = self._new(path, display, st, now)
             if f is None:
@@ -207,6 +209,22 @@ class Table:
             f.mtime = 0.0
             return f
         return None
+
+    def _copy_of_followed(self, path: str, seen: set[str]) -> bool:
+        """Is ``path`` a ``.gz`` whose content begins as a file of its folder still there does (a rotated part's
+        compressed copy, looked at before the part itself is removed)?"""
+        if not path.endswith(".gz"):
+            return False
+        head = None
+        for lid in seen:
+            f = self.files[lid]
+            if f.gz or f.gone or not f.head or os.path.dirname(f.path) != os.path.dirname(path):
+                continue
+            head = _gunzip_head(path) if head is None else head
+            want = bytes.fromhex(f.head)
+            if head is not None and head[:len(want)] == want:
+                return True
+        return False
 
     def _look(self, f: Followed, st: os.stat_result, now: float) -> Followed:
         """``f``'s size and last change as the file says; returns the logical file it is now (a new one when it
