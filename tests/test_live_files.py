@@ -188,3 +188,34 @@ def test_a_file_replaced_by_another_is_noted(tmp_path):
     notes = r.t.take_notes()
     assert [n["display"].rsplit("/", 1)[-1] for n in notes] == ["server.log"] and "replaced" in notes[0]["text"]
     assert r.by_display()["server.log#2"] == log.read_bytes()
+
+
+def test_a_file_whose_lines_give_no_event_is_not_taken_for_a_clock_behind():
+    """A broker's server.log goes on with lines that give no event (a log segment rolled, say) while another
+    file's events are at 10:50: its clock is the time of its latest line, not of its latest event (10:32). Only a
+    file whose lines themselves lag is a clock behind."""
+    from forensics.live.follow import SKEW_BATCHES, LiveFile, Session
+    from parsers.common.accounting import FileSummary
+    from parsers.common.context import SourceContext
+
+    s = Session("c")
+    us = 1_629_109_800_000_000  # 2021-08-16T10:30:00Z
+
+    def file(lid, event_ts, line_ts):
+        name = f"kafka-broker-{lid}/server.log"
+        f = LiveFile(lid, name, "text", SourceContext(name, "c"))
+        f.last_ts, f.summary = event_ts, FileSummary(path=f.display, kind="broker_log")
+        f.summary.see_ts(line_ts)
+        s.files[lid] = f
+        return f
+
+    quiet_lines = file("1", us + 142_000_000, us + 142_000_000)
+    busy = file("2", us + 1_200_000_000, us + 1_200_000_000)
+    for k in range(SKEW_BATCHES + 2):
+        t = us + 1_200_000_000 + k * 10_000_000
+        busy.last_ts, busy.grew = t, True
+        busy.summary.see_ts(t)
+        quiet_lines.summary.see_ts(t - 1_000_000)  # lines, but no event, a second before the other's
+        quiet_lines.grew = True
+        s.horizon("c", "now")
+    assert not s.skewed and not s.notes

@@ -277,14 +277,16 @@ class Session:
         for f in mine:
             if f.quiet and not f.behind:
                 continue
+            # its latest line's time, not only its latest event's: lines that give no event move its clock on too
+            line = max(f.last_ts, (f.summary.last_ts if f.summary is not None else None) or f.last_ts)
             if f.grew and not f.behind and before is not None \
                     and not _ROTATED_PART.search(f.display.split("#", 1)[0]):
-                f.lagging = f.lagging + 1 if f.last_ts < before - SKEW_US else 0
-            if f.lagging >= SKEW_BATCHES and f.last_ts < top - SKEW_US and not f.behind:
+                f.lagging = f.lagging + 1 if line < before - SKEW_US else 0
+            if f.lagging >= SKEW_BATCHES and line < top - SKEW_US and not f.behind:
                 if f.lid not in self.skewed:
                     self.skewed.add(f.lid)
-                    self.warn(now, f.display, f.where(f.fed), f"its latest line ({iso_utc(f.last_ts)}) is "
-                              f"{(top - f.last_ts) / 1e6:,.0f} s behind the other files' while it is still being "
+                    self.warn(now, f.display, f.where(f.fed), f"its latest line ({iso_utc(line)}) is "
+                              f"{(top - line) / 1e6:,.0f} s behind the other files' while it is still being "
                               "written: its clock is behind (or it is replaying old lines); not waited for")
                 continue
             active.append(f.last_ts)
