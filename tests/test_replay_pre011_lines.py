@@ -60,7 +60,9 @@ def test_a_set_of_replicas_does_not_reorder_the_assignment(pmitra):
     assert "changed partition [__consumer_offsets,47] from OfflinePartition to OnlinePartition with leader 2" in rec
     c = judged(pmitra, "state-change.log.2017-06-26-19.gz:2391")
     assert c.agreed and c.replayed["leader"] == 2
-    assert not any(c.verdict == "diverged" for c in pmitra.comparisons)
+    # the partition's other decisions follow the List's order too (elsewhere in the cluster, offline elections
+    # whose ISR or brokers' liveness no line shows diverge: issue 44's remaining class 1)
+    assert not any(o.verdict == "diverged" for o in pmitra.comparisons if o.tp == c.tp)
 
 
 def test_the_controllers_list_of_preferred_replicas_is_the_assignment_in_order(so3500):
@@ -86,7 +88,7 @@ def test_the_controllers_update_metadata_line_states_the_isr(so3500):
     assert "(Leader:1,ISR:1,0,LeaderEpoch:14" in line(SO_LOGS + "state-change.log.2017-09-25-18.gz", 3109)
     c = judged(so3500, "state-change.log.2017-09-25-18.gz:3557")
     assert c.agreed and c.replayed["leader"] == 0
-    assert not any(c.verdict == "diverged" for c in so3500.comparisons)
+    assert not any(o.verdict == "diverged" for o in so3500.comparisons if o.tp == c.tp)
 
 
 def test_a_failed_offline_election_puts_the_partition_offline(so3500):
