@@ -22,7 +22,7 @@ a log entry dropped: ``forensics.pipeline.replay_order`` / ``drop_log_copies``).
   those a controller logs while loading a snapshot restate the snapshot's state: neither is a decision.
 - ``compared``, ``agreed``, ``diverged``: recorded decisions the replay judged (agreed: every judged line of it).
 - ``adopted``: broker states the replay adopted from a record (the record that implies the state is the
-  provenance). Contract with the broker-state model (``replay_engine/brokers.py``): ``ReplayResult.broker_state``,
+  provenance). Contract with the broker-state model (``replay_engine/common/brokers.py``): ``ReplayResult.broker_state``,
   its ``adopted`` (a sized collection) or else its ``changes`` that carry a ``rule`` (a state a record implies by
   that Kafka rule); without it, the findings of kind ``broker_state_adopted``; 0 until either exists.
 - Unjudged decisions, by the reason the replay gives, split in three:
@@ -79,11 +79,11 @@ HOLES = (
     ("history restarted", lambda r: r.startswith("evidence gap (history restarted")),
     ("first record", lambda r: r.startswith("evidence gap (no line before the record states the partition's ISR")),
     ("quorum epochs", lambda r: r.startswith("evidence gap (") and "quorum epoch" in r and "in no line" in r),
-    # ZooKeeper mode's like: controller epochs no line names (replay_engine.judge.epochs_hole)
+    # ZooKeeper mode's like: controller epochs no line names (replay_engine.common.judge.epochs_hole)
     ("controller epochs", lambda r: r.startswith("evidence gap (controller epoch") and "in no line" in r),
 )
 CONTRADICTED = (
-    # replay_engine.judge.ADOPTED: the replay held brokers eligible (or not) that the record shows the other way; it
+    # replay_engine.common.judge.ADOPTED: the replay held brokers eligible (or not) that the record shows the other way; it
     # adopts the record's state from there (``adopted``), and the record counts against it
     ("adopted", lambda r: r.startswith("state adopted from the record")),
     ("state not shown", lambda r: r.startswith("evidence gap (decided on a state the evidence does not show")),
@@ -279,7 +279,7 @@ class Recorded:
 
 def recorded_decisions(res, events) -> list[Recorded]:
     """The decisions the evidence records, each with the keys of the lines/records stating it."""
-    from replay_engine import facts as F
+    from replay_engine.common import facts as F
 
     out: list[Recorded] = []
     if res.mode != "kraft":
@@ -474,7 +474,7 @@ def adopted_states(res) -> int:
     model = getattr(res, "broker_state", None)
     if model is not None:
         adopted = getattr(model, "adopted", None)
-        if adopted is None:  # replay_engine.brokers.BrokerStates: a change a record implies carries its Kafka rule
+        if adopted is None:  # replay_engine.common.brokers.BrokerStates: a change a record implies carries its Kafka rule
             adopted = [c for c in getattr(model, "changes", ()) if getattr(c, "rule", None)]
         return len(adopted)
     return sum(1 for f in res.image.findings if f.get("kind") == "broker_state_adopted")
@@ -482,7 +482,7 @@ def adopted_states(res) -> int:
 
 def measure(folder: str, name: str, events) -> Row:
     from replay_engine.api import replay_cluster
-    from replay_engine.cases import UNKNOWN
+    from replay_engine.causes.cases import UNKNOWN
 
     t0 = time.perf_counter()
     res = replay_cluster(events, name)

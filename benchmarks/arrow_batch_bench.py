@@ -38,7 +38,7 @@ def main() -> None:
     from pyspark.sql import functions as F
 
     from forensics.spark import ARROW_BATCH_ROWS, get_spark
-    from replay_engine.cluster_pass import RECORD_EVENT_TYPES
+    from replay_engine.sharding.cluster_pass import RECORD_EVENT_TYPES
 
     spark = get_spark("local[2]")
     ev = spark.read.parquet(args.events)

@@ -31,7 +31,7 @@ REAL_LOGS = REPO.parent / "shared" / "real_logs"
 
 def repeated(events: list, copies: int) -> list:
     """The cluster-wide events once, every partition's events ``copies`` times as other topics."""
-    from replay_engine.kraft_pass import is_wide
+    from replay_engine.kraft.context import is_wide
 
     out = [e for e in events if is_wide(e)]
     own = [e for e in events if not is_wide(e)]
@@ -54,9 +54,9 @@ def cpu(fn):
 
 def one_run(events: list, cluster: str, shards: int) -> dict:
     from replay_engine.api import replay_cluster
-    from replay_engine.kraft_pass import kraft_context, phase1_needs
-    from replay_engine.kraft_split import phase1
-    from replay_engine.shard import KRAFT_ROUNDS, ShardsDisagree, merge, next_round, replay_kraft_shard, routes
+    from replay_engine.kraft.context import kraft_context, phase1_needs
+    from replay_engine.kraft.split import phase1
+    from replay_engine.sharding.shard import KRAFT_ROUNDS, ShardsDisagree, merge, next_round, replay_kraft_shard, routes
 
     whole_s, whole = cpu(lambda: replay_cluster(events, cluster))
     ctx_s, ctx = cpu(lambda: kraft_context(events))

@@ -146,9 +146,9 @@ def _zk_real_events(name: str) -> list:
 
 def _phase1(events, shards: bool) -> dict[str, Any] | None:
     """Phase 1 of a sharded replay (logs alone, ZooKeeper mode), streamed and replayed the plain way."""
-    from replay_engine.cluster_pass import phase1_events, replayed_pass, streamed_pass
-    from replay_engine.from_events import cluster_context
-    from replay_engine.kraft_facts import is_kraft
+    from replay_engine.sharding.cluster_pass import phase1_events, replayed_pass, streamed_pass
+    from replay_engine.zk.from_events import cluster_context
+    from replay_engine.kraft.facts import is_kraft
 
     if not shards or is_kraft(events):
         return None
@@ -178,7 +178,7 @@ def _cluster_item(load: Callable[[], list], cluster: str, shards: bool) -> Calla
 def _sample_item(name: str) -> Callable[[], dict[str, Any]]:
     def run() -> dict[str, Any]:
         from replay_engine.api import replay_cluster
-        from replay_engine.risk import controller_of, single_failures, states_from_replay
+        from replay_engine.estimates.risk import controller_of, single_failures, states_from_replay
 
         res = replay_cluster(_sample_events(name), name)
         out = result_dump(res)
@@ -199,7 +199,7 @@ def _lowest_broker(name: str) -> int | None:
 
 def _whatif_item(name: str, sets: tuple[str, ...], ops: tuple[str, ...]) -> Callable[[], dict[str, Any]]:
     def run() -> dict[str, Any]:
-        from replay_engine.whatif import ChangeError, parse_changes, whatif
+        from replay_engine.estimates.whatif import ChangeError, parse_changes, whatif
 
         b = _lowest_broker(name) if any("{b}" in o for o in ops) else None
         if b is None and any("{b}" in o for o in ops):

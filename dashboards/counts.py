@@ -8,7 +8,7 @@ from dashboards.model import ClusterView
 from dashboards.series import Steps, leaderless_intervals, step_counts, under_replicated_intervals
 from dashboards.style import NO_LEADER, base_layout
 from dashboards.timefmt import axis_time, show_time
-from replay_engine.explain_text import fmt_duration
+from replay_engine.causes.text import fmt_duration
 
 MAX_POINTS = 4000
 UNDER_REPLICATED = "#ff7f0e"
@@ -46,7 +46,7 @@ def counts_traces(view: ClusterView, tz: str, label: str = "", max_points: int =
         for t in traces:
             t["line"]["dash"] = dash
     if view.write_outages:
-        # the replay's under-min-ISR intervals (replay_engine/write_outages.py), drawn beside the leaderless count
+        # the replay's under-min-ISR intervals (replay_engine/causes/write_outages.py), drawn beside the leaderless count
         lo = view.window[0]
         refused = step_counts([(w.start, w.end) for w in view.write_outages], lo, hi, max_points)
         line = _line(f"{prefix}acks=all refused (ISR below min.insync.replicas)", refused, hi, tz, ACKS_ALL_REFUSED)

@@ -16,7 +16,7 @@ from dashboards import safe
 from dashboards.model import Cite, ClusterView, Episode
 from dashboards.rank import Selection
 from dashboards.timefmt import axis_time, show_time
-from replay_engine.explain_text import fmt_duration
+from replay_engine.causes.text import fmt_duration
 
 MAX_EPISODES = 2000
 MAX_TEXT = 400

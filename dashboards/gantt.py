@@ -18,7 +18,7 @@ from dashboards.model import Cite, ClusterView, Episode, Span, WriteOutage
 from dashboards.rank import Selection
 from dashboards.style import HATCH, NO_LEADER, UNKNOWN, WRITE_HATCH, WRITE_OUTAGE, base_layout, broker_colour
 from dashboards.timefmt import axis_time, show_time
-from replay_engine.explain_text import fmt_duration
+from replay_engine.causes.text import fmt_duration
 
 NO_LEADER_TRACE = "no leader"
 UNKNOWN_TRACE = "leader unknown"

@@ -10,7 +10,7 @@ from dashboards.rank import Selection
 from dashboards.series import isr_bins
 from dashboards.style import base_layout
 from dashboards.timefmt import axis_time
-from replay_engine.explain_text import fmt_duration
+from replay_engine.causes.text import fmt_duration
 
 MAX_BINS = 240
 ROW_PX = 12

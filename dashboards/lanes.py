@@ -12,7 +12,7 @@ from dashboards import safe
 from dashboards.model import Band, ClusterView
 from dashboards.style import BROKER_STATES, HATCH, NO_LEADER, UNKNOWN, base_layout, broker_colour
 from dashboards.timefmt import axis_time, show_time
-from replay_engine.explain_text import fmt_duration
+from replay_engine.causes.text import fmt_duration
 
 CONTROLLER_LANE = "controller"
 

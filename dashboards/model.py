@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from dashboards.timefmt import parse_iso
-from replay_engine.timeline import outage_runs
+from replay_engine.common.timeline import outage_runs
 
 # The timeline events that mean "a controlled shutdown moved this partition" (ZooKeeper and KRaft logs).
 SHUTDOWN_EVENTS = frozenset({"controlled_shutdown_requested"})
@@ -153,7 +153,7 @@ def spans_from_rows(rows: Iterable[dict[str, Any]]) -> list[Span]:
 
 
 def episodes_of(spans: list[Span]) -> list[Episode]:
-    """The replay's own rule (replay_engine.timeline.outage_runs): touching leaderless spans merge."""
+    """The replay's own rule (replay_engine.common.timeline.outage_runs): touching leaderless spans merge."""
     return [Episode(run[0].topic, run[0].partition, run[0].start, run[-1].end, run)
             for run, _ in outage_runs(spans, lambda s: s.leaderless)]
 

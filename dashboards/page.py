@@ -95,7 +95,7 @@ def _rows(results: Iterable[Any]) -> list[dict[str, Any]]:
 def shutdown_requests(res: Any) -> list[tuple[int, int]]:
     """(broker, time) of every controlled-shutdown request in a replay's input: the controller's
     'Shutting down broker N' and the broker's own 'Beginning controlled shutdown'."""
-    from replay_engine import facts as F
+    from replay_engine.common import facts as F
 
     out = []
     for f in res.stream.facts:

@@ -65,9 +65,9 @@ def collect_events(ingest: IngestResult, since: int | None = None, until: int | 
 
 
 def split_clusters(events: list[Event]) -> tuple[list[Event], list[dict[str, Any]]]:
-    """Events given as one cluster that hold several (``replay_engine.clusters``) get their own cluster's name;
+    """Events given as one cluster that hold several (``replay_engine.folders.clusters``) get their own cluster's name;
     those no evidence places are left out. Returns the events kept and, per cluster given, what told them apart."""
-    from replay_engine.clusters import tell_clusters
+    from replay_engine.folders.clusters import tell_clusters
 
     by_cluster: dict[str | None, list[Event]] = {}
     for e in events:
@@ -201,7 +201,7 @@ def write_timeline(rows: list[dict[str, Any]], path: Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from replay_engine.timeline import timeline_arrow_schema
+    from replay_engine.common.timeline import timeline_arrow_schema
 
     schema = timeline_arrow_schema()
     cols = {f.name: [r.get(f.name) for r in rows] for f in schema}

@@ -5,12 +5,12 @@ from typing import Callable, Iterable
 
 from parsers.common.gc_pause import cycle_gc_paused
 from parsers.schema import Event
-from replay_engine.config import ConfigState, parse_version
-from replay_engine.controller import ZkControllerReplay
-from replay_engine.from_events import ClusterContext, FactStream, build_facts
+from replay_engine.common.config import ConfigState, parse_version
+from replay_engine.zk.controller import ZkControllerReplay
+from replay_engine.zk.from_events import ClusterContext, FactStream, build_facts
 from replay_engine.result import Leaderless, ReplayResult, assemble
-from replay_engine.roles import retire
-from replay_engine.shard_cut import shard_facts
+from replay_engine.common.roles import retire
+from replay_engine.sharding.cut import shard_facts
 
 __all__ = ["Leaderless", "ReplayResult", "kraft_result", "replay", "replay_cluster", "replay_kraft", "zk_result"]
 
@@ -33,15 +33,15 @@ def _broker_versions(events: list[Event], config: ConfigState) -> tuple[dict[int
 
 def replay_kraft(events: list[Event], cluster: str | None, keep_tp: Callable[[tuple[str, int]], bool] | None = None,
                  kpass=None, context: ClusterContext | None = None) -> ReplayResult:
-    """A KRaft cluster's replay; a shard of it with ``keep_tp``, phase 1's ``kpass`` (``replay_engine.kraft_split``)
+    """A KRaft cluster's replay; a shard of it with ``keep_tp``, phase 1's ``kpass`` (``replay_engine.kraft.split``)
     and the whole cluster's ``context`` (``kraft_pass.kraft_context``)."""
     with cycle_gc_paused():
         return _replay_kraft(events, cluster, keep_tp, kpass, context)
 
 
 def _replay_kraft(events, cluster, keep_tp, kpass, context) -> ReplayResult:
-    from replay_engine.kraft import KraftReplay
-    from replay_engine.kraft_facts import kraft_facts, prepared
+    from replay_engine.kraft.replay import KraftReplay
+    from replay_engine.kraft.facts import kraft_facts, prepared
 
     events, ctx = prepared(events, context)
     version = next(((e.detail or {}).get("version") for e in events if e.event_type == "kafka_version"), None)
@@ -59,7 +59,7 @@ def kraft_result(ctrl, events: list[Event], cluster: str | None, version: str | 
                  keep_tp: Callable[[tuple[str, int]], bool] | None = None) -> ReplayResult:
     """The result of a KRaft replay that has taken its last fact (the end of ``replay_kraft``; ``watch`` ends
     each picture of its replay the same way). ``version``: as logged; ``ctx``: the cluster's context."""
-    from replay_engine.from_events import Coverage
+    from replay_engine.zk.from_events import Coverage
 
     retire(ctrl)
     stream = FactStream([], "kraft", Coverage(), version, ctx.trace_start, ctx.trace_end, None, [])
@@ -80,19 +80,19 @@ def replay_cluster(events: Iterable[Event], cluster: str | None = None,
     """Replay ONE cluster's events (all sources mixed; ordering is done here).
 
     ``keep_tp`` replays only the partitions it accepts, with every cluster-wide fact (a shard, see
-    ``replay_engine.shard``); a KRaft cluster's shard needs phase 1's ``kpass`` too (``replay_engine.kraft_split``).
+    ``replay_engine.sharding.shard``); a KRaft cluster's shard needs phase 1's ``kpass`` too (``replay_engine.kraft.split``).
     """
     with cycle_gc_paused():
         return _replay_cluster(events, cluster, overrides, topic_overrides, keep_tp, context, kpass)
 
 
 def _replay_cluster(events, cluster, overrides, topic_overrides, keep_tp, context, kpass=None) -> ReplayResult:
-    from replay_engine.kraft_facts import is_kraft
+    from replay_engine.kraft.facts import is_kraft
 
     events = list(events)
     if is_kraft(events):
         if keep_tp is not None and kpass is None:
-            raise ValueError("a KRaft cluster's shard needs phase 1 (replay_engine.kraft_split.phase1)")
+            raise ValueError("a KRaft cluster's shard needs phase 1 (replay_engine.kraft.split.phase1)")
         return _replay_kraft(events, cluster, keep_tp, kpass, context)
     ctrl, stream = zk_replay_of(events, context, overrides, topic_overrides)
     if keep_tp is not None:

@@ -23,13 +23,13 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Mapping, NamedTuple
 
-from replay_engine.config import ConfigImage
-from replay_engine.facts import TP, Ref
-from replay_engine.frozen import FrozenMap
-from replay_engine.judge import tally
-from replay_engine.partition import BrokerPeriod, Decision, Tenure
+from replay_engine.common.config import ConfigImage
+from replay_engine.common.facts import TP, Ref
+from replay_engine.common.frozen import FrozenMap
+from replay_engine.common.judge import tally
+from replay_engine.common.partition import BrokerPeriod, Decision, Tenure
 from replay_engine.protocol import Replay
-from replay_engine.timeline import Interval
+from replay_engine.common.timeline import Interval
 
 
 class PartitionImage(NamedTuple):

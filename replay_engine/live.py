@@ -28,8 +28,8 @@ from typing import Any
 
 from parsers.common.gc_pause import cycle_gc_paused
 from parsers.schema import Event
-from replay_engine import facts as F
-from replay_engine.from_events import LOG_KINDS, ClusterContext, cluster_context
+from replay_engine.common import facts as F
+from replay_engine.zk.from_events import LOG_KINDS, ClusterContext, cluster_context
 from replay_engine.result import Leaderless, ReplayResult
 
 # Events read across any stretch of time: by the converters (registrations, sessions, versions, configuration,
@@ -199,7 +199,7 @@ class LiveReplay:
         return ends
 
     def _which(self) -> str | None:
-        from replay_engine.kraft_facts import KRAFT_TYPES, ZK_CONTROLLER_TYPES, is_kraft_counts
+        from replay_engine.kraft.facts import KRAFT_TYPES, ZK_CONTROLLER_TYPES, is_kraft_counts
 
         if not any(t in ZK_CONTROLLER_TYPES or t in KRAFT_TYPES and t != "metadata_record" for t in self.counts):
             return None  # no controller's activity yet: which replay is not known
@@ -208,8 +208,8 @@ class LiveReplay:
     def _start(self):
         events = self._events()
         if self.kind == "kraft":
-            from replay_engine.config import ConfigState, parse_version
-            from replay_engine.kraft import KraftReplay
+            from replay_engine.common.config import ConfigState, parse_version
+            from replay_engine.kraft.replay import KraftReplay
 
             self._version = next(((e.detail or {}).get("version") for e in events if e.event_type == "kafka_version"),
                                  None)
@@ -249,13 +249,13 @@ class LiveReplay:
         before that time are settled, ZooKeeper's window taken to reach it."""
         events = self._events()
         if self.kind == "kraft":
-            from replay_engine.config import parse_version
-            from replay_engine.kraft_facts import kraft_facts, prepared
+            from replay_engine.common.config import parse_version
+            from replay_engine.kraft.facts import kraft_facts, prepared
 
             ordered, _ = prepared(events, self.ctx)
             stream = kraft_facts(ordered, parse_version(self._version), None, self.ctx)
             return stream.facts, stream
-        from replay_engine.from_events import build_facts
+        from replay_engine.zk.from_events import build_facts
 
         ctx = self.ctx
         if settling is not None:
@@ -383,7 +383,7 @@ def _merge(ctx: ClusterContext, new: ClusterContext) -> None:
 def _merge_kraft(ctx: ClusterContext, events: list[Event]) -> None:
     """What ``kraft_pass.kraft_context`` reads of every event, grown by new ones: each file's writer (its lowest
     broker id), topic ids' names (the earliest), the span of the controller's own evidence."""
-    from replay_engine.kraft_pass import kraft_context
+    from replay_engine.kraft.context import kraft_context
 
     new = kraft_context(events, ClusterContext())
     for f, w in new.writers.items():

@@ -11,21 +11,21 @@ from __future__ import annotations
 
 from typing import AbstractSet, Any, Mapping, Protocol, Sequence, runtime_checkable
 
-from replay_engine.brokers import StateLog
-from replay_engine.config import ConfigImage, ConfigState
-from replay_engine.facts import TP, Ref
-from replay_engine.judge import Comparison
-from replay_engine.partition import BrokerPeriod, Decision, PState, Tenure
-from replay_engine.timeline import TimelineBuilder
+from replay_engine.common.brokers import StateLog
+from replay_engine.common.config import ConfigImage, ConfigState
+from replay_engine.common.facts import TP, Ref
+from replay_engine.common.judge import Comparison
+from replay_engine.common.partition import BrokerPeriod, Decision, PState, Tenure
+from replay_engine.common.timeline import TimelineBuilder
 
 
 @runtime_checkable
 class Replay(Protocol):
-    # partitions, as the replay's store holds them (written only by replay_engine.apply)
+    # partitions, as the replay's store holds them (written only by replay_engine.common.apply)
     parts: Mapping[TP, PState]
     ar_history: Mapping[TP, Sequence[tuple[int, tuple[int, ...]]]]  # AR changes, in order
     failed_elections: Mapping[TP, Sequence[Ref]]
-    # brokers (written only by replay_engine.brokers: BrokerStates, KRaft's KraftBrokerStates)
+    # brokers (written only by replay_engine.common.brokers: BrokerStates, KRaft's KraftBrokerStates)
     brokers: StateLog  # every broker's state over time, each change with its provenance; what every decision reads
     live: AbstractSet[int]  # the brokers the controller counted alive at the end
     known_brokers: AbstractSet[int]

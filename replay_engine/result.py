@@ -11,18 +11,19 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from parsers.schema import Event, iso_utc
-from replay_engine import facts as F, rules as R
-from replay_engine.dataloss import estimate as estimate_loss
-from replay_engine.explain import Cause, World, explain
-from replay_engine.from_events import FactStream
+from replay_engine import rules as R
+from replay_engine.common import facts as F
+from replay_engine.estimates.dataloss import estimate as estimate_loss
+from replay_engine.causes.explain import Cause, World, explain
+from replay_engine.zk.from_events import FactStream
 from replay_engine.image import ClusterHistory, ClusterImage, history_of, image_of
-from replay_engine.judge import DIVERGED, Comparison, tally, unknown_reasons
-from replay_engine.partition import Decision
+from replay_engine.common.judge import DIVERGED, Comparison, tally, unknown_reasons
+from replay_engine.common.partition import Decision
 from replay_engine.protocol import Replay
-from replay_engine.restarts import annotate as annotate_restarts, failed_starts, generated_ids, with_unserved
-from replay_engine.skew import SkewEstimate, estimate_skew
-from replay_engine.timeline import Episode, Interval, leaderless_episodes
-from replay_engine.write_outages import UnderMinIsr, compute as compute_write_outages
+from replay_engine.causes.restarts import annotate as annotate_restarts, failed_starts, generated_ids, with_unserved
+from replay_engine.estimates.skew import SkewEstimate, estimate_skew
+from replay_engine.common.timeline import Episode, Interval, leaderless_episodes
+from replay_engine.causes.write_outages import UnderMinIsr, compute as compute_write_outages
 
 
 @dataclass
@@ -67,7 +68,7 @@ class ReplayResult:
     broker_versions: dict[int, str] = field(default_factory=dict)  # each broker's own logged 'Kafka version:'
     restarts: dict[str, Any] = field(default_factory=dict)  # failed starts and generated broker ids
     under_min_isr: list[UnderMinIsr] = field(default_factory=list)  # write outages with a live leader
-    # KRaft shard mode: lines of its own partitions that showed a leader active (replay_engine.kraft_split)
+    # KRaft shard mode: lines of its own partitions that showed a leader active (replay_engine.kraft.split)
     inferred: tuple = ()
 
     # ---------------------------------------------------------------- agreement

@@ -13,7 +13,7 @@ import re
 import sys
 
 from conftest import REAL_LOGS, REPO, real_cluster_events
-from replay_engine import judge
+from replay_engine.common import judge
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 from agreement import as_replayed, classify_reason, log_stated_moments  # noqa: E402

@@ -15,14 +15,14 @@ import pytest
 from conftest import ZK_REAL, real_cluster_events
 from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
-from replay_engine import apply as A
-from replay_engine import facts as F
+from replay_engine.common import apply as A
+from replay_engine.common import facts as F
 from replay_engine.api import replay_cluster
-from replay_engine.config import ConfigState
-from replay_engine.controller import ZkControllerReplay
-from replay_engine.from_events import Coverage
-from replay_engine.partition import PState
-from replay_engine.states import NEW, NON_EXISTENT, OFFLINE, ONLINE
+from replay_engine.common.config import ConfigState
+from replay_engine.zk.controller import ZkControllerReplay
+from replay_engine.zk.from_events import Coverage
+from replay_engine.common.partition import PState
+from replay_engine.common.states import NEW, NON_EXISTENT, OFFLINE, ONLINE
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -179,17 +179,17 @@ def test_only_the_apply_module_writes_partition_state():
             yield from (t.elts if isinstance(t, ast.Tuple) else [t])
 
     offenders = []
-    for path in sorted((REPO / "replay_engine").glob("*.py")):
-        if path.name == "apply.py":
+    for path in sorted((REPO / "replay_engine").rglob("*.py")):
+        if path.relative_to(REPO).as_posix() == "replay_engine/common/apply.py":
             continue
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
                 for t in targets(node):
                     if isinstance(t, ast.Attribute) and t.attr in fields and not (
                             isinstance(t.value, ast.Name) and t.value.id == "self"):
-                        offenders.append(f"{path.name}:{node.lineno}")
+                        offenders.append(f"{path.relative_to(REPO)}:{node.lineno}")
             elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "setattr":
-                offenders.append(f"{path.name}:{node.lineno} setattr")
+                offenders.append(f"{path.relative_to(REPO)}:{node.lineno} setattr")
     assert offenders == []
 
 

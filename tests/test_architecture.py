@@ -63,14 +63,14 @@ PARSER_LAYERS: dict[str, frozenset[str]] = {
                                    "parsers.container_streams", "parsers.log_dirs"},
 }
 
-# The replay loops consume facts (replay_engine.facts), not events: the converters (from_events for ZooKeeper
+# The replay loops consume facts (replay_engine.common.facts), not events: the converters (from_events for ZooKeeper
 # mode, kraft_facts for KRaft) are where a replay reads what parsers made, so these import no parsers module.
-FACT_CONSUMERS = ("replay_engine.controller", "replay_engine.kraft", "replay_engine.kraft_brokers",
-                  "replay_engine.kraft_topics", "replay_engine.kraft_records", "replay_engine.kraft_steps",
-                  "replay_engine.kraft_lines", "replay_engine.kraft_epochs", "replay_engine.brokers",
-                  "replay_engine.zk_context", "replay_engine.zk_partitions", "replay_engine.zk_brokers",
-                  "replay_engine.zk_failover", "replay_engine.zk_topics", "replay_engine.zk_records",
-                  "replay_engine.zk_seeding", "replay_engine.zk_inference")
+FACT_CONSUMERS = ("replay_engine.zk.controller", "replay_engine.kraft.replay", "replay_engine.kraft.brokers",
+                  "replay_engine.kraft.topics", "replay_engine.kraft.records", "replay_engine.kraft.steps",
+                  "replay_engine.kraft.lines", "replay_engine.kraft.epochs", "replay_engine.common.brokers",
+                  "replay_engine.zk.context", "replay_engine.zk.partitions", "replay_engine.zk.broker_changes",
+                  "replay_engine.zk.failover", "replay_engine.zk.topics", "replay_engine.zk.records",
+                  "replay_engine.zk.seeding", "replay_engine.zk.inference")
 
 # Registries of module names imported with importlib: module -> the name of its literal.
 DYNAMIC_IMPORTS = {"parsers.dispatch": "PARSERS", "forensics.cli": "COMMANDS"}
@@ -386,10 +386,10 @@ def test_a_replay_loop_reading_events_is_found(tmp_path):
         "parsers/__init__.py": "",
         "parsers/schema.py": "class Event: ...\n",
         "replay_engine/__init__.py": "",
-        "replay_engine/kraft.py": "from __future__ import annotations\nfrom typing import TYPE_CHECKING\n"
+        "replay_engine/kraft/replay.py": "from __future__ import annotations\nfrom typing import TYPE_CHECKING\n"
                                   "if TYPE_CHECKING:\n    from parsers.schema import Event\n",
-        "replay_engine/controller.py": "from replay_engine import kraft\n",
+        "replay_engine/zk/controller.py": "from replay_engine import kraft\n",
     })
     g = build_graph(root, ("parsers", "replay_engine"), {})
     assert fact_consumer_violations(g) == [
-        "replay_engine.kraft imports parsers.schema: a replay loop reads facts; events become facts in a converter"]
+        "replay_engine.kraft.replay imports parsers.schema: a replay loop reads facts; events become facts in a converter"]

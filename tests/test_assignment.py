@@ -2,7 +2,7 @@
 import json
 
 from conftest import ZK_REAL
-from replay_engine.assignment import (assign_rack_aware, assign_rack_unaware, extend_replication, rack_alternated,
+from replay_engine.estimates.assignment import (assign_rack_aware, assign_rack_unaware, extend_replication, rack_alternated,
                                       replica_index)
 
 

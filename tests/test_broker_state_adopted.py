@@ -11,9 +11,9 @@ import pytest
 
 from conftest import REAL_LOGS2, real_cluster_events
 from forensics.pipeline import drop_log_copies, replay_order
-from replay_engine import judge as J
+from replay_engine.common import judge as J
 from replay_engine.api import replay_cluster, zk_replay_of
-from replay_engine.brokers import RULE_SHUTDOWN_MOVE, SHUTTING
+from replay_engine.common.brokers import RULE_SHUTDOWN_MOVE, SHUTTING
 
 
 def _events(name):

@@ -1,4 +1,4 @@
-"""Broker state: one writer (replay_engine/brokers.py), every change with its provenance, Kafka's questions.
+"""Broker state: one writer (replay_engine/common/brokers.py), every change with its provenance, Kafka's questions.
 
 Independent truth: Kafka's source. 0.10.2.0 core/src/main/scala/kafka/controller/KafkaController.scala,
 ``ControllerContext.liveBrokerIds`` = the registered brokers minus ``shuttingDownBrokerIds`` (the controller's own
@@ -10,11 +10,11 @@ the replica not on an offline log directory; 2.8.0 ``resetContext`` clears ``shu
 import ast
 from pathlib import Path
 
-from replay_engine import facts as F
-from replay_engine.brokers import LIVE, REGISTERED, SHUTTING, BrokerStates
-from replay_engine.config import ConfigState
-from replay_engine.controller import ZkControllerReplay
-from replay_engine.from_events import Coverage
+from replay_engine.common import facts as F
+from replay_engine.common.brokers import LIVE, REGISTERED, SHUTTING, BrokerStates
+from replay_engine.common.config import ConfigState
+from replay_engine.zk.controller import ZkControllerReplay
+from replay_engine.zk.from_events import Coverage
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -79,7 +79,7 @@ def writes_outside(tree: ast.AST) -> list[int]:
 def test_only_the_brokers_module_writes_broker_state():
     offenders = []
     for path in sorted((REPO / "replay_engine").rglob("*.py")):
-        if path.name in ("brokers.py",) or path.name in NOT_YET:
+        if path.relative_to(REPO).as_posix() in {"replay_engine/common/brokers.py"} | NOT_YET:
             continue
         offenders += [f"{path.relative_to(REPO)}:{n}" for n in writes_outside(ast.parse(path.read_text()))]
     assert offenders == []
@@ -159,9 +159,9 @@ def test_a_record_implies_a_state_with_the_rule_it_follows_from():
 
 
 def test_the_write_check_covers_every_kraft_module():
-    # KRaft's broker state has no exemption any more: every replay_engine module, kraft_brokers.py included, is read
-    names = {p.name for p in (REPO / "replay_engine").rglob("*.py")}
-    assert NOT_YET == frozenset() and {"kraft_brokers.py", "kraft.py", "kraft_lines.py", "kraft_records.py"} <= names
+    # KRaft's broker state has no exemption any more: every replay_engine module, kraft/brokers.py included, is read
+    names = {p.relative_to(REPO / "replay_engine").as_posix() for p in (REPO / "replay_engine").rglob("*.py")}
+    assert NOT_YET == frozenset() and {"kraft/brokers.py", "kraft/replay.py", "kraft/lines.py", "kraft/records.py"} <= names
     src = ("def f(self, b, ts):\n"
            "    self.fenced.add(b)\n"
            "    self.cs.discard(b)\n"
@@ -175,7 +175,7 @@ def test_the_write_check_covers_every_kraft_module():
 def test_a_kraft_acceptable_leader_is_registered_unfenced_and_not_shutting_down():
     # 3.9.0-rc3 metadata/.../controller/ClusterControlManager.java isActive: registration != null && !fenced() &&
     # !inControlledShutdown(); a broker registers fenced (RegisterBrokerRecord fenced=true) and leads only unfenced
-    from replay_engine.brokers import FENCED, RULE_CHANGED_IMPLIES_REGISTERED, RULE_REGISTERED, KraftBrokerStates
+    from replay_engine.common.brokers import FENCED, RULE_CHANGED_IMPLIES_REGISTERED, RULE_REGISTERED, KraftBrokerStates
 
     s = KraftBrokerStates()
     s.register(1, 10, True, ref(1))
@@ -193,7 +193,7 @@ def test_a_kraft_acceptable_leader_is_registered_unfenced_and_not_shutting_down(
 
 
 def test_a_kraft_state_a_line_implies_carries_its_rule():
-    from replay_engine.brokers import RULE_ELECTED_ACTIVE, KraftBrokerStates
+    from replay_engine.common.brokers import RULE_ELECTED_ACTIVE, KraftBrokerStates
 
     # a leader's line at a new leader epoch: it was acceptable then (PartitionChangeBuilder.isAcceptableLeader)
     s = KraftBrokerStates()
@@ -210,8 +210,8 @@ AMMAR = "Ammar777782439__kafka_2.13-4.0.0"
 
 
 def test_both_replays_read_their_brokers_from_the_one_model():
-    from replay_engine.brokers import KraftBrokerStates, StateLog
-    from replay_engine.kraft import KraftReplay
+    from replay_engine.common.brokers import KraftBrokerStates, StateLog
+    from replay_engine.kraft.replay import KraftReplay
 
     zk, kraft = ZkControllerReplay(ConfigState()), KraftReplay(ConfigState())
     assert isinstance(zk.brokers, BrokerStates) and isinstance(kraft.brokers, KraftBrokerStates)
@@ -221,9 +221,9 @@ def test_both_replays_read_their_brokers_from_the_one_model():
 def _kraft_replay(name: str, folder: str = "real_logs"):
     """A KRaft cluster replayed as replay_cluster does, the replay itself kept (its broker state is read here)."""
     from conftest import real_cluster_events
-    from replay_engine.config import parse_version
-    from replay_engine.kraft import KraftReplay
-    from replay_engine.kraft_facts import kraft_facts, prepared
+    from replay_engine.common.config import parse_version
+    from replay_engine.kraft.replay import KraftReplay
+    from replay_engine.kraft.facts import kraft_facts, prepared
 
     events, ctx = prepared(real_cluster_events(name, folder))
     version = next((e.detail or {}).get("version") for e in events if e.event_type == "kafka_version")
@@ -241,7 +241,7 @@ def test_each_kraft_broker_change_cites_its_line_and_the_quorum_controllers_code
     #   :320 "Unfenced broker 10 has requested and been granted a controlled shutdown." (BrokerHeartbeatManager)
     #   :323 "The request from broker 10 to shut down has been granted ..." (SHUTDOWN_NOW: handleBrokerFenced)
     #   :50  "Fencing broker 10 at epoch 123 ...", after the fence record of :38: the same fence stated again, no change
-    from replay_engine import brokers as B
+    from replay_engine.common import brokers as B
 
     r = _kraft_replay(AMMAR)
     f = "logs/controller.log.2025-05-14-23.gz"
@@ -271,7 +271,7 @@ def test_an_immediate_shutdown_is_a_fence_not_a_controlled_shutdown():
     # Danielowo2000's kafka_2.13-3.5.0/logs/controller.log.2023-08-14-10.gz:8, the same line for a broker the replay
     # held fenced: the line is logged only for an unfenced broker (calculateNextBrokerState case UNFENCED), so it was
     # unfenced until then, and the fence's changes follow
-    from replay_engine import brokers as B
+    from replay_engine.common import brokers as B
 
     r = _kraft_replay(AMMAR)
     f = "logs/controller.log.2025-05-14-23.gz"
@@ -295,7 +295,7 @@ def test_a_controlled_shutdowns_grant_shows_the_broker_unfenced():
     # new broker ... brokerEpoch=5"; no unfence line follows), then :124 "Unfenced broker 1 has requested and been
     # granted a controlled shutdown." (calculateNextBrokerState case UNFENCED: it was unfenced) and :126 "The request
     # from broker 1 to shut down has been granted ..." (SHUTDOWN_NOW: handleBrokerFenced, a change of state)
-    from replay_engine import brokers as B
+    from replay_engine.common import brokers as B
 
     r = _kraft_replay("Danielowo2000__BigDataTechnologies-Version-2", "real_logs2")
     f = "logs/controller.log.2023-08-05-17.gz"

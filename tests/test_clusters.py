@@ -1,4 +1,4 @@
-"""Several clusters in one folder told apart (replay_engine.clusters), on real clusters' files read in place: two
+"""Several clusters in one folder told apart (replay_engine.folders.clusters), on real clusters' files read in place: two
 real clusters put side by side as an operator's folders would hold them, a laptop formatted again and again, and
 real single clusters with restarts that must stay one."""
 from __future__ import annotations
@@ -17,7 +17,7 @@ from forensics.sources import broker_hint_from_path
 from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
 from replay_engine.api import replay
-from replay_engine.clusters import tell_clusters
+from replay_engine.folders.clusters import tell_clusters
 
 NOVA = REAL_LOGS2 / "NovaSeele__KafkaDemo"  # 3.6.0, brokers 0-2, 'Cluster ID = v22dySzFROGZtN_eOO8rRA'
 TUSHAR = REAL_LOGS2 / "Tushar-Nagdive-Dev__kafka-code"  # 3.8.0, brokers 0-2, 'Cluster ID = ferJwTLsTEivjkl4i0_WEw'

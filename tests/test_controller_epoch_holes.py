@@ -15,7 +15,7 @@ import pytest
 
 from conftest import REAL_LOGS, REAL_LOGS2, real_cluster_events
 from forensics.pipeline import split_clusters
-from replay_engine import judge as J
+from replay_engine.common import judge as J
 from replay_engine.api import replay_cluster
 
 NAME = "AndreasTraut__kafka_2.13-2.8.0"

@@ -1,9 +1,9 @@
 """Data lost by an unclean election, counted from the offsets the brokers logged (hand-derived expectations)."""
 from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
-from replay_engine.dataloss import estimate
-from replay_engine.facts import Ref
-from replay_engine.partition import Decision
+from replay_engine.estimates.dataloss import estimate
+from replay_engine.common.facts import Ref
+from replay_engine.common.partition import Decision
 
 
 def events_of(text: str, path: str):

@@ -19,7 +19,7 @@ from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
 from parsers.zookeeper.txnlog import HEADER_BYTES, read_txnlog
 from replay_engine.api import replay, replay_cluster
-from replay_engine.whatif import parse_changes, whatif
+from replay_engine.estimates.whatif import parse_changes, whatif
 
 SAMPLE = "unclean_election"
 

@@ -5,7 +5,7 @@ Sources: controller-semantics.md sections 5-6 and the seed articles 000/003/004.
 """
 import pytest
 
-from replay_engine.elections import (Election, controlled_shutdown_leader, offline_partition_leader,
+from replay_engine.zk.elections import (Election, controlled_shutdown_leader, offline_partition_leader,
                                      preferred_replica_leader, reassign_partition_leader, remove_replica_from_isr,
                                      remove_replica_from_isr_010)
 

@@ -16,9 +16,9 @@ from forensics.sources import broker_hint_from_path
 from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
 from replay_engine.api import replay_cluster
-from replay_engine.cases import BROKER_DOWN, CONTROLLER_TOOK_OVER, FAILED_ELECTION, LEADERLESS, UNCLEAN_ELECTED
-from replay_engine.explain import CLASSIFIERS
-from replay_engine.explain_text import render
+from replay_engine.causes.cases import BROKER_DOWN, CONTROLLER_TOOK_OVER, FAILED_ELECTION, LEADERLESS, UNCLEAN_ELECTED
+from replay_engine.causes.explain import CLASSIFIERS
+from replay_engine.causes.text import render
 
 ZK_SAMPLES = ("rf1_broker_kill", "unclean_election", "restart_refused", "under_min_isr")
 

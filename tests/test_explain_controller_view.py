@@ -19,7 +19,7 @@ import re
 
 from conftest import REAL_LOGS2, replayed_cluster
 from parsers.schema import iso_utc
-from replay_engine.cases import (ALL_REPLICAS_OFFLINE, CONTROLLER_LEFT, CONTROLLER_TOOK_OVER, LEADER_RETURN_UNSEEN,
+from replay_engine.causes.cases import (ALL_REPLICAS_OFFLINE, CONTROLLER_LEFT, CONTROLLER_TOOK_OVER, LEADER_RETURN_UNSEEN,
                                  LIVE_VIEW, NO_CONTROLLER, NO_LIVE_ISR, SERVING)
 
 

@@ -16,19 +16,19 @@ from pathlib import Path
 import pytest
 
 from conftest import REAL_LOGS, REPO, ZK_REAL
-from replay_engine import facts as F
-from replay_engine.config import ConfigState
-from replay_engine.controller import ZkControllerReplay
-from replay_engine.from_events import Coverage
-from replay_engine.kraft import KraftReplay
-from replay_engine.modes import CounterfactualMode, LogsOnlyMode, ZkRecordsMode
-from replay_engine.roles import ROLES, Router, UnroutedFact
+from replay_engine.common import facts as F
+from replay_engine.common.config import ConfigState
+from replay_engine.zk.controller import ZkControllerReplay
+from replay_engine.zk.from_events import Coverage
+from replay_engine.kraft.replay import KraftReplay
+from replay_engine.zk.modes import CounterfactualMode, LogsOnlyMode, ZkRecordsMode
+from replay_engine.common.roles import ROLES, Router, UnroutedFact
 
 ENGINE = REPO / "replay_engine"
 # The modules that make the facts each replay runs over (converters, what-if's plan, the shard cut, and the
 # inputs the ZooKeeper-mode controller infers from records).
-ZK_FEEDS = ("from_events.py", "whatif.py", "shard_cut.py", "controller.py")
-KRAFT_FEEDS = ("kraft_facts.py",)
+ZK_FEEDS = ("zk/from_events.py", "estimates/whatif.py", "sharding/cut.py", "zk/controller.py")
+KRAFT_FEEDS = ("kraft/facts.py",)
 
 
 def _fact_classes() -> list[type]:
@@ -74,7 +74,7 @@ def test_the_zookeeper_replay_routes_every_fact_its_feeds_make(mode):
 
 def test_the_kraft_replay_routes_every_fact_its_converter_makes():
     router = KraftReplay(ConfigState()).router
-    met = _constructed("kraft_facts.py")
+    met = _constructed("kraft/facts.py")
     assert F.PartitionChange in met and F.BrokerDown in met and F.ObservedState in met
     missing = sorted(c.__name__ for c in met if not router.handles(c))
     assert not missing, missing
@@ -107,7 +107,7 @@ def test_the_router_refuses_a_fact_under_a_role_it_does_not_declare_and_one_it_c
 
 def test_kraft_replay_reads_no_event_and_dispatches_by_no_name():
     """kraft.py consumes facts only: no import from parsers, no Event, no getattr, no event_type."""
-    tree = ast.parse((ENGINE / "kraft.py").read_text())
+    tree = ast.parse((ENGINE / "kraft/replay.py").read_text())
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             assert not (node.module or "").startswith("parsers"), node.module
@@ -159,7 +159,7 @@ def _parse(files, cluster: str, relative_to: Path) -> list:
 
 @pytest.fixture(scope="module")
 def kraft_downs():
-    from replay_engine.kraft_facts import kraft_facts, prepared
+    from replay_engine.kraft.facts import kraft_facts, prepared
 
     root = REAL_LOGS / KRAFT_CLUSTER
     events = _parse(sorted(p for p in root.rglob("*") if p.is_file()), KRAFT_CLUSTER, REAL_LOGS)
@@ -189,7 +189,7 @@ def test_a_kraft_fence_is_broker_down_caused_by_the_fence(kraft_downs):
 
 
 def test_a_zookeeper_session_expiry_is_the_same_fact_with_its_own_cause(kraft_downs):
-    from replay_engine.from_events import build_facts
+    from replay_engine.zk.from_events import build_facts
 
     scenario = "s1_single_replica_kill"
     truth = json.loads((ZK_REAL / scenario / "ground_truth.json").read_text())
@@ -204,10 +204,10 @@ def test_a_zookeeper_session_expiry_is_the_same_fact_with_its_own_cause(kraft_do
 
 
 def test_the_kraft_what_if_side_routes_every_fact_its_feeds_make():
-    from replay_engine.kraft_counterfactual import KraftVariant
+    from replay_engine.kraft.counterfactual import KraftVariant
 
     router = KraftReplay(ConfigState(), variant=KraftVariant()).router
-    met = _constructed("kraft_facts.py") | _constructed("kraft_whatif.py")
+    met = _constructed("kraft/facts.py") | _constructed("kraft/whatif.py")
     assert F.BrokerStopped in met and F.ControlledShutdownRequest in met
     missing = sorted(c.__name__ for c in met if not router.handles(c))
     assert not missing, missing

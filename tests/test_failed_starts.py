@@ -14,7 +14,7 @@ import pytest
 from conftest import REAL_LOGS
 from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
-from replay_engine.restarts import failed_starts, generated_ids
+from replay_engine.causes.restarts import failed_starts, generated_ids
 
 
 def _lines(rel: str) -> list[str]:

@@ -1,7 +1,7 @@
 """Shard tasks that read the audit store's files themselves (``forensics.audit.file_shards``) get the rows
 the router's rule gives them, and the replay they run equals the one-process replay.
 
-Independent truth: ``replay_engine.shard.routes``, the one-process statement of which shard an event goes
+Independent truth: ``replay_engine.sharding.shard.routes``, the one-process statement of which shard an event goes
 to, over the same parsed events; and ``replay_cluster`` of each cluster's events in one process.
 """
 import dataclasses
@@ -21,7 +21,7 @@ from forensics.audit.run import EVENT_SORT, events_table_schema
 from forensics.audit.store import Store, dated
 from parsers.schema import events_to_arrow
 from replay_engine.api import replay_cluster
-from replay_engine.shard import routes
+from replay_engine.sharding.shard import routes
 
 pytestmark = pytest.mark.spark
 

@@ -5,12 +5,12 @@ Independent truth: Kafka 2.7.0 core/src/main/scala/kafka/controller/PartitionLea
 leads; the new ISR is the live part of the old one (PartitionStateMachine.leaderForOffline). When the
 assignment order is not in the evidence and several live ISR members could win, nothing can be judged.
 """
-from replay_engine import facts as F
-from replay_engine import judge as J
-from replay_engine.config import UNCLEAN, ConfigImage
-from replay_engine.from_events import Coverage
-from replay_engine.frozen import FrozenMap
-from replay_engine.partition import PState
+from replay_engine.common import facts as F
+from replay_engine.common import judge as J
+from replay_engine.common.config import UNCLEAN, ConfigImage
+from replay_engine.zk.from_events import Coverage
+from replay_engine.common.frozen import FrozenMap
+from replay_engine.common.partition import PState
 
 
 def Ctx(live, unclean=False, seen=None, liveness_known=True, unclean_assumed=False):

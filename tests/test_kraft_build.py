@@ -1,4 +1,4 @@
-"""PartitionChangeBuilder.build as the replay models it (replay_engine/kraft_build.py), ELR and last known ELR included.
+"""PartitionChangeBuilder.build as the replay models it (replay_engine/kraft/build.py), ELR and last known ELR included.
 
 Independent truth: the records a 4.2.0 quorum controller logged (``UNCLEAN partition change for ...``,
 PartitionRegistration.maybeLogPartitionChange, INFO) in ../shared/real_logs2/BMTushyath__RFIDSAS, each cited by
@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import real_cluster_events
-from replay_engine.kraft_build import BrokerEvent, ChangeRecord, Registration, build
+from replay_engine.kraft.build import BrokerEvent, ChangeRecord, Registration, build
 
 BMT = "BMTushyath__RFIDSAS"
 V42 = (4, 2, 0)

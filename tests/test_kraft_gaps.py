@@ -14,7 +14,7 @@ def _verdicts(res, cite):
 
 
 def test_a_broker_catching_up_on_the_replays_own_steps_does_not_undo_them():
-    from replay_engine.kraft_evidence import stated_within_replayed
+    from replay_engine.kraft.evidence import stated_within_replayed
     # Every PartitionChangeRecord raises the partition epoch by one (3.9 PartitionRegistration.merge): with the
     # partition epoch last stated at 134 and two changes replayed since (135, 136), a line at 135 is the first one.
     assert stated_within_replayed(134, 135, 2)
@@ -41,7 +41,7 @@ def test_a_leader_stated_at_the_next_epoch_was_acceptable_when_elected():
 
 
 def test_isr_after_a_stated_move_is_unknown_when_a_preferred_election_explains_it_too():
-    from replay_engine.kraft_point import isr_after_leader_left
+    from replay_engine.kraft.point import isr_after_leader_left
     # handleBrokerFenced / enterControlledShutdown (3.9 ReplicationControlManager.generateLeaderAndIsrUpdates): the
     # leaving broker is removed from the target ISR.
     assert isr_after_leader_left((1, 2, 3), (1, 2, 3), 2, 1, frozenset({1, 3}), version=(3, 9, 0)) == (1, 3)
@@ -81,7 +81,7 @@ def test_which_failed_writes_are_undone_follows_the_release():
 
 def test_only_the_failed_events_own_window_and_controller_are_reverted():
     from parsers.schema import Event
-    from replay_engine.kraft_evidence import reverted_on_renounce
+    from replay_engine.kraft.evidence import reverted_on_renounce
 
     def line(ts_ms, cid, raw="Replayed BrokerRegistrationChangeRecord modifying the registration for broker 3"):
         return Event("broker_fenced", ts=ts_ms * 1000, broker_id=cid, source_kind="broker_log", raw=raw)
@@ -95,7 +95,7 @@ def test_only_the_failed_events_own_window_and_controller_are_reverted():
 
 def test_quorum_epochs_no_line_names_are_a_hole_in_the_evidence():
     from parsers.schema import Event
-    from replay_engine.kraft_evidence import hole_between, quorum_epoch_holes
+    from replay_engine.kraft.evidence import hole_between, quorum_epoch_holes
 
     def epoch(ts_s, e, t="kraft_leader_change"):
         return Event(t, ts=ts_s * 1_000_000, controller_epoch=e, source_kind="broker_log")
@@ -157,9 +157,9 @@ def test_lines_behind_a_leader_change_the_replay_could_not_derive_do_not_rebase_
 
 def test_a_kraft_divergence_is_a_finding_naming_its_rule():
     from parsers.schema import Event
-    from replay_engine.from_events import ref_of
-    from replay_engine.judge import judge_kraft
-    from replay_engine.kraft_evidence import departure_findings
+    from replay_engine.zk.from_events import ref_of
+    from replay_engine.common.judge import judge_kraft
+    from replay_engine.kraft.evidence import departure_findings
     ev = Event("become_leader", ts=1, source_file="x/state-change.log", source_pos=7)
     c = judge_kraft(("t", 0), 1, ref_of(ev), {"leader": 2}, {"leader": 3}, "point: leader 1 left")
     [f] = departure_findings([c], (3, 9, 0))
@@ -171,7 +171,7 @@ def test_a_kraft_divergence_is_a_finding_naming_its_rule():
 def test_metadata_records_past_a_renounce_are_discarded_unless_a_later_epoch_kept_them():
     from parsers.schema import Event
     from replay_engine import rules as R
-    from replay_engine.kraft_evidence import uncommitted_in_metadata_log
+    from replay_engine.kraft.evidence import uncommitted_in_metadata_log
     from replay_engine.rules import kraft as KR
 
     def rec(offset, epoch, log="n1/__cluster_metadata-0/00000000000000000000.log"):

@@ -93,7 +93,7 @@ def test_replicas_unfenced_while_leaderless_were_not_in_the_isr(res, leader_line
 
 
 def test_the_kraft_rule_is_not_applied_to_zookeeper_mode(res):
-    from replay_engine.explain import classify
+    from replay_engine.causes.explain import classify
 
     lv = _cases(res, "kraft_not_in_isr")[0]
     world = _world(res)

@@ -16,8 +16,8 @@ import pytest
 from conftest import replayed_cluster
 from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
-from replay_engine.kraft_evidence import broker_event_of
-from replay_engine.kraft_pass import broker_events
+from replay_engine.kraft.evidence import broker_event_of
+from replay_engine.kraft.context import broker_events
 from samplegen.kafka.kraft_encode import MetadataBatch, encode_log
 
 T0 = 1_741_773_000_000

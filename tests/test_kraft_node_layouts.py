@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import replayed_cluster
-from replay_engine.kraft_rules import change_bumps_epoch
+from replay_engine.kraft.election import change_bumps_epoch
 
 DAMIR = "DamirSmetov__Final_Project"
 BMT = "BMTushyath__RFIDSAS"

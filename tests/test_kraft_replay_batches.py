@@ -8,7 +8,7 @@ still valid (PREFERRED election). Both used to be judged as divergences: the RF=
 from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
 from replay_engine.api import replay_cluster
-from replay_engine.kraft_rules import elect_preferred
+from replay_engine.kraft.election import elect_preferred
 from samplegen.kafka.kraft_encode import MetadataBatch, encode_log, leader_change
 
 T0 = 1_741_773_000_000
@@ -107,7 +107,7 @@ def test_a_metadata_log_is_replayed_in_offset_order():
     # has its own clock). A log is the order its records were committed and replayed in (KafkaRaftClient appends at
     # increasing offsets): offset 1 comes first.
     from conftest import REAL_LOGS2
-    from replay_engine.kraft_facts import prepared
+    from replay_engine.kraft.facts import prepared
 
     path = REAL_LOGS2 / "greenlemonT__kafka-temp/data/kafka1/__cluster_metadata-0/00000000000000000000.log.gz"
     events, _ = parse_source(path.read_bytes(), SourceContext(path=str(path.relative_to(REAL_LOGS2))))

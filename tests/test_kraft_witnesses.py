@@ -38,7 +38,7 @@ def test_only_a_leaders_line_names_the_registration_it_had_before():
 
 
 def test_the_previous_leader_is_taken_only_for_the_epoch_just_before():
-    from replay_engine.kraft_point import previous_from_leader_line
+    from replay_engine.kraft.point import previous_from_leader_line
     assert previous_from_leader_line((3, 26), 27, 25)  # the replay knew 25: 26 is news
     assert previous_from_leader_line((3, 26), 27, None)
     assert not previous_from_leader_line((3, 26), 27, 26)  # the replay knows 26 already
@@ -62,7 +62,7 @@ def test_an_election_is_compared_from_the_leaders_own_previous_epoch():
 
 
 def test_no_broker_acceptable_means_no_leader_whatever_the_registration():
-    from replay_engine.kraft_point import no_broker_acceptable
+    from replay_engine.kraft.point import no_broker_acceptable
     assert no_broker_acceptable(frozenset(), {1, 2, 3}, False)
     assert not no_broker_acceptable(frozenset({2}), {1, 2, 3}, False)
     assert not no_broker_acceptable(frozenset(), set(), False)  # no broker known: nothing to say
@@ -118,12 +118,12 @@ def test_a_partition_first_named_after_a_hole_is_a_gap():
 
 
 def test_state_unknown_without_a_hole_is_not_a_gap():
-    from replay_engine.config import ConfigState
-    from replay_engine.kraft import UNKNOWN_BEFORE, KraftReplay
-    from replay_engine.partition import PState
-    from replay_engine.facts import ObservedState
+    from replay_engine.common.config import ConfigState
+    from replay_engine.kraft.replay import UNKNOWN_BEFORE, KraftReplay
+    from replay_engine.common.partition import PState
+    from replay_engine.common.facts import ObservedState
     from parsers.schema import Event
-    from replay_engine.from_events import ref_of
+    from replay_engine.zk.from_events import ref_of
 
     r = KraftReplay(ConfigState())
     r.began = 1_000_000
@@ -168,7 +168,7 @@ def test_snapshot_load_lines_are_read():
 
 
 def test_a_hole_counts_after_a_snapshot_only_from_its_quorum_epoch_on():
-    from replay_engine.kraft_evidence import hole_since_quorum_epoch
+    from replay_engine.kraft.evidence import hole_since_quorum_epoch
     holes = [(10, 20, 11, 475), (30, 30, 477, 480)]
     assert hole_since_quorum_epoch(holes, 286, 100) == holes[0]
     assert hole_since_quorum_epoch(holes, 476, 100) == holes[1]
@@ -199,7 +199,7 @@ def test_epochs_decided_after_a_loaded_snapshot_in_lost_quorum_epochs_are_gaps()
 
 
 def test_the_creation_rule():
-    from replay_engine.kraft_point import created_leader, states_the_creation
+    from replay_engine.kraft.point import created_leader, states_the_creation
     # 3.9.0-rc3 ReplicationControlManager.createTopic: ISR = the usable replicas, leader the first; epochs 0 and 0
     assert created_leader((2, 1), frozenset({1}), version=(3, 9, 0)) == (1, (1,))
     assert created_leader((2,), frozenset({1}), version=(3, 9, 0)) == (-1, (2,))

@@ -19,9 +19,9 @@ from conftest import REAL_LOGS, log4j_us, real_cluster_events
 from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
 from parsers.schema import iso_utc, us_of_iso
-from replay_engine import facts as F
+from replay_engine.common import facts as F
 from replay_engine.api import replay_cluster
-from replay_engine.from_events import build_facts
+from replay_engine.zk.from_events import build_facts
 
 CLUSTER = "NikhilDighe9975__kafka_setup"
 _TS = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\] ")

@@ -22,7 +22,7 @@ import gzip
 import re
 
 from conftest import REAL_LOGS2, log4j_us, real_cluster_events, replayed_cluster
-from replay_engine.cases import UNKNOWN
+from replay_engine.causes.cases import UNKNOWN
 
 CLUSTER = "shani530__KafkaLearning"
 LOGS = "kafka_2.13-2.4.0/logs"
@@ -144,7 +144,7 @@ def test_a_deletion_the_0_9_deletion_thread_logs_explains_the_outage():
     # for topics topic55", :839 "[delete-topics-thread-0], Deletion of topic topic55 (re)started" (0.9.0.0
     # PartitionStateMachine.DeleteTopicsListener, TopicDeletionManager.DeleteTopicsThread.doWork); :845 writes
     # topic55-1's leader -1 as part of it (OfflineReplica for the deletion): the outage is the deletion's.
-    from replay_engine.cases import DELETED
+    from replay_engine.causes.cases import DELETED
 
     cluster, logs = "danisharora__helloworld", "kafka_2.11-0.9.0.0/logs"
     asked = _line("controller.log.2016-11-22-11.gz", 829, cluster, logs)

@@ -8,7 +8,7 @@ and the raw server.log lines read with gzip, apart from the parsers.
 Kafka's rules under test:
 - KafkaServer.shutdown (0.8.0 .. 3.9, core/src/main/scala/kafka/server/KafkaServer.scala) closes the broker's
   ZooKeeper client after the log manager, before "shut down completed": the broker leaves the controller's view
-  with its session (replay_engine/shutdown_sessions.py). Kafka's ZooKeeperClient logs "Closing." (1.1+).
+  with its session (replay_engine/zk/shutdown_sessions.py). Kafka's ZooKeeperClient logs "Closing." (1.1+).
 - onControllerFailover (0.8.2.2, 2.8.0 KafkaController) logs "Currently active brokers in the cluster" in
   initializeControllerContext before the replica and partition state machines start and elect.
 - ReplicaStateMachine.startup (2.3.0+) writes OfflineReplica for dead replicas before PartitionStateMachine.startup
@@ -314,7 +314,7 @@ def test_without_the_controllers_log_its_view_of_live_brokers_is_not_guessed(clu
     shows the state. The replay adopts it with that line as provenance (a broker_state_adopted finding citing it)
     and the record counts against the agreement; no record is filed as a liveness gap, none diverges. Given the
     whole evidence, every such record is judged, and agrees."""
-    from replay_engine import judge as J
+    from replay_engine.common import judge as J
 
     res = replay_cluster(shape(cluster), cluster)
     assert [(c.tp, c.record.source_file, c.record.source_pos) for c in res.comparisons if c.verdict == "diverged"] == []

@@ -15,7 +15,7 @@ from forensics.audit.distributed import cluster_plans
 from forensics.audit.run import EVENT_SORT, events_table_schema
 from forensics.audit.store import PART_FILE, Store, dated
 from parsers.schema import FIELD_NAMES, events_to_arrow
-from replay_engine.from_events import cluster_context
+from replay_engine.zk.from_events import cluster_context
 
 pytestmark = pytest.mark.spark
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from conftest import sample_events
 from replay_engine.api import zk_replay_of
-from replay_engine.config import ConfigState
-from replay_engine.kraft import KraftReplay
+from replay_engine.common.config import ConfigState
+from replay_engine.kraft.replay import KraftReplay
 from replay_engine.protocol import Replay
 
 REPO = Path(__file__).resolve().parents[1]

@@ -4,7 +4,7 @@ Each test takes its expectation from a recorded line of a real log (file and lin
 source at a release tag (file and function named).
 """
 from parsers.schema import iso_utc
-from replay_engine.from_events import version_from_paths
+from replay_engine.zk.from_events import version_from_paths
 from replay_engine import rules as R
 from test_replay_real_logs import load
 
@@ -98,7 +98,7 @@ def test_kraft_change_that_changes_nothing_writes_no_record():
     # PartitionChangeBuilder.build (3.9 branch metadata/.../controller/PartitionChangeBuilder.java): a record that
     # sets nothing (changeRecordIsNoOp) is not written, so no new leader epoch; the leader field is set only for a
     # new leader, or before metadata version 3.6 for an ISR shrink (triggerLeaderEpochBumpForIsrShrinkIfNeeded).
-    from replay_engine.kraft_rules import change_bumps_epoch
+    from replay_engine.kraft.election import change_bumps_epoch
     assert change_bumps_epoch(-1, (3,), -1, (3,)) is None
     assert change_bumps_epoch(2, (1, 2), 1, (1,)) is True
     assert change_bumps_epoch(1, (1, 2), 1, (1,), (3, 9, 0)) is False
@@ -218,7 +218,7 @@ def test_a_partition_whose_isr_no_line_ever_stated_is_an_evidence_gap_not_a_miss
     # "Partition second-0 state changed to (Leader:0,ISR:0,LeaderEpoch:1,ControllerEpoch:4) after removing replica 1
     # from the ISR" (state-change.log.2021-04-26-16.gz line 6), was decided on an ISR set before any line of the
     # evidence: an evidence gap (off the denominator, listed as such), not an uncompared decision.
-    from replay_engine.judge import UNSEEN
+    from replay_engine.common.judge import UNSEEN
     res = load("AndreasTraut__kafka_2.13-2.8.0")
     c = _comparison(res, "state-change.log.2021-04-26-16.gz:6")
     assert c.verdict == "unknown" and c.reason == UNSEEN
@@ -252,7 +252,7 @@ def test_a_partition_history_restarted_in_a_hole_is_a_reported_evidence_gap():
     # OnlinePartition with state LeaderAndIsr(leader=0, leaderEpoch=1, isr=List(0), zkVersion=1)" at 11:55:59.098
     # (state-change.log.2019-07-05-09.gz line 1): the topic was recreated in that hole (epoch 1 < 3). The decision rests
     # on the new topic's state, which no line shows: an evidence gap, and a finding names the restart.
-    from replay_engine.judge import NEW_HISTORY
+    from replay_engine.common.judge import NEW_HISTORY
     res = load("Eniyanilavan__Kafka")
     c = _comparison(res, "state-change.log.2019-07-05-09.gz:1")
     assert c.reason == NEW_HISTORY and NEW_HISTORY.startswith("evidence gap")

@@ -13,10 +13,10 @@ from test_shard import load
 
 from forensics.pipeline import replay_order
 from replay_engine.api import replay_cluster
-from replay_engine.cluster_pass import cluster_pass, phase1_events
-from replay_engine.from_events import cluster_context
-from replay_engine.kraft_facts import is_kraft
-from replay_engine.shard import replay_shard_after_pass, routes
+from replay_engine.sharding.cluster_pass import cluster_pass, phase1_events
+from replay_engine.zk.from_events import cluster_context
+from replay_engine.kraft.facts import is_kraft
+from replay_engine.sharding.shard import replay_shard_after_pass, routes
 
 ROOTS = [REAL_LOGS / "AndreasTraut__kafka_2.13-2.8.0", SAMPLES / "rf1_broker_kill", SAMPLES / "kraft_broker_fenced"]
 

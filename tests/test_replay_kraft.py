@@ -5,7 +5,7 @@ from conftest import REAL_LOGS
 from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
 from replay_engine.api import replay_cluster
-from replay_engine.kraft_rules import elect, isr_without
+from replay_engine.kraft.election import elect, isr_without
 
 
 @pytest.mark.parametrize("replicas,isr,leader,ok,unclean,elr,elr_on,expected", [

@@ -43,7 +43,7 @@ def test_every_broker_stated_leader_epoch_is_judged_or_listed():
 
 
 def test_rederive_stated_leader_follows_partition_change_builder():
-    from replay_engine.kraft_point import rederive_stated_leader
+    from replay_engine.kraft.point import rederive_stated_leader
     V39 = (3, 9, 0)
     # handleBrokerUnfenced (3.9 ReplicationControlManager): partitionsWithNoLeader, the unfenced broker acceptable
     # (brokerToAdd); electLeader takes the first replica in replica order that is in the ISR and acceptable.
@@ -72,8 +72,8 @@ def test_stated_leader_epoch_judged_from_the_registration_before_it():
 
 
 def test_isr_only_changes_between_two_stated_registrations():
-    from replay_engine.kraft_evidence import unseen_partition_changes
-    from replay_engine.kraft_point import stated_leader_whatever_the_isr
+    from replay_engine.kraft.evidence import unseen_partition_changes
+    from replay_engine.kraft.point import stated_leader_whatever_the_isr
     # PartitionRegistration.merge (3.9): every PartitionChangeRecord raises the partition epoch by one.
     assert unseen_partition_changes(252, 0, 253) == 0
     assert unseen_partition_changes(252, 0, 255) == 2

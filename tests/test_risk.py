@@ -5,7 +5,7 @@ from conftest import ZK_REAL, replayed_cluster
 from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
 from replay_engine.api import replay_cluster
-from replay_engine.risk import (Controller, PartitionState, controller_of, pair_failures, partition_outcome,
+from replay_engine.estimates.risk import (Controller, PartitionState, controller_of, pair_failures, partition_outcome,
                                 single_failures, states_from_replay)
 
 ZK = Controller("zk", (2, 8, 0))

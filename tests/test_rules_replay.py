@@ -3,9 +3,9 @@
 Each scenario is a few facts as the log parsers produce them; the expectation is Kafka's own, from a
 recorded decision (quoted) or from the source line that decides it (tag/file/function quoted).
 """
-from replay_engine import facts as F
-from replay_engine.config import ConfigState
-from replay_engine.controller import ZkControllerReplay
+from replay_engine.common import facts as F
+from replay_engine.common.config import ConfigState
+from replay_engine.zk.controller import ZkControllerReplay
 
 S = 1_000_000
 T0 = 1_700_000_000 * S
@@ -206,7 +206,7 @@ def test_a_bounce_goes_unnoticed_by_a_controller_before_2_2():
 
 
 def test_config_defaults_come_from_the_table():
-    from replay_engine.config import AUTO_REBALANCE, UNCLEAN, ConfigState as CS
+    from replay_engine.common.config import AUTO_REBALANCE, UNCLEAN, ConfigState as CS
 
     # 0.10.2.0 KafkaConfig Defaults: UncleanLeaderElectionEnable = true; 0.11.0.0: false (KIP-106)
     assert CS(version=(0, 10, 2)).resolve(UNCLEAN, "t").value == "true"
@@ -218,7 +218,7 @@ def test_config_defaults_come_from_the_table():
 
 
 def test_kraft_replay_looks_rules_up_for_its_version():
-    from replay_engine.kraft import KraftReplay
+    from replay_engine.kraft.replay import KraftReplay
 
     # 3.6.0 has no ELR: PartitionChangeBuilder never writes an empty ISR; 3.7.0: (!targetIsr.isEmpty() ||
     # eligibleLeaderReplicasEnabled) lets it shrink to empty when the feature is on.

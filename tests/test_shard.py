@@ -2,8 +2,8 @@
 
 Independent truth: the whole-cluster replay of the same events, on every bundled sample, every real
 ZooKeeper scenario and every real log set (ZooKeeper mode and KRaft), at 1, 2 and 7 shards; from logs
-alone the shards read only the records phase 1 kept (``replay_engine.cluster_pass``; for KRaft the
-lines ``replay_engine.kraft_split`` foresaw), and the split must hold (no fallback to a whole replay)
+alone the shards read only the records phase 1 kept (``replay_engine.sharding.cluster_pass``; for KRaft the
+lines ``replay_engine.kraft.split`` foresaw), and the split must hold (no fallback to a whole replay)
 for the equality to say anything.
 
 The default run holds the equality on a few data sets that between them take every path (ZooKeeper data, logs
@@ -23,13 +23,13 @@ from forensics.sources import collect_inputs
 from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
 from replay_engine.api import replay_cluster
-from replay_engine.cluster_pass import cluster_pass, phase1_events, replayed_pass, streamed_pass
-from replay_engine.from_events import cluster_context
-from replay_engine.kraft_facts import is_kraft
-from replay_engine.kraft_pass import kraft_context, phase1_needs
-from replay_engine.kraft_split import line_key
-from replay_engine.kraft_split import phase1 as kraft_phase1
-from replay_engine.shard import (
+from replay_engine.sharding.cluster_pass import cluster_pass, phase1_events, replayed_pass, streamed_pass
+from replay_engine.zk.from_events import cluster_context
+from replay_engine.kraft.facts import is_kraft
+from replay_engine.kraft.context import kraft_context, phase1_needs
+from replay_engine.kraft.split import line_key
+from replay_engine.kraft.split import phase1 as kraft_phase1
+from replay_engine.sharding.shard import (
     RECORD_EVENT_TYPES,
     ShardsDisagree,
     merge,
@@ -153,11 +153,11 @@ def test_phase_1_streamed_is_the_pass_replayed_and_skips_only_what_changes_nothi
     # ``infer_from_record`` from the event alone; held to it record by record in the plain pass, every record it
     # calls inert leaves the controller, its epoch and live set unchanged and is not one whose effect depends on
     # shutdowns a shard may know of.
-    from replay_engine import facts as F
+    from replay_engine.common import facts as F
     from replay_engine.api import zk_replay_of
-    from replay_engine.cluster_pass import _cluster_view, depends_on_shutdowns, inert
-    from replay_engine.from_events import record_kind
-    from replay_engine.shard_cut import shard_facts
+    from replay_engine.sharding.cluster_pass import _cluster_view, depends_on_shutdowns, inert
+    from replay_engine.zk.from_events import record_kind
+    from replay_engine.sharding.cut import shard_facts
 
     events = load(root)
     ctx = cluster_context(events)

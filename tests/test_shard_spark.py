@@ -92,10 +92,10 @@ def assert_split_equals_whole(m, whole, rows, shards):
 def _tasks_of_shards(out, plans, shards, tasks):
     """The replay's output has a partition per task, each shard's rows in one of them; with ``tasks == shards``
     every shard had a task of its own (shards hashed into the session's shuffle partitions could share one).
-    A row's shard is its partition's by Kafka's partition name (``replay_engine.shard.bucket_of``)."""
+    A row's shard is its partition's by Kafka's partition name (``replay_engine.sharding.shard.bucket_of``)."""
     from pyspark.sql import functions as F
 
-    from replay_engine.shard import bucket_of
+    from replay_engine.sharding.shard import bucket_of
 
     assert out.rdd.getNumPartitions() == tasks
     rows = out.select("cluster", "topic", "partition", F.spark_partition_id().alias("p")).distinct().collect()
@@ -139,7 +139,7 @@ def test_a_small_kraft_cluster_is_replayed_whole_without_phase_1(spark):
 def test_phase1_runs_only_for_clusters_split_from_logs_alone():
     # One shard, ZooKeeper's log or a whole replay need no phase 1, whether or not the records would fit.
     from forensics.audit.distributed import ClusterPlan
-    from replay_engine.from_events import ClusterContext
+    from replay_engine.zk.from_events import ClusterContext
 
     logs, zk = ClusterContext(), ClusterContext(zk=True)
     assert ClusterPlan(2, logs, False, False, records_fit=True).phase1_in_shards
@@ -179,7 +179,7 @@ def test_a_cluster_with_more_events_than_its_shards_hold_gets_more_shards(spark,
 def test_a_cluster_replayed_whole_is_streamed_and_equals_the_one_process_replay(spark, monkeypatch):
     """A cluster whose split does not hold is replayed whole, its rows reaching the task streamed in batches
     (forensics.audit.streamed_groups), here of 37 rows, beside a split logs-only cluster: a KRaft cluster
-    allowed one round where its lines need more (replay_engine.kraft_split)."""
+    allowed one round where its lines need more (replay_engine.kraft.split)."""
     import forensics.audit.distributed as dist_mod
 
     kraft, logs = "BetrajJ__kafka-kraft", "AndreasTraut__kafka_2.13-2.8.0"
@@ -266,7 +266,7 @@ def test_a_cluster_whose_shards_disagree_is_replayed_whole_and_its_rows_replace_
     """The fallback: shards whose cluster-wide histories differ (made to here) send the cluster to one task;
     the consumer gets its rows again, and the kept timeline holds them once, as the whole replay has them."""
     import forensics.audit.distributed as dist_mod
-    from replay_engine.shard import ShardsDisagree
+    from replay_engine.sharding.shard import ShardsDisagree
 
     real_merge = dist_mod.merge
     bad = CLUSTERS[1]
@@ -302,14 +302,14 @@ FORESEEN = KRAFT_CLUSTERS[:2]  # phase 1 foresees lines showing a leader active:
     (0, tuple(c for c in KRAFT_CLUSTERS if c != "BetrajJ__kafka-kraft")),
     pytest.param(0, KRAFT_CLUSTERS, marks=pytest.mark.slow), pytest.param(1000, KRAFT_CLUSTERS, marks=pytest.mark.slow)])
 def test_executors_split_kraft_clusters_as_the_whole_replay(spark, monkeypatch, lines_to_split, clusters):
-    # KRaft clusters shard as ZooKeeper-mode ones do: phase 1 (replay_engine.kraft_split) as a task of its own,
+    # KRaft clusters shard as ZooKeeper-mode ones do: phase 1 (replay_engine.kraft.split) as a task of its own,
     # then the shards. By default a cluster whose phase 1 foresees lines showing a leader active (from logs alone:
     # Ammar's 1, BetrajJ's 25) is replayed whole; allowed to split, BetrajJ's takes more rounds (3 shards), none
     # falls back. Independent truth: the one-process replay of each cluster, and the one-process context
     # (kraft_context) for what the driver's aggregates fold.
     import forensics.audit.distributed as dist_mod
     from forensics.audit.distributed import cluster_plans, kraft_phase1_rows
-    from replay_engine.kraft_pass import kraft_context, phase1_needs
+    from replay_engine.kraft.context import kraft_context, phase1_needs
 
     monkeypatch.setattr(dist_mod, "KRAFT_LINES_TO_SPLIT", lines_to_split)
     monkeypatch.setattr(dist_mod, "MIN_TASK_EVENTS", 1)  # these clusters are small: split them all the same
@@ -319,7 +319,7 @@ def test_executors_split_kraft_clusters_as_the_whole_replay(spark, monkeypatch, 
     for c in clusters:
         assert plans[c].kraft_split
         assert plans[c].context == kraft_context(ordered(e for e in events if e.cluster == c))
-    # phase 1's task gets the rows replay_engine.kraft_pass.phase1_needs names, no fewer, no more
+    # phase 1's task gets the rows replay_engine.kraft.context.phase1_needs names, no fewer, no more
     key = ("cluster", "source_file", "source_pos", "source_sub", "event_type")
     sent = sorted(tuple(r[k] for k in key) for r in df.where(kraft_phase1_rows()).select(*key).collect())
     assert sent == sorted((e.cluster, e.source_file, e.source_pos, e.source_sub, e.event_type)

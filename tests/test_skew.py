@@ -1,6 +1,6 @@
 """Clock skew from causally ordered pairs, on a hand-built trace with a known offset."""
 from parsers.schema import Event
-from replay_engine.skew import estimate_skew
+from replay_engine.estimates.skew import estimate_skew
 
 S = 1_000_000
 T = 1_700_000_000 * S

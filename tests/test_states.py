@@ -1,6 +1,6 @@
 import pytest
 
-from replay_engine.states import (InvalidTransition, check_partition_transition, check_replica_transition,
+from replay_engine.common.states import (InvalidTransition, check_partition_transition, check_replica_transition,
                                   partition_transition_ok)
 
 

@@ -17,7 +17,7 @@ from forensics.audit.task_io import events_of, task_events, timeline_columns
 from forensics.pipeline import drop_log_copies, replay_order
 from parsers.schema import event_from_row, events_to_arrow
 from replay_engine.api import replay_cluster
-from replay_engine.timeline import timeline_arrow_schema
+from replay_engine.common.timeline import timeline_arrow_schema
 
 DATASETS = sorted(p for p in REAL_LOGS.iterdir() if p.is_dir())
 
@@ -84,8 +84,8 @@ def test_the_shard_task_replays_with_the_collector_paused_after_reading_its_broa
     import gc
 
     from forensics.audit.distributed import ClusterPlan, make_shard_fn
-    from replay_engine import shard
-    from replay_engine.from_events import cluster_context
+    from replay_engine.sharding import shard
+    from replay_engine.zk.from_events import cluster_context
 
     root = REAL_LOGS / "AndreasTraut__kafka_2.13-2.8.0"
     events = load(root)

@@ -18,7 +18,7 @@ import pytest
 from conftest import REAL_LOGS, log4j_us, replayed_cluster
 from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
-from replay_engine.cases import DELETED
+from replay_engine.causes.cases import DELETED
 
 _TS = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\] ")
 _REQUEST = re.compile(r"(?:Starting topic deletion for topics |List of topics to be deleted: |Deletion of topic )"

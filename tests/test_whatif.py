@@ -6,7 +6,7 @@ import pytest
 from conftest import ZK_REAL
 from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
-from replay_engine.whatif import ChangeError, parse_changes, whatif
+from replay_engine.estimates.whatif import ChangeError, parse_changes, whatif
 
 
 def events(scen):

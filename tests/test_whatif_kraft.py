@@ -1,5 +1,5 @@
 """What-if on a KRaft cluster: both sides replayed by a KRaft controller that decides every partition change itself,
-with the release's PartitionChangeBuilder rules (replay_engine/kraft_whatif.py, kraft_counterfactual.py).
+with the release's PartitionChangeBuilder rules (replay_engine/kraft/whatif.py, kraft_counterfactual.py).
 
 Independent truth: the bundled sample kraft_broker_fenced (Kafka 3.9.0; its expected.json and README, derived by hand
 from the scenario) and Kafka's source (3.9.0-rc3 metadata/.../controller/ReplicationControlManager.java
@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from test_whatif_samples import expected, load, us
-from replay_engine.whatif import ChangeError, parse_changes, whatif
+from replay_engine.estimates.whatif import ChangeError, parse_changes, whatif
 
 SAMPLE = "kraft_broker_fenced"
 

@@ -10,8 +10,8 @@ from forensics.sources import collect_inputs
 from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
 from replay_engine.api import replay_cluster
-from replay_engine.risk import controller_of, single_failures, states_from_replay
-from replay_engine.whatif import parse_changes, whatif
+from replay_engine.estimates.risk import controller_of, single_failures, states_from_replay
+from replay_engine.estimates.whatif import parse_changes, whatif
 
 
 def load(name, before_us=None):

@@ -1,4 +1,4 @@
-"""Under-min-ISR write outages (replay_engine/write_outages.py) against Kafka's rule and hand-read scripts.
+"""Under-min-ISR write outages (replay_engine/causes/write_outages.py) against Kafka's rule and hand-read scripts.
 
 Kafka's rule (Partition.appendRecordsToLeader, 0.9+, e.g. 2.8.0 core/src/main/scala/kafka/cluster/Partition.scala):
 an acks=-1 produce to a leader with inSyncReplicaIds.size < minIsr throws NotEnoughReplicasException. The
@@ -13,10 +13,10 @@ import pytest
 from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
 from parsers.schema import Event
-from replay_engine.config import ConfigState, Resolved
-from replay_engine.facts import Ref
-from replay_engine.timeline import Interval, View
-from replay_engine.write_outages import explain_all, partition_seconds, under_min_isr
+from replay_engine.common.config import ConfigState, Resolved
+from replay_engine.common.facts import Ref
+from replay_engine.common.timeline import Interval, View
+from replay_engine.causes.write_outages import explain_all, partition_seconds, under_min_isr
 from tests.conftest import SAMPLES
 
 S = 1_000_000
@@ -83,7 +83,7 @@ def test_rf1_broker_kill_with_min_isr_3_hand_read(rf1_kill):
     11:12:32.512 and rejoins the ISRs after catching up. dw_test_kafka_0816000 has RF 1: below
     min.insync.replicas = 3 from its creation (09:15:02) whatever happens."""
     from replay_engine.api import replay_cluster
-    from replay_engine.whatif import metrics
+    from replay_engine.estimates.whatif import metrics
 
     res = replay_cluster(rf1_kill, "rf1_broker_kill", overrides={"min.insync.replicas": "3"})
     co = [o for o in res.under_min_isr if o.topic == "__consumer_offsets"]
@@ -130,7 +130,7 @@ def test_the_report_has_the_section_and_the_headline_names_the_larger_outage(rf1
 def test_risk_ranks_broker_losses_by_both_kinds_of_write_outage():
     """A loss that leaves 5 partitions refusing acks=all is worse for acks=all producers than one leaving 1
     partition leaderless; at equal totals, no leader at all (every write fails) ranks first."""
-    from replay_engine.risk import Impact, impact_json, rank
+    from replay_engine.estimates.risk import Impact, impact_json, rank
 
     def imp(leaderless, under):
         i = Impact()
@@ -164,7 +164,7 @@ def test_a_sharded_replay_carries_the_write_outages_to_the_audit_incident_table(
     """The audit replays by partition shard: the 6 payments write outages of sample under_min_isr survive the
     merge once each and become incident rows of cause_kind under_min_isr."""
     from forensics.audit.tables import incident_rows
-    from replay_engine.shard import replay_sharded
+    from replay_engine.sharding.shard import replay_sharded
 
     m = replay_sharded(_sample_events("under_min_isr"), "under_min_isr", 3)
     assert sorted(w["partition"] for w in m.write_outages) == [0, 1, 2, 3, 4, 5]
@@ -182,7 +182,7 @@ def test_a_sharded_replay_carries_the_write_outages_to_the_audit_incident_table(
 ])
 def test_whatif_on_min_insync_replicas_changes_the_write_unavailable_time(sets, low, high):
     """Baseline (topic config 2): 6 partitions x 10:25:18.0x -> 10:40:05.1-.9 = 6 x 887.0 .. 6 x 887.9 s."""
-    from replay_engine.whatif import parse_changes, whatif
+    from replay_engine.estimates.whatif import parse_changes, whatif
 
     w = whatif(_sample_events("under_min_isr"), parse_changes(sets, None), "under_min_isr").to_json()
     b, v = w["baseline"], w["variant"]
@@ -197,8 +197,8 @@ def test_min_isr_follows_the_configuration_in_force_at_each_moment():
     Kafka's LogConfig); what-if and the report both resolve through the history's configurations."""
     from types import SimpleNamespace
 
-    from replay_engine.config import MIN_ISR, ConfigState
-    from replay_engine.write_outages import resolver
+    from replay_engine.common.config import MIN_ISR, ConfigState
+    from replay_engine.causes.write_outages import resolver
 
     before = ConfigState()
     after = ConfigState()

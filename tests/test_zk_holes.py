@@ -1,11 +1,11 @@
-"""Transactions no file holds (replay_engine/zk_holes.py), from zxid spans and snapshot zxids alone.
+"""Transactions no file holds (replay_engine/zk/holes.py), from zxid spans and snapshot zxids alone.
 
 ZooKeeper's zxid is epoch << 32 | counter, the counter rising by one per transaction within an epoch and a new
 epoch's first transaction being counter 1 (ZxidUtils.makeZxid; Leader.lead starts each epoch's counter over); a txn
 log is named after its first zxid and a snapshot after the last zxid it had applied (FileTxnLog, FileTxnSnapLog).
 """
 from parsers.schema import Event
-from replay_engine.zk_holes import end_state, find_holes
+from replay_engine.zk.holes import end_state, find_holes
 
 
 def span(first: int, last: int, name: str = "log") -> Event:

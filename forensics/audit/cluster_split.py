@@ -1,5 +1,5 @@
 """Several clusters in one folder, told apart in the audit as ``postmortem`` tells them
-(``forensics.pipeline.split_clusters``: ``replay_engine.clusters.tell_clusters``, the one implementation).
+(``forensics.pipeline.split_clusters``: ``replay_engine.folders.clusters.tell_clusters``, the one implementation).
 
 The driver never holds the events. A folder-cluster is told apart only when its start-up lines may show several
 (``may_hold_several``, asked of its ``cluster_identity`` and ``broker_startup`` rows alone). For those, one Spark
@@ -20,16 +20,16 @@ from typing import Any, Iterable
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from replay_engine.cluster_parts import CLUE
-from replay_engine.clusters import CLUE_TYPES, Told, may_hold_several, tell_clusters
+from replay_engine.folders.parts import CLUE
+from replay_engine.folders.clusters import CLUE_TYPES, Told, may_hold_several, tell_clusters
 
 # The order of a file's rows the ranges are cut in, each column with the value that stands for a null (a row's
 # (position, entry) is one line's; the rest tells apart the events one line gave).
 ROW_KEY = (("source_pos", 0), ("source_sub", 0), ("event_type", ""), ("topic", ""), ("partition", -1),
            ("subject_broker", -1))
-# Events whose detail ``tell_clusters`` reads (replay_engine.cluster_parts); of the others only an incarnation id
+# Events whose detail ``tell_clusters`` reads (replay_engine.folders.parts); of the others only an incarnation id
 DETAIL_TYPES = (CLUE, "broker_startup", "broker_registered", "broker_fatal_error", "kraft_leader_change")
-# What a citation shows of a line (replay_engine.clusters._cite)
+# What a citation shows of a line (replay_engine.folders.clusters._cite)
 CITED_CHARS = 300
 _KEY_TYPES = {"source_pos": pa.int64(), "source_sub": pa.int32(), "event_type": pa.string(), "topic": pa.string(),
               "partition": pa.int32(), "subject_broker": pa.int32()}

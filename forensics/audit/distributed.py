@@ -1,12 +1,12 @@
 """The controller replay on the executors: each cluster split into partition shards
-(``replay_engine.shard``), one Spark task per shard; the driver gets back only what is small
+(``replay_engine.sharding.shard``), one Spark task per shard; the driver gets back only what is small
 (outages, tenures, broker periods, agreement counts), never the events or the timeline.
 
 1. One aggregation job gives each shard the whole cluster's context (how far the evidence
    reaches, ZooKeeper or logs alone, KRaft or not); for a KRaft cluster one more reads each file's
    writer and the topic ids' names with the replay's own code (``kraft_contexts``).
 2. Events are routed by built-in expressions (CRC-32 of ``topic-partition``, the same rule as
-   ``replay_engine.shard.routes``): a partition's to its own shard, cluster-wide events to every
+   ``replay_engine.sharding.shard.routes``): a partition's to its own shard, cluster-wide events to every
    shard and, from logs alone, controller records as phase 1 needs them (below). When the events
    are the audit store's files and a cluster has few shards (``reads_files``), its shard tasks read
    the files themselves and keep their rows by the same rule (``forensics.audit.file_shards``):
@@ -15,7 +15,7 @@
    (cluster, shard) group of its partition (``streamed_groups.apply_in_tasks``: not sorted by the group
    first, as ``applyInArrow`` would). From logs alone, while a shard's input
    stays within MAX_SHARD_EVENTS with every controller record added, each task first runs phase 1
-   (``replay_engine.cluster_pass``) over the cluster-wide events and records it holds, the same in
+   (``replay_engine.sharding.cluster_pass``) over the cluster-wide events and records it holds, the same in
    every shard, and keeps of the other partitions' records only those phase 1 kept: no job of its
    own, no broadcast, both cores busy. Bigger clusters run phase 1 once, as a task per cluster
    before the shards, and only the records it kept go to every shard. The timeline comes back as
@@ -24,7 +24,7 @@
 4. Shards whose journals disagree (among themselves or with phase 1) mean the split was not
    exact for that cluster: it is replayed again as one task, whole. A KRaft cluster's shards that
    found other lines showing a leader active than phase 1 foresaw run again with those first
-   (``replay_engine.kraft_split``), up to ``KRAFT_ROUNDS``.
+   (``replay_engine.kraft.split``), up to ``KRAFT_ROUNDS``.
 """
 from __future__ import annotations
 
@@ -47,15 +47,15 @@ from forensics.audit.task_io import task_events, timeline_columns
 from forensics.progress import Progress
 from parsers.common.gc_pause import cycle_gc_paused
 from parsers.schema import FIELD_NAMES
-from replay_engine.cluster_pass import ClusterPass
-from replay_engine.from_events import ClusterContext
-from replay_engine.kraft_facts import is_kraft_counts
-from replay_engine.kraft_pass import LEADER_LINE, WIDE_TYPES, KraftSeen, kraft_seen
+from replay_engine.sharding.cluster_pass import ClusterPass
+from replay_engine.zk.from_events import ClusterContext
+from replay_engine.kraft.facts import is_kraft_counts
+from replay_engine.kraft.context import LEADER_LINE, WIDE_TYPES, KraftSeen, kraft_seen
 
 # the lines a KRaft shard may find showing a leader active (KraftLines._observed: a leader's or a follower's)
 LINE_TYPES = ("become_leader", "become_follower")
-from replay_engine.shard import KRAFT_ROUNDS, RECORD_EVENT_TYPES, MergedReplay, ShardsDisagree, merge, next_round
-from replay_engine.timeline import timeline_arrow_schema
+from replay_engine.sharding.shard import KRAFT_ROUNDS, RECORD_EVENT_TYPES, MergedReplay, ShardsDisagree, merge, next_round
+from replay_engine.common.timeline import timeline_arrow_schema
 
 _TIMELINE = timeline_arrow_schema()
 OUT_ARROW = pa.schema(list(_TIMELINE) + [pa.field("_bucket", pa.int32())])
@@ -71,7 +71,7 @@ class ClusterPlan:
     # decided on the driver): from logs alone, phase 1 then runs in every shard, else once, as a task of its own.
     records_fit: bool = False
     events: int = 0  # the cluster's events (a task's share of the work: forensics.audit.placement.pack)
-    kpass: Any = None  # a split KRaft cluster: its phase 1 (replay_engine.kraft_split), once run
+    kpass: Any = None  # a split KRaft cluster: its phase 1 (replay_engine.kraft.split), once run
 
     @property
     def kraft_split(self) -> bool:
@@ -170,7 +170,7 @@ def cluster_plans(spark, events, shards: int, groups: list[dict] | None = None,
 
 
 def kraft_contexts(spark, events, contexts: dict[str, ClusterContext]) -> None:
-    """What ``replay_engine.kraft_pass.kraft_context`` adds to a KRaft cluster's context, by its own reading
+    """What ``replay_engine.kraft.context.kraft_context`` adds to a KRaft cluster's context, by its own reading
     (``kraft_seen``) of each Spark partition's events, folded (``KraftSeen.merge``) on the driver."""
     from pyspark.sql import functions as F
 
@@ -240,8 +240,8 @@ _PHASE1_OUT = pa.schema([pa.field("cluster", pa.string()), pa.field("payload", p
 
 def _phase1_fn(plans_bc):
     def fn(table: pa.Table) -> pa.Table:
-        from replay_engine.cluster_pass import cluster_pass
-        from replay_engine.kraft_split import phase1 as kraft_phase1
+        from replay_engine.sharding.cluster_pass import cluster_pass
+        from replay_engine.kraft.split import phase1 as kraft_phase1
 
         cpu = time.process_time()
         plans = plans_bc.value  # before the pause: PySpark's Broadcast.load re-enables the collector
@@ -259,7 +259,7 @@ def cluster_passes(spark, events, plans: dict[str, ClusterPlan],
                    cpu: dict[str, float] | None = None) -> dict[str, ClusterPass]:
     """Phase 1 as a task of its own, for the clusters too big to run it in every shard and every split KRaft
     cluster: one task per cluster over its cluster-wide events and controller records
-    (``replay_engine.cluster_pass.phase1_events``; KRaft: ``replay_engine.kraft_pass.phase1_needs``).
+    (``replay_engine.sharding.cluster_pass.phase1_events``; KRaft: ``replay_engine.kraft.context.phase1_needs``).
     ``cpu`` receives each task's own CPU seconds."""
     from pyspark.sql import functions as F
 
@@ -293,7 +293,7 @@ def cluster_passes(spark, events, plans: dict[str, ClusterPlan],
 
 
 def kraft_wide():
-    """``replay_engine.kraft_pass.is_wide`` as a Spark condition."""
+    """``replay_engine.kraft.context.is_wide`` as a Spark condition."""
     from pyspark.sql import functions as F
 
     return (F.col("topic").isNull() | F.col("partition").isNull() | F.col("subject_broker").isNotNull()
@@ -301,7 +301,7 @@ def kraft_wide():
 
 
 def kraft_phase1_rows():
-    """``replay_engine.kraft_pass.phase1_needs`` as a Spark condition (the "Replayed" / "UNCLEAN partition change"
+    """``replay_engine.kraft.context.phase1_needs`` as a Spark condition (the "Replayed" / "UNCLEAN partition change"
     test on the first 200 characters of the text, as ``is_replay_line``)."""
     from pyspark.sql import functions as F
 
@@ -319,7 +319,7 @@ def _line_text(cluster: str, key) -> str:
 
 
 def _hint_key(cluster, source_file, source_pos, event_type):
-    """A record's key (``replay_engine.cluster_pass.event_key`` with its cluster) as one text, nulls marked."""
+    """A record's key (``replay_engine.sharding.cluster_pass.event_key`` with its cluster) as one text, nulls marked."""
     from pyspark.sql import functions as F
 
     return F.concat_ws("\x01", cluster, F.coalesce(source_file, F.lit("\x02")),
@@ -332,7 +332,7 @@ def _hint_text(cluster: str, key) -> str:
 
 
 def route(events, plans: dict[str, ClusterPlan], passes: dict[str, ClusterPass] | None = None):
-    """Each event to its shard(s): the Spark form of ``replay_engine.shard.routes``, with ``hints=True``
+    """Each event to its shard(s): the Spark form of ``replay_engine.sharding.shard.routes``, with ``hints=True``
     for the clusters whose shards run phase 1 (the task then drops the records phase 1 did not keep) and
     the records phase 1 kept (``passes``) for the others. Plans and hints ride as literals: no driver-side
     DataFrame, so no job to build or broadcast one."""
@@ -365,7 +365,7 @@ def route(events, plans: dict[str, ClusterPlan], passes: dict[str, ClusterPass] 
 
 
 # A KRaft cluster is split when phase 1 foresees at most this many lines showing a leader active (from logs alone,
-# replay_engine.kraft_split). Its foresight misses some where there are any: each miss found costs a round of every
+# replay_engine.kraft.split). Its foresight misses some where there are any: each miss found costs a round of every
 # shard, and rounds cost more than the split saves (benchmarks/journal/replay.md, "KRaft split": 4 rounds, 0.39x the whole
 # replay, for a log set whose phase 1 foresaw 25 of 31 lines). A metadata log's records say every decision: none.
 KRAFT_LINES_TO_SPLIT = 0
@@ -407,7 +407,7 @@ def make_shard_fn(plans_bc, results):
             return replay_group(table, plans, cpu)
 
     def replay_group(table: pa.Table, plans: dict[str, ClusterPlan], cpu: float) -> pa.Table:
-        from replay_engine.shard import (
+        from replay_engine.sharding.shard import (
             replay_kraft_shard,
             replay_shard,
             replay_shard_after_pass,
@@ -586,7 +586,7 @@ def replay_on_executors(spark, events, shards: int, progress: Progress | None = 
     for c in sorted(c for c, p in plans.items() if p.kraft_split and len(p.kpass.liveness) > KRAFT_LINES_TO_SPLIT):
         whole[c] = (f"KRaft from logs alone: phase 1 foresaw {len(plans[c].kpass.liveness)} broker line(s) showing "
                     "a leader active to every partition; agreeing on them can take a round of every shard each "
-                    "(replay_engine.kraft_split), so the cluster is replayed whole")
+                    "(replay_engine.kraft.split), so the cluster is replayed whole")
         plans[c] = dataclasses.replace(plans[c], buckets=1, whole=True, kpass=None)
     files = {c: fs for c, fs in sorted((files or {}).items()) if c in plans and reads_files(plans[c])
              and file_shards.readable(fs)}

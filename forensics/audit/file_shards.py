@@ -26,8 +26,8 @@ import pyarrow.parquet as pq
 from forensics.audit.placement import pack
 from forensics.audit.streamed_groups import OUT_BATCH_ROWS
 from parsers.schema import FIELD_NAMES
-from replay_engine.cluster_pass import RECORD_EVENT_TYPES
-from replay_engine.shard import bucket_of_name
+from replay_engine.sharding.cluster_pass import RECORD_EVENT_TYPES
+from replay_engine.sharding.shard import bucket_of_name
 
 MAX_SHARDS = 4
 READ_ROWS = 65_536  # a task holds its shard's rows and one batch of the file's

@@ -66,7 +66,7 @@ def groups_of(table: pa.Table) -> pa.Table:
 def _windows(files, loggers) -> pa.Array:
     """``log_window_kind`` of each row's (file, logger), computed once per distinct pair. A null and an empty
     text are alike to it, and no path holds a NUL, so the pair is joined on one."""
-    from replay_engine.from_events import log_window_kind
+    from replay_engine.zk.from_events import log_window_kind
 
     pairs = pc.binary_join_element_wise(pc.fill_null(files, ""), pc.fill_null(loggers, ""), "\x00")
     if isinstance(pairs, pa.ChunkedArray):

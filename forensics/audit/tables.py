@@ -14,7 +14,7 @@ from typing import Any
 import pyarrow as pa
 
 from parsers.schema import iso_utc
-from replay_engine.shard import MergedReplay
+from replay_engine.sharding.shard import MergedReplay
 
 TS = pa.timestamp("us", tz="UTC")
 
@@ -69,7 +69,7 @@ def incident_rows(m: MergedReplay) -> list[dict[str, Any]]:
             "cause_brokers": inc["cause_brokers"], "evidence": json.dumps(inc["evidence"], sort_keys=True),
         })
     for w in getattr(m, "write_outages", []):
-        # a leader, but ISR < min.insync.replicas: acks=all writes refused (replay_engine/write_outages.py)
+        # a leader, but ISR < min.insync.replicas: acks=all writes refused (replay_engine/causes/write_outages.py)
         start, end = _us(w["start"]), _us(w["end"])
         rows.append({
             "cluster": m.cluster, "date": day(start), "topic": w["topic"], "cause_kind": "under_min_isr",

@@ -30,7 +30,7 @@ def replay_cmd(
     from forensics.pipeline import analyse, write_timeline
     from forensics.progress import Progress
     from replay_engine.api import replay
-    from replay_engine.config import parse_overrides
+    from replay_engine.common.config import parse_overrides
 
     tz = check_tz(tz)
     try:

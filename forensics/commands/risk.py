@@ -78,7 +78,7 @@ def risk_cmd(
 
 def assess(res, events, failures: int, use_racks: bool, top: int, progress) -> dict:
     from parsers.schema import iso_utc
-    from replay_engine import risk as R
+    from replay_engine.estimates import risk as R
 
     parts, live, notes = R.states_from_replay(res)
     ctl = R.controller_of(res)
@@ -130,7 +130,7 @@ def _pairs_on_spark(parts, live, ctl, singles, progress):
     import pyarrow as pa
 
     from forensics.spark import get_spark
-    from replay_engine import risk as R
+    from replay_engine.estimates import risk as R
 
     spark = get_spark()
     bc = spark.sparkContext.broadcast(pickle.dumps((parts, live, ctl, singles)))

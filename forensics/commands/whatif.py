@@ -42,7 +42,7 @@ def whatif_cmd(
     """
     from forensics.pipeline import analyse
     from forensics.progress import Progress
-    from replay_engine.whatif import ChangeError, parse_changes, whatif
+    from replay_engine.estimates.whatif import ChangeError, parse_changes, whatif
 
     if fmt not in ("text", "json"):
         raise UserError("--format must be text or json")

@@ -103,10 +103,10 @@ def to_end(inc: dict[str, Any], result, events: list) -> list[str]:
 
 
 def _unclean(inc: dict[str, Any], broker: int, isr: list[int], result, events: list) -> str:
-    """The data-loss estimate (``replay_engine.dataloss``) of an unclean election of ``broker`` now."""
-    from replay_engine.dataloss import estimate
-    from replay_engine.facts import Ref
-    from replay_engine.partition import Decision
+    """The data-loss estimate (``replay_engine.estimates.dataloss``) of an unclean election of ``broker`` now."""
+    from replay_engine.estimates.dataloss import estimate
+    from replay_engine.common.facts import Ref
+    from replay_engine.common.partition import Decision
 
     tp = (inc["topic"], inc["partitions"][0])
     now = result.stream.trace_end or 0

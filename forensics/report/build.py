@@ -15,11 +15,11 @@ from forensics.report import dead_leaders as dead
 from forensics.report.writes import headline as writes_headline, restart_findings, write_outages
 from parsers.schema import Event, iso_utc, us_of_iso
 from replay_engine.api import Leaderless, ReplayResult
-from replay_engine.config import BROKER_SESSION_TIMEOUT, ZK_SESSION_TIMEOUT
-from replay_engine.crash import CRASH_CAUSES, LastLines, kill_time, session_timeouts
-from replay_engine.explain import LEADER_FAILOVER
-from replay_engine.explain_text import fmt_duration
-from replay_engine.judge import EVIDENCE_GAP
+from replay_engine.common.config import BROKER_SESSION_TIMEOUT, ZK_SESSION_TIMEOUT
+from replay_engine.estimates.crash import CRASH_CAUSES, LastLines, kill_time, session_timeouts
+from replay_engine.causes.explain import LEADER_FAILOVER
+from replay_engine.causes.text import fmt_duration
+from replay_engine.common.judge import EVIDENCE_GAP
 
 # Partitions whose outages started and ended within this much of each other form one incident.
 GROUP_SLACK_US = 5 * 1_000_000
@@ -102,7 +102,7 @@ def _entry_headline(raw: str | None) -> str:
 
 
 class _CrashClock:
-    """Estimates when crashed brokers stopped serving (see replay_engine.crash): a kill -9 is seen by
+    """Estimates when crashed brokers stopped serving (see replay_engine.estimates.crash): a kill -9 is seen by
     ZooKeeper a session timeout later (KRaft: fenced a broker session timeout after its last heartbeat)."""
 
     def __init__(self, res: ReplayResult, events: list[Event], ingest_summary: dict[str, Any] | None = None):
@@ -434,7 +434,7 @@ def build_report(
 
 
 def several_clusters_findings(told_apart: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A folder that holds several clusters (``replay_engine.clusters``): what told them apart, then what could not
+    """A folder that holds several clusters (``replay_engine.folders.clusters``): what told them apart, then what could not
     be placed."""
     out = []
     for t in told_apart:

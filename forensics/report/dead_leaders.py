@@ -3,7 +3,7 @@ listed it, so nothing served them though the metadata named a leader (a broker t
 directory failed, a disk error; Kafka halts without a shutdown hook and the session outlives the process).
 
 Built from the replay's own records (``ReplayResult.restarts``: each fatal stop with the partitions it left,
-``replay_engine.restarts.with_unserved``); this module only filters, totals and words them.
+``replay_engine.causes.restarts.with_unserved``); this module only filters, totals and words them.
 """
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from forensics.report import dead_leaders, writes
-from replay_engine.judge import EVIDENCE_GAP
+from replay_engine.common.judge import EVIDENCE_GAP
 
 
 def show_ts(iso: str | None, tz: str = "UTC", date: bool = True) -> str:

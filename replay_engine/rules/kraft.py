@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import AbstractSet, Sequence
 
-from replay_engine import kraft_rules as K
-from replay_engine.kraft_rules import KraftElection
+from replay_engine.kraft import election as K
+from replay_engine.kraft.election import KraftElection
 from replay_engine.rules.rule import Rule
 
 PCB = "metadata/src/main/java/org/apache/kafka/controller/PartitionChangeBuilder.java"

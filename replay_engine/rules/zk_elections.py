@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import AbstractSet, Sequence
 
-from replay_engine import elections as E
-from replay_engine.elections import Election
+from replay_engine.zk import elections as E
+from replay_engine.zk.elections import Election
 from replay_engine.rules.rule import Rule
 
 SEL = "core/src/main/scala/kafka/controller/PartitionLeaderSelector.scala"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from replay_engine import elections as E
+from replay_engine.zk import elections as E
 from replay_engine.rules.rule import Rule, Version
 
 KC = "core/src/main/scala/kafka/controller/KafkaController.scala"

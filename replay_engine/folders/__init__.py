@@ -1,0 +1,1 @@
+"""Several clusters in one folder, told apart by what the evidence says of itself."""

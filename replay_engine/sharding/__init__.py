@@ -1,0 +1,1 @@
+"""One cluster's replay split by partition shards, its cluster-wide phase 1, and the merge."""
