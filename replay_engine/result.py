@@ -13,7 +13,7 @@ from typing import Any, Callable, Sequence
 from parsers.schema import Event, iso_utc
 from replay_engine import rules as R
 from replay_engine.common import facts as F
-from replay_engine.estimates.dataloss import estimate as estimate_loss
+from replay_engine.estimates.dataloss import estimates as estimate_losses
 from replay_engine.causes.explain import Cause, World, explain
 from replay_engine.zk.from_events import FactStream
 from replay_engine.image import ClusterHistory, ClusterImage, history_of, image_of
@@ -188,7 +188,7 @@ def assemble(replay: Replay, stream: FactStream, *, cluster: str | None, mode: s
         cluster, mode, stream, intervals, leaderless, replay.decisions, replay.comparisons,
         image, history, list(notes or []),
         estimate_skew(events) if events is not None else [],
-        [estimate_loss(d, events) for d in image.unclean_elections] if events is not None else [],
+        estimate_losses(list(image.unclean_elections), events) if events is not None else [],
         leaderless_episodes(intervals, unavailable=True) if unavailable else [],
         tuple(replay.journal) if replay.journal is not None else None,
         dict(broker_versions or {}), restarts, under, tuple(replay.inferred))

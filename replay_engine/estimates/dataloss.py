@@ -59,6 +59,21 @@ def _log_end(events: list[Event], tp, broker: int | None, ts: int, become: str, 
     return offset
 
 
+# the lines an estimate reads: the new leader's and the old leader's offsets, and ISR shrinks' end offsets
+_READ = frozenset({"become_leader", "become_follower", "isr_shrink"})
+
+
+def estimates(decisions: list[Decision], events: list[Event]) -> list[dict[str, Any]]:
+    """``estimate`` of each unclean election, each over its own partition's lines, indexed once (in their order):
+    a scan of every event per election was 80% of a KRaft replay with thousands of them."""
+    index: dict[tuple, list[Event]] = {}
+    if decisions:
+        for e in events:
+            if e.event_type in _READ and e.topic is not None:
+                index.setdefault((e.topic, e.partition), []).append(e)
+    return [estimate(d, index.get(tuple(d.tp), [])) for d in decisions]
+
+
 def estimate(d: Decision, events: list[Event]) -> dict[str, Any]:
     tp = d.tp
     old_isr = list(d.before.get("isr") or [])

@@ -25,7 +25,7 @@ from replay_engine.common.config import (MIN_ISR, REPLICA_LAG, UNCLEAN, ZK_SESSI
                                   CONTROLLED_SHUTDOWN, ConfigImage, ConfigState, as_bool, parse_version)
 from replay_engine.zk.controller import ZkControllerReplay
 from replay_engine.estimates.crash import CRASH_CAUSES, LastLines, kill_time, session_timeouts
-from replay_engine.estimates.dataloss import estimate as estimate_loss
+from replay_engine.estimates.dataloss import estimates as estimate_losses
 from replay_engine.zk.from_events import build_facts
 from replay_engine.zk.modes import CounterfactualMode
 from replay_engine.common.roles import retire
@@ -387,7 +387,7 @@ def metrics(res: ReplayResult, events: list[Event], horizon: int | None = None) 
     cfg = img.config
     # the same computation as the report's under-min-ISR section (replay_engine/causes/write_outages.py)
     under = partition_seconds(under_min_isr(res.intervals, resolver(res.history, cfg)), end)
-    unclean = [estimate_loss(d, events) for d in img.unclean_elections]
+    unclean = estimate_losses(list(img.unclean_elections), events)
     loss = [u for u in unclean if u["possible_data_loss"]]
     leaders: dict[int, int] = {}
     for p in img.partitions.values():
