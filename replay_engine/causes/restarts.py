@@ -78,13 +78,15 @@ class FailedStart:
         f = (self.proof.source_file or "?").replace("\\", "/").rsplit("/", 1)[-1]
         return f"{f}:{self.proof.source_pos}"
 
-    def sentence(self) -> str:
+    def sentence(self, unserved: bool = True) -> str:
+        """``unserved``: with the partitions the stop left without a serving leader (every partition's, so not in
+        one partition's cause: a replay split by partition knows only its own)."""
         who = f"broker {self.broker}" if self.broker is not None else "a broker"
         verb = {"registration": "tried to register", "running": "stopped itself"}.get(self.phase, "tried to restart")
         at = iso_utc(self.start)
         if self.phase == "running":
             out = f"{who} stopped itself at {at}: {self.exception} ({self.where()})"
-            if self.unserved:
+            if self.unserved and unserved:
                 n, until = len(self.unserved), self.unserved_until
                 them = "the partition it led" if n == 1 else f"the {n} partitions it led"
                 out += (f"; {them} had no serving leader until " + (
@@ -97,14 +99,16 @@ class FailedStart:
                     else f"; a later start succeeded at {iso_utc(self.recovered_at)}")
         return f"{who} {verb} at {at} and failed: {self.exception} ({self.where()}){tail}"
 
-    def to_json(self) -> dict[str, Any]:
-        return {"broker": self.broker, "start": iso_utc(self.start), "end": iso_utc(self.end), "phase": self.phase,
-                "cause": self.cause, "cause_text": CAUSE_TEXT.get(self.cause, self.cause), "message": self.message,
-                "lines": self.lines, "recovered_at": iso_utc(self.recovered_at), "proof": self.proof.to_json(),
-                "unserved_partitions": len(self.unserved),
-                "unserved_until": iso_utc(self.unserved_until) if self.unserved else None,
-                "unserved": [{"topic": t, "partition": p, "until": iso_utc(e)} for t, p, e in self.unserved],
-                "sentence": self.sentence()}
+    def to_json(self, unserved: bool = True) -> dict[str, Any]:
+        out = {"broker": self.broker, "start": iso_utc(self.start), "end": iso_utc(self.end), "phase": self.phase,
+               "cause": self.cause, "cause_text": CAUSE_TEXT.get(self.cause, self.cause), "message": self.message,
+               "lines": self.lines, "recovered_at": iso_utc(self.recovered_at), "proof": self.proof.to_json()}
+        if unserved:
+            out.update({"unserved_partitions": len(self.unserved),
+                        "unserved_until": iso_utc(self.unserved_until) if self.unserved else None,
+                        "unserved": [{"topic": t, "partition": p, "until": iso_utc(e)} for t, p, e in self.unserved]})
+        out["sentence"] = self.sentence(unserved)
+        return out
 
 
 def _duration(us: int) -> str:
@@ -187,9 +191,9 @@ def annotate(leaderless: list, fails: list[FailedStart]) -> None:
         hits = during(fails, brokers, ep.start, ep.end)
         if not hits:
             continue
-        cause.summary = cause.summary.rstrip() + " " + "; ".join(_cap(f.sentence()) for f in hits[:3]) + "."
+        cause.summary = cause.summary.rstrip() + " " + "; ".join(_cap(f.sentence(False)) for f in hits[:3]) + "."
         cause.chain.extend(f.proof for f in hits[:3])
-        cause.details["failed_restarts"] = [f.to_json() for f in hits]
+        cause.details["failed_restarts"] = [f.to_json(False) for f in hits]
 
 
 def with_unserved(fails: list[FailedStart], intervals: Iterable) -> list[FailedStart]:
