@@ -166,7 +166,7 @@ def in_offset_order(events: list[Event]) -> list[Event]:
 
     A log is the order its records were committed in (KafkaRaftClient appends batches at increasing offsets; every
     node replays them so); a record's timestamp is the appending node's clock, and the bootstrap batch a formatted
-    node writes carries its own (greenlemonT's kafka1..3 logs: offset 1 at 06:14:31.712, offset 2 at .169). Merged
+    node writes carries its own (so offset 2 can carry an earlier time than offset 1). Merged
     with the lines by time, a log's records keep their offsets' order."""
     slots: dict[str, list[int]] = {}
     for i, e in enumerate(events):

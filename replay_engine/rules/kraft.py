@@ -375,8 +375,8 @@ RULES = [
          "As with ELR, and the last known leader is elected only if it is an acceptable leader (the function as of "
          "3.9.0-rc3, changed by KAFKA-19522, apache/kafka#20200). Merged to trunk on "
          "2025-07-19, after the 4.1 branch was cut (2025-07-06): 4.2.0 is the first release taken to hold it (the "
-         "mirror has no 4.x tag; BMTushyath's 4.2.0 controller leaves a fenced last known leader unelected, "
-         "controller.log.2026-03-16-11.gz:488). A backport to 4.1.x is not known here."),
+         "mirror has no 4.x tag; a real 4.2.0 controller log of the shared evidence leaves a fenced last known leader "
+         "unelected). A backport to 4.1.x is not known here."),
     Rule("alwaysElectPreferredIfPossible: BestLeader", PREFERRED, (3, 0, 0), (3, 2, 0), preferred_best_leader,
          ("3.0.0", PCB, "PartitionChangeBuilder.setAlwaysElectPreferredIfPossible"),
          "A partition not led by its first replica gets `BestLeader`: the first replica in the ISR and acceptable, "
