@@ -214,3 +214,25 @@ def test_the_audits_mapping_places_every_event_as_postmortem_does(layout, name, 
                                                   if "left out of every replay" in f["text"])
     assert (left > 0) == left_out
     assert len(ranges) < len(events) / 20  # a mapping, not a row per event
+
+
+def test_a_start_up_in_a_shared_file_is_the_process_its_own_lines_name():
+    """shani530 (2.4.0, brokers 0-2 writing one logs/ folder): broker 1's start-up at 2020-03-31 15:08:47
+    ('starting', server.log.2020-03-31-17.gz:5077) logs 'Cluster ID = uC5-M0G5Qy-3qM8_m3M3yQ' (:5114) and its
+    configuration dump (broker.id = 1, :5116), with broker 0's '[KafkaServer id=0] started' (:5113, the end of the
+    start-up broker 0 began at :4625) between them. The start-up and its cluster id are broker 1's, so broker 1's lines
+    after it go with cluster uC5...: its LeaderAndIsr from controller 2 epoch 2 (state-change.log.2020-03-31-23.gz:16035)
+    with that controller's election (controller.log.2020-03-31-23.gz:703, epoch 2), not with the cluster before."""
+    name = "shani530__KafkaLearning"
+    events = folder_events({name: REAL_LOGS2 / name})
+    told = tell_clusters(events, name)
+    of = {(e.source_file.rsplit("/", 1)[1], e.source_pos): n for e, n in zip(events, told.names)}
+    new = f"{name} [uC5-M0G5Qy-3qM8_m3M3yQ]"
+    assert of[("server.log.2020-03-31-17.gz", 5114)] == new
+    assert of[("controller.log.2020-03-31-23.gz", 703)] == of[("state-change.log.2020-03-31-23.gz", 16035)] == new
+    # the outage before it stays with its own cluster: controller 2 epoch 14's OfflinePartition line at 15:03:34
+    assert of[("state-change.log.2020-03-31-23.gz", 10011)] == f"{name} [Lu-J4l_5S42nELztrflTXQ]"
+    from replay_engine.folders.parts import writers
+    who = {(e.source_file.rsplit("/", 1)[1], e.source_pos, e.event_type): w for e, w in zip(events, writers(events))}
+    assert who[("server.log.2020-03-31-17.gz", 5077, "broker_startup")] == 1
+    assert who[("server.log.2020-03-31-17.gz", 5113, "broker_startup")] == 0

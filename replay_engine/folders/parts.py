@@ -91,7 +91,11 @@ def writers(events: list[Event]) -> list[int | None]:
             if e is not None and e.event_type in START_UP and not (
                     _process_start(e) and any(events[j].event_type == "broker_startup" for j in burst)):
                 continue
-            known = next((out[j] for j in burst if out[j] is not None), None)
+            # a ``started`` line ends the start-up of the broker it names, which may be another process of the
+            # folder that began earlier (0.10.1-2.x KafkaServer.startup logs it last): the lines that name the
+            # process as it starts (its configuration dump's broker.id) tell whose start-up this is first
+            known = next((out[j] for j in burst if out[j] is not None and not _started(events[j])),
+                         next((out[j] for j in burst if out[j] is not None), None))
             if known is None and any(_process_start(events[j]) for j in burst):
                 known = _started_as(order, k, events)
             for j in burst:
