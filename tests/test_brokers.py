@@ -303,3 +303,21 @@ def test_a_controlled_shutdowns_grant_shows_the_broker_unfenced():
           if c.ref is not None and (c.ref.source_file or "").endswith(f) and c.ref.source_pos in (124, 126)]
     assert at == [(124, B.FENCED, False, B.RULE_GRANTED_UNFENCED), (124, B.SHUTTING, True, B.RULE_CONTROLLED_SHUTDOWN),
                   (126, B.FENCED, True, B.RULE_SHUTDOWN_NOW)]
+
+
+def test_a_kraft_leaders_line_the_replay_held_fenced_is_adopted_with_that_line():
+    # BMTushyath (4.2.0, one combined node): broker 1 shut down on 2026-05-17 16:46:58 (state-change.log.2026-06-12-16.gz
+    # :14, leader epoch 39, "Stopped fetchers as part of controlled shutdown") and the replay holds it fenced from there;
+    # on 06-12 the controller loads its log (the changes it replays are history, no fact) and broker 1's own line
+    # :20 "Leader rfid-events-0 ... starts at leader epoch 64" says it was elected: an acceptable leader then
+    # (3.9.0-rc3 PartitionChangeBuilder.isAcceptableLeader: registered, unfenced, not in controlled shutdown). The
+    # state is adopted from that line, as the ZooKeeper-mode replay adopts one (BrokerStates.adopt), and said.
+    from replay_engine.common import brokers as B
+
+    r = _kraft_replay("BMTushyath__RFIDSAS", "real_logs2")
+    f = "logs/state-change.log.2026-06-12-16.gz"
+    got = [(c.broker, c.ref.source_pos, c.rule) for c in r.brokers.adopted if (c.ref.source_file or "").endswith(f)]
+    assert got == [(1, 20, B.RULE_ELECTED_ACTIVE)]
+    said = [x for x in r.findings if x["kind"] == "broker_state_adopted"
+            and x["evidence"][0]["source_file"].endswith(f) and x["evidence"][0]["source_pos"] == 20]
+    assert len(said) == 1 and said[0]["brokers"] == [1] and "held it fenced" in said[0]["text"]

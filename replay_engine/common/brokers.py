@@ -413,6 +413,7 @@ class KraftBrokerStates(StateLog):
         # broker -> the line of the controller beginning to register its new incarnation; until that registration the
         # changes it writes are handleBrokerUncleanShutdown's (brokerWithUncleanShutdown)
         self.unclean_shutdown: dict[int, Ref] = {}
+        self.adopted: list[Change] = []  # states a record showed where the replay held the broker otherwise
 
     # ---------------------------------------------------------------- questions (as Kafka asks them)
 
@@ -477,6 +478,16 @@ class KraftBrokerStates(StateLog):
             self._register(b, None, ref, rule if rule != RULE_UNFENCED else RULE_CHANGED_IMPLIES_REGISTERED)
         self._set(self.fenced, FENCED, b, False, ref, rule)
         self._set(self.shutting, SHUTTING, b, False, ref, rule)
+
+    def adopt_active(self, b: int, ref: Ref, rule: str = RULE_ELECTED_ACTIVE) -> Change:
+        """A record electing ``b`` where the replay held it out (fenced, in controlled shutdown or not registered): by
+        Kafka's ``rule`` it was an acceptable leader then. Adopted, with the record as provenance (as
+        ``BrokerStates.adopt``); the record itself still counts against the agreement where it was judged so."""
+        n = len(self.changes)
+        self.unfence(b, ref, rule)
+        change = self.changes[-1] if len(self.changes) > n else Change(ref.ts, b, FENCED, False, ref, rule)
+        self.adopted.append(change)
+        return change
 
     def enter_controlled_shutdown(self, b: int, ts: int, ref: Ref) -> None:
         self._set(self.shutting, SHUTTING, b, True, ref, RULE_CONTROLLED_SHUTDOWN)

@@ -120,9 +120,23 @@ class KraftBrokers(Part):
         if not self.r.has_records:
             self.r.steps.unclean_shutdown(f.broker, f)
 
-    def leader_active(self, leader: int, ts: int, ref: F.Ref) -> None:
-        """A line shows ``leader`` elected at a new leader epoch: it was an acceptable leader then."""
-        self.states.unfence(leader, ref, RULE_ELECTED_ACTIVE)
+    def leader_active(self, leader: int, ts: int, ref: F.Ref, tp: F.TP | None = None) -> None:
+        """A line shows ``leader`` elected at a new leader epoch: it was an acceptable leader then. With ``tp`` the
+        line is that partition's record of the election, which the replay's state of the broker contradicted: the state
+        is adopted from it (``KraftBrokerStates.adopt_active``) and a finding says so, as the ZooKeeper-mode replay's
+        ``broker_state_adopted``."""
+        if tp is None:
+            self.states.unfence(leader, ref, RULE_ELECTED_ACTIVE)
+        else:
+            held = ("fenced" if leader in self.states.fenced else "in controlled shutdown"
+                    if leader in self.states.shutting else "not registered")
+            self.states.adopt_active(leader, ref, RULE_ELECTED_ACTIVE)
+            self.r.findings.append({
+                "kind": "broker_state_adopted", "ts": ts, "brokers": [leader],
+                "text": f"{tp[0]}-{tp[1]}: broker {leader} leads at a new leader epoch, so it was an acceptable "
+                        f"leader (registered, unfenced, not in controlled shutdown); the replay held it {held} and "
+                        "takes the record's state from here",
+                "evidence": [ref.to_json()]})
         self.liveness(leader, ts, ref, "elected leader")
 
     def on_leader_active_hint(self, f: F.LeaderActiveHint) -> None:

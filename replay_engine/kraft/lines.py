@@ -139,7 +139,7 @@ class KraftLines(Part):
             # stating the very leader the replay elected at that epoch is a broker applying, late, a decision taken
             # while that leader was acceptable: it says nothing of the leader now (it may be shutting down since).
             self.r.inferred.append(liveness_key(f))
-            self.r.registrations.leader_active(leader, f.ts, f.ref)
+            self.r.registrations.leader_active(leader, f.ts, f.ref, p.tp)
         self.store.move(p, ONLINE if leader >= 0 else OFFLINE, OBSERVED, f.ts, f.ref)
         self.r.show(p, f.ts, f.ref, "observed")
 
