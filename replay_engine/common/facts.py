@@ -308,6 +308,9 @@ class ObservedState(Fact):
     # controller's own line, logged as it sends (its context at the line), not a broker's of a request it handled
     sender_epoch: int | None = None
     sending: bool = False
+    # the brokers the controller's own line sends the request to: each of them live or shutting down to it
+    # (``replay_engine.rules.zk_lines`` UPDATE_METADATA_RECIPIENTS)
+    recipients: tuple[int, ...] | None = None
 
     role = "observation"
 

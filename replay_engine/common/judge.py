@@ -555,7 +555,7 @@ def judge_write(ctx: JudgeView, pending: Pending, p: PState, kind: str, f: F.Rec
             set(f.isr) - set(p.isr) - ({f.leader} if kind == "election" and ctx.unclean_allowed(p.tp[0]) else set()))
         ahead = f.leader_epoch is not None and replayed.get("leader_epoch") is not None \
             and f.leader_epoch > replayed["leader_epoch"]
-        if unseen_isr or ahead:
+        if unseen_isr or ahead or _elected_outside_isr(ctx, p, kind, f):
             # Decisions (or ISR expansions by leaders) happened in hours whose logs are not in the evidence:
             # this one was taken on a state the replay never saw. Neither agreed nor diverged.
             return unknown(p.tp, f.ts, f.ref, recorded, GAP, replayed)
@@ -578,6 +578,17 @@ def judge_write(ctx: JudgeView, pending: Pending, p: PState, kind: str, f: F.Rec
     if why:
         return unknown(p.tp, f.ts, f.ref, recorded, why, replayed, implied if why.startswith(ADOPTED) else None)
     return Comparison(p.tp, f.ts, f.ref, recorded, replayed, verdict(ok), how, implied=implied)
+
+
+def _elected_outside_isr(ctx: JudgeView, p: PState, kind: str, f: F.RecordedState) -> bool:
+    """A clean election's leader is an ISR member (0.10.2.0 PartitionLeaderSelector.scala: Offline-, Reassigned-,
+    Preferred- and ControlledShutdownLeaderSelector.selectLeader each pick within the ISR; 2.7.0
+    PartitionLeaderElectionAlgorithms alike): a recorded leader outside the ISR the replay holds is a member no
+    line added, unless the election may have been unclean (an OfflinePartition election where the topic allows it;
+    an OnlinePartition -> OnlinePartition move never is)."""
+    if kind != "election" or f.leader is None or f.leader < 0 or p.isr is None or f.leader in p.isr:
+        return False
+    return f.from_state == ONLINE or not ctx.unclean_allowed(p.tp[0])
 
 
 def judge_kraft(tp: F.TP, ts: int, record: F.Ref, recorded: dict[str, Any], replayed: dict[str, Any],

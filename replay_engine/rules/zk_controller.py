@@ -46,6 +46,11 @@ def stale_epoch_write_new_data() -> str:
     return "new_data"
 
 
+def election_fenced(znode_epoch: int, controller_epoch: int) -> bool:
+    """An election reads the state znode first and gives up when a controller of a later epoch wrote it."""
+    return znode_epoch > controller_epoch
+
+
 def bounce_never(old_epoch, new_epoch) -> bool:
     """Before 2.2 the controller compares broker ids only: a broker back before the watch fired is not seen."""
     return False
@@ -103,6 +108,7 @@ FAILED_ELECTION = "zk.election.failed_writes"
 CONTROLLED_SHUTDOWN = "zk.controlled_shutdown"
 REASSIGNMENT = "zk.reassignment"
 STALE_EPOCH_WRITE = "zk.controller.stale_epoch_write"
+ELECTION_FENCE = "zk.election.epoch_fence"
 
 RULES = [
     Rule("controller epoch +1 per election (ZkUtils)", CONTROLLER_EPOCH, (0, 8, 0), (2, 1, 0), next_controller_epoch,
@@ -134,6 +140,12 @@ RULES = [
          "KAFKA-6082: writes carry `expectedControllerEpochZkVersion` (a check of /controller_epoch in the same "
          "multi-op, ControllerMovedException otherwise): a write logged under an epoch below one already elected "
          "ran against a recreated /controller_epoch, so the partitions' history starts again."),
+    Rule("an election gives up on a state a later controller wrote", ELECTION_FENCE, (0, 8, 0), None,
+         election_fenced, ("0.10.2.0", PSM, "PartitionStateMachine.electLeaderForPartition"),
+         "`if (controllerEpoch > controller.epoch) throw StateChangeFailedException(\"aborted leader election ... "
+         "already written by another controller ...\")` on the LeaderAndIsr just read from ZooKeeper (0.8.0 on; 2.7.0 "
+         "doElectLeaderForPartitions alike): an election logged as made under epoch E found the znode written under "
+         "epoch E or below."),
     Rule("no bounce detection", BOUNCE, (0, 8, 0), (2, 2, 0), bounce_never,
          ("2.1.0", KC, "KafkaController.BrokerChange.process"),
          "Only ids are compared (`newBrokerIds`, `deadBrokerIds`): a broker that re-registers before the watch "

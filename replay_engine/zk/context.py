@@ -104,6 +104,9 @@ class ControllerContext:
         self.failed_elections: dict[F.TP, list[F.Ref]] = {}
         # partition -> controller epoch of its last record logged under an epoch below the one known (logs only)
         self.below_epoch: dict[F.TP, int] = {}
+        # a controller's own line stating a partition under a controller epoch below the one the replay's state was
+        # written under: a deposed controller's context, or ZooKeeper's data anew (``RecordHandlers.restarted``)
+        self.stale_views: dict[F.TP, F.ObservedState] = {}
         # partition -> ISR writes whose inputs the evidence states but whose records it should hold (logs only), not
         # yet applied: taken up at the partition's next record if it follows from them (PartitionHandlers.take_up_held)
         self.held_back: dict[F.TP, Held] = {}
@@ -136,10 +139,14 @@ class ControllerContext:
         in which no controller takes office in the evidence (its election line, or a line it wrote under that
         epoch): every controller epoch is one election (KafkaZkClient.registerControllerAndIncrementControllerEpoch),
         and what those controllers decided is in no line."""
-        if after is None or before is None or not 1 < before - after <= 10_000:
+        if after is None or before is None or not 0 < before - after <= 10_000:
             return ()
         named = {t.epoch for t in self.tenures}
-        return tuple(e for e in range(after + 1, before) if e not in named)
+        # the record's own epoch too, when no line shows that controller taking office (its tenure inferred from its
+        # own lines): its failover's writes (onControllerFailover, 0.10.2.0 KafkaController) are in no line
+        own = next((t for t in reversed(self.tenures) if t.epoch == before), None)
+        inferred = own is None or own.start_ref is None or own.start_ref.event == "inferred_controller"
+        return tuple(e for e in range(after + 1, before) if e not in named) + ((before,) if inferred else ())
 
     def end_tenure(self, ts: int, ref: F.Ref, cause: str) -> None:
         if self.tenures and self.tenures[-1].end is None:

@@ -43,6 +43,7 @@ class FailoverHandlers(Part):
             if f.epoch < self.c.controller_epoch:
                 self.forget_partitions(keep={tp for tp, e in self.c.below_epoch.items() if e == f.epoch})
         self.c.below_epoch.clear()
+        self.c.stale_views.clear()
         self.c.topic_handlers.end_deletions(f.ts)
         self.c.take_office(c, f.epoch, f.ts, f.ref)
         self.c.broker_handlers.register(c, f)

@@ -403,7 +403,8 @@ def log_event_facts(ev: Event, authoritative: bool) -> list[F.Fact]:
                                    replicas=_t(ev.replicas), state=ev.to_state,
                                    initial=d.get("via") == "controller_startup",
                                    ar_in_order=d.get("via") == "controller_assignment",
-                                   sender_epoch=_sender_epoch(ev), sending=d.get("via") == "update_metadata_sent"))
+                                   sender_epoch=_sender_epoch(ev), sending=d.get("via") == "update_metadata_sent",
+                                   recipients=_t(d.get("recipients")) if d.get("via") == "update_metadata_sent" else None))
     elif t == "unclean_leader_election" and tp is not None and ev.leader is not None:
         out.extend(ev_only(t, int(ev.leader), tp))  # the broker elected out of sync
     else:

@@ -16,6 +16,7 @@ from replay_engine.common import judge as J
 from replay_engine import rules as R
 from replay_engine.common.apply import OBSERVED, RECORDED
 from replay_engine.common.brokers import RULE_ELIGIBILITY, RULE_SHUTDOWN_MOVE
+from replay_engine.rules.zk_controller import ELECTION_FENCE
 from replay_engine.common.partition import UNKNOWN, Decision, PState
 from replay_engine.common.states import NEW, NON_EXISTENT, OFFLINE, ONLINE
 from replay_engine.zk.context import ControllerContext
@@ -212,8 +213,26 @@ class RecordHandlers(Part):
         same_epoch = kind == "election" and f.leader_epoch is not None and f.leader_epoch == p.leader_epoch \
             and f.leader is not None and p.leader is not None and (f.leader != p.leader or (
                 f.isr is not None and p.isr is not None and tuple(f.isr) != tuple(p.isr)))
-        if not (self.mode.evidence_gaps and not self.pending.get(f.tp) and (recreated or same_epoch or (
+        fenced = self.fenced_restart(p, kind, f)
+        if not (self.mode.evidence_gaps and not self.pending.get(f.tp) and (recreated or same_epoch or fenced or (
                 f.leader_epoch is not None and p.leader_epoch is not None and f.leader_epoch < p.leader_epoch))):
+            return None
+        view = self.c.stale_views.pop(f.tp, None)
+        if fenced and view is not None and view.sender_epoch == f.controller_epoch:
+            # the electing controller's own line stated the partition before the election: its history restarts
+            # from that line, and the election is judged on it
+            self.findings.append({"kind": "partition_history_restarted", "ts": f.ts, "topic": p.tp[0],
+                                  "partition": p.tp[1],
+                                  "text": f"{p.tp[0]}-{p.tp[1]}: controller epoch {f.controller_epoch} elected a leader "
+                                          f"where the replay held the partition written under epoch "
+                                          f"{p.controller_epoch}, which that election would have refused "
+                                          f"({R.rule_for(ELECTION_FENCE, self.version_of(f)).cite[2]}): ZooKeeper's "
+                                          "data (or the topic) was recreated; the partition is as that controller "
+                                          f"stated it at {view.ref.cite()}",
+                                  "evidence": [view.ref.to_json(), f.ref.to_json()]})
+            self.store.set(p, recorded_zk_version=None)
+            self.store.adopt(p, view.leader, view.isr, view.leader_epoch, view.zk_version, view.controller_epoch,
+                             None, view.ts)
             return None
         went = " and ".join(
             ([f"leader epoch {f.leader_epoch} after {p.leader_epoch}"] if f.leader_epoch is not None
@@ -231,6 +250,16 @@ class RecordHandlers(Part):
         gap = J.unknown(p.tp, f.ts, f.ref, recorded, J.NEW_HISTORY)
         self.c.comparisons.append(gap)
         return gap
+
+    def version_of(self, f: F.Fact):
+        return self.brokers.versions.get(getattr(f, "controller_id", None), self.config.version)
+
+    def fenced_restart(self, p: PState, kind: str, f: F.RecordedState) -> bool:
+        """An election recorded under controller epoch E where the replay holds the partition written under a later
+        epoch: Kafka's election would have given up on that znode (rule zk.election.epoch_fence), so the znode it read
+        is not the one the replay holds."""
+        return kind == "election" and f.controller_epoch is not None and p.controller_epoch is not None \
+            and R.decide(ELECTION_FENCE, self.version_of(f), p.controller_epoch, f.controller_epoch)
 
     def judge(self, p: PState, kind: str, f: F.RecordedState, recorded: dict[str, Any]) -> J.Comparison | None:
         """The record's verdict (``compare``): the comparison it added, if any."""
@@ -355,12 +384,22 @@ class RecordHandlers(Part):
 
     def observed(self, f: F.ObservedState) -> None:
         p = self.c.part(f.tp)
+        if f.recipients and (self.c.controller is None or f.sender_epoch is None
+                             or self.c.controller_epoch is None or f.sender_epoch >= self.c.controller_epoch):
+            # the acting controller's (or, none known in office, the sending one's) view of live brokers, as a failed
+            # election's stated live set is taken (``infer_from_record``)
+            self.brokers.request_sent(f.recipients, f.ref)
         self.withdraw_unwritten(p, f)
         if f.leader_epoch is not None and p.leader_epoch is not None and f.leader_epoch < p.leader_epoch and not (
                 f.controller_epoch is not None and p.controller_epoch is not None
                 and f.controller_epoch > p.controller_epoch):
             # An older view (a broker behind, or a skewed clock): the state has moved on. A lower leader epoch
             # under a newer controller epoch is not old, though: the topic's history restarted.
+            if f.sending and f.sender_epoch is not None and p.controller_epoch is not None \
+                    and f.sender_epoch < p.controller_epoch:
+                # the context of a controller whose epoch is below the one the replay's state was written under: a
+                # deposed controller's, or one of new ZooKeeper data, which its own election will tell (``restarted``)
+                self.c.stale_views[f.tp] = f
             return
         if f.leader_epoch is not None and p.leader_epoch is not None and f.leader_epoch < p.leader_epoch:
             # that restart recreated the state znode too: the version written before it no longer counts

@@ -229,6 +229,7 @@ def _update_metadata_sent(entry, m):
     off = re.search(r"offlineReplicas=\[?([\d, ]*)\]?", m["state"])
     if off is not None:
         d["offline_replicas"] = int_list(off.group(1))
+    d["recipients"] = int_list(m["brokers"])
     return Event("partition_state_observed", controller_id=cid, topic=tp[0], partition=tp[1], leader=st["leader"],
                  isr=st["isr"], leader_epoch=st["leader_epoch"], zk_version=st["zk_version"],
                  controller_epoch=st["state_controller_epoch"], replicas=st["replicas"], detail=d)
@@ -247,6 +248,7 @@ def _update_metadata_sent_08(entry, m):
     d = {"via": "update_metadata_sent"}
     if sender_epoch is not None:
         d["sender_epoch"] = sender_epoch
+    d["recipients"] = int_list(m["brokers"])  # 'Set(0, 1)', 'broker 1', 'Set()'
     return Event("partition_state_observed", controller_id=cid, topic=tp[0], partition=tp[1], leader=st["leader"],
                  isr=st["isr"], leader_epoch=st["leader_epoch"], controller_epoch=st["controller_epoch"], detail=d)
 
