@@ -20,6 +20,7 @@ Conventions
 """
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from typing import Any, Iterable
@@ -242,12 +243,25 @@ def iso_utc(ts: int | None, millis: bool = True) -> str | None:
     """Epoch microseconds -> '2021-05-05T16:02:11.123Z' (None stays None)."""
     if ts is None:
         return None
+    if type(ts) is int:
+        # a replay's reports write the same few seconds thousands of times: each second's text is made once
+        sec, us = divmod(ts, 1_000_000)
+        head = _second_text(sec)
+        return f"{head}.{us // 1000:03d}Z" if millis else head + "Z"
     import datetime as _dt
 
     d = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc) + _dt.timedelta(microseconds=ts)
     if millis:
         return d.strftime("%Y-%m-%dT%H:%M:%S.") + f"{d.microsecond // 1000:03d}Z"
     return d.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@functools.lru_cache(maxsize=4096)
+def _second_text(sec: int) -> str:
+    """Epoch seconds -> '2021-05-05T16:02:11' (what ``iso_utc`` writes before the fraction)."""
+    import datetime as _dt
+
+    return (_dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc) + _dt.timedelta(seconds=sec)).strftime("%Y-%m-%dT%H:%M:%S")
 
 
 def us_of_iso(iso: str) -> int:

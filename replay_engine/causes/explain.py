@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
@@ -79,11 +79,35 @@ class World:
     deletion_halts: Mapping[str, Sequence[tuple[Ref, str | None]]] = field(default_factory=dict)  # topic -> its holds
     # the controllers' stated views of live brokers, in order: (ts, controller, brokers, the line stating it)
     live_views: Sequence[tuple[int, int | None, frozenset[int], Ref]] = ()
+    # built on first use, from what the fields above hold (a world is read, never changed): each broker's periods
+    # by start (None where their starts are out of order), each partition's unclean elections
+    _starts: dict[int, tuple[list[int], list[BrokerPeriod]] | None] = field(default_factory=dict, init=False,
+                                                                            repr=False, compare=False)
+    _unclean_by_tp: dict[TP, list] | None = field(default=None, init=False, repr=False, compare=False)
+    _head: dict[int, tuple[list[int], list[BrokerPeriod]] | None] = field(default_factory=dict, init=False,
+                                                                          repr=False, compare=False)
+    _failed: dict[TP, tuple[list[int], list[Ref]] | None] = field(default_factory=dict, init=False, repr=False,
+                                                                  compare=False)
+    _before: dict[int, dict[int, BrokerPeriod | None]] = field(default_factory=dict, init=False, repr=False,
+                                                               compare=False)
 
     def alive(self, b: int, ts: int) -> bool | None:
         ps = self.periods.get(b)
         if not ps:
             return None
+        if b not in self._head:
+            # the periods up to the first without a start, by start (None where those are out of order)
+            head = []
+            for p in ps:
+                if p.start is None:
+                    break
+                head.append(p)
+            starts = [p.start for p in head]
+            self._head[b] = (starts, head) if all(a <= c for a, c in zip(starts, starts[1:])) else None
+        got = self._head[b]
+        if got is not None:
+            i = bisect_right(got[0], ts) - 1
+            return got[1][i].state == "up" if i >= 0 else None
         state = None
         for p in ps:
             if p.start is not None and p.start <= ts:
@@ -93,11 +117,52 @@ class World:
         return state
 
     def period_at(self, b: int, ts: int) -> BrokerPeriod | None:
+        """The last of ``b``'s periods begun at or before ``ts``."""
+        if b not in self._starts:
+            ps = [p for p in self.periods.get(b, []) if p.start is not None]
+            starts = [p.start for p in ps]
+            self._starts[b] = (starts, ps) if all(a <= c for a, c in zip(starts, starts[1:])) else None
+        got = self._starts[b]
+        if got is not None:
+            i = bisect_right(got[0], ts) - 1
+            return got[1][i] if i >= 0 else None
         cur = None
         for p in self.periods.get(b, []):
             if p.start is not None and p.start <= ts:
                 cur = p
         return cur
+
+    def failed_between(self, tp: TP, start: int, end: int) -> list[Ref]:
+        """``tp``'s failed elections from ``start`` to ``end``, both included, in order."""
+        if tp not in self._failed:
+            rs = [r for r in self.failed_elections.get(tp, []) if r.ts is not None]
+            ts = [r.ts for r in rs]
+            self._failed[tp] = (ts, rs) if all(a <= c for a, c in zip(ts, ts[1:])) else None
+        got = self._failed[tp]
+        if got is None:
+            return [r for r in self.failed_elections.get(tp, []) if r.ts is not None and start <= r.ts <= end]
+        return got[1][bisect_left(got[0], start):bisect_right(got[0], end)]
+
+    def period_before(self, down: BrokerPeriod) -> BrokerPeriod | None:
+        """The period of ``down.broker`` before ``down`` (the last one when ``down`` is not among them)."""
+        ps = self.periods.get(down.broker, [])
+        before = self._before.get(down.broker)
+        if before is None:
+            before = self._before[down.broker] = {}
+            for i, q in enumerate(ps):
+                before.setdefault(id(q), ps[i - 1] if i > 0 else None)
+        i = id(down)
+        if i in before:
+            return before[i]
+        return ps[-1] if ps else None
+
+    def unclean_of(self, tp: TP) -> list:
+        """The replay's unclean elections of ``tp``, in order."""
+        if self._unclean_by_tp is None:
+            self._unclean_by_tp = {}
+            for d in self.unclean:
+                self._unclean_by_tp.setdefault(tuple(d.tp), []).append(d)
+        return self._unclean_by_tp.get(tp, [])
 
     def ar_at(self, tp: TP, ts: int) -> tuple[int, ...] | None:
         hist = self.ar_history.get(tp)
@@ -136,11 +201,7 @@ _CAUSE_OF_EVENT = {"broker_failed": "controller_detected", "broker_deregistered"
 
 def _how_down(world: World, down: BrokerPeriod) -> str | None:
     """How the up-period before a down-period ended (session expired, clean stop...)."""
-    prev = None
-    for q in world.periods.get(down.broker, []):
-        if q is down:
-            break
-        prev = q
+    prev = world.period_before(down)
     return prev.end_cause if prev is not None and prev.end_cause else None
 
 
@@ -190,7 +251,7 @@ def situation(ep: Episode, world: World) -> Situation:
     # ISR less brokers that were down
     isr = next((tuple(i.view.isr) for i in ep.intervals if i.view.isr is not None), None)
     ar = world.ar_at(tp, ep.start)
-    failed = [r for r in world.failed_elections.get(tp, []) if r.ts is not None and ep.start <= r.ts <= (ep.end or 1 << 62)]
+    failed = world.failed_between(tp, ep.start, ep.end or 1 << 62)
     # state changes during the outage (e.g. the "leader -1" write), at most a few
     head = [first.opened_by, *failed[:3], *(i.opened_by for i in ep.intervals[1:4])]
     cfg = world.config_at(ep.start)
@@ -557,7 +618,7 @@ def _recently_down(world: World, ts: int) -> list[int]:
 
 
 def _unclean_at(world: World, tp: TP, ts: int):
-    for d in world.unclean:
+    for d in world.unclean_of(tp):
         if d.tp == tp and abs((d.record.ts if d.record and d.record.ts else d.ts) - ts) <= 1_000 \
                 or d.tp == tp and abs(d.ts - ts) <= 1_000:
             return d

@@ -75,6 +75,20 @@ def as_bool(text: str) -> bool:
     return str(text).strip().lower() == "true"
 
 
+_DEFAULTS: dict[Version | None, dict[str, str]] = {}
+
+
+def _defaults(version: Version | None) -> dict[str, str]:
+    """``kafka_defaults``, built once per version (read only: a setting no config gives resolves to it)."""
+    d = _DEFAULTS.get(version)
+    if d is None:
+        d = _DEFAULTS[version] = kafka_defaults(version)
+    return d
+
+
+_DEFAULT = ""  # ``_where``'s mark of a release's default
+
+
 class _Resolution:
     """How a setting resolves; shared by the live :class:`ConfigState` and its frozen :class:`ConfigImage`."""
 
@@ -86,41 +100,53 @@ class _Resolution:
     override_topic: Mapping[str, Mapping[str, str]]
 
     def resolve(self, key: str, topic: str | None = None, controller: int | None = None) -> Resolved:
-        if topic is not None and key in self.override_topic.get(topic, {}):
-            return Resolved(self.override_topic[topic][key], "what-if (topic)")
+        value, where, ev, who = self._where(key, topic, controller)
+        if where == _DEFAULT:
+            vtxt = ".".join(map(str, self.version)) if self.version else "3.x (version unknown)"
+            return Resolved(value, f"Kafka {vtxt} default", default=True)
+        return Resolved(value, where.format(who), ev)
+
+    def value(self, key: str, topic: str | None = None, controller: int | None = None) -> str:
+        """``resolve(...).value``: the setting alone, where the replay asks it at every decision."""
+        return self._where(key, topic, controller)[0]
+
+    def _where(self, key: str, topic: str | None, controller: int | None) -> tuple[str, str, Any, Any]:
+        """(value, where it came from with ``{}`` for whose, its evidence, whose): the resolution order above."""
+        if topic is not None:
+            t = self.override_topic.get(topic)
+            if t is not None and key in t:
+                return t[key], "what-if (topic)", None, None
         if key in self.override_cluster:
-            return Resolved(self.override_cluster[key], "what-if")
-        if topic is not None and key in self.topic.get(topic, {}):
-            v, ev = self.topic[topic][key]
-            return Resolved(v, f"topic config of {topic}", ev)
+            return self.override_cluster[key], "what-if", None, None
+        if topic is not None:
+            t = self.topic.get(topic)
+            if t is not None and key in t:
+                v, ev = t[key]
+                return v, "topic config of {}", ev, topic
         if key in self.cluster_dynamic:
             v, ev = self.cluster_dynamic[key]
-            return Resolved(v, "dynamic cluster default", ev)
-        static = self._static(key, controller)
-        if static is not None:
-            return static
-        vtxt = ".".join(map(str, self.version)) if self.version else "3.x (version unknown)"
-        return Resolved(kafka_defaults(self.version)[key], f"Kafka {vtxt} default", default=True)
-
-    def _static(self, key: str, controller: int | None) -> Resolved | None:
-        if controller is not None and key in self.broker_static.get(controller, {}):
-            v, ev = self.broker_static[controller][key]
-            return Resolved(v, f"broker {controller} config", ev)
+            return v, "dynamic cluster default", ev, None
+        statics = self.broker_static
+        if controller is not None:
+            c = statics.get(controller)
+            if c is not None and key in c:
+                v, ev = c[key]
+                return v, "broker {} config", ev, controller
         # Not logged by the controller: any broker's logged setting is the best evidence we have.
-        for b in sorted(self.broker_static):
-            if key in self.broker_static[b]:
-                v, ev = self.broker_static[b][key]
-                return Resolved(v, f"broker {b} config", ev)
-        return None
+        for b in sorted(statics):
+            if key in statics[b]:
+                v, ev = statics[b][key]
+                return v, "broker {} config", ev, b
+        return _defaults(self.version)[key], _DEFAULT, None, None
 
     def unclean_enabled(self, topic: str, controller: int | None = None) -> Resolved:
         return self.resolve(UNCLEAN, topic, controller)
 
     def int_value(self, key: str, topic: str | None = None, controller: int | None = None) -> int:
         try:
-            return int(float(self.resolve(key, topic, controller).value))
+            return int(float(self.value(key, topic, controller)))
         except ValueError:
-            return int(kafka_defaults(self.version)[key])
+            return int(_defaults(self.version)[key])
 
 
 @dataclass

@@ -13,7 +13,7 @@ from typing import AbstractSet, Any, Mapping
 from replay_engine.zk import elections as E
 from replay_engine.common import facts as F
 from replay_engine import rules as R
-from replay_engine.common.config import ConfigImage, as_bool
+from replay_engine.common.config import UNCLEAN, ConfigImage, as_bool
 from replay_engine.zk.from_events import Coverage
 from replay_engine.common.partition import Decision, PState
 from replay_engine.common.states import OFFLINE, ONLINE
@@ -168,7 +168,7 @@ class JudgeView:
         return R.decide(decision, self.version, *args)
 
     def unclean_allowed(self, topic: str) -> bool:
-        return as_bool(self.config.unclean_enabled(topic, self.controller).value)
+        return as_bool(self.config.value(UNCLEAN, topic, self.controller))
 
     def unclean_assumed(self, topic: str) -> bool:
         """No Kafka version in the evidence and no config for the topic's unclean.leader.election.enable: the replay

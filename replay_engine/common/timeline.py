@@ -114,6 +114,20 @@ class TimelineBuilder:
                 self.closed.append(cur)
         self.open[tp] = Interval(tp[0], tp[1], ts, None, view, ref, basis)
 
+    def update_fields(self, tp: TP, ts: int, ref: Ref, basis: str, leader: int | None, isr: tuple[int, ...] | None,
+                      leader_epoch: int | None, controller_epoch: int | None, state: str, leader_alive: bool | None,
+                      leader_serving: bool | None = None) -> None:
+        """``update`` with a view given by its fields, made only where it differs from the open interval's (a replay
+        shows each partition at every step, and half its steps change nothing shown)."""
+        cur = self.open.get(tp)
+        if cur is not None:
+            v = cur.view
+            if (v.leader, v.isr, v.leader_epoch, v.controller_epoch, v.state, v.leader_alive, v.leader_serving) == (
+                    leader, isr, leader_epoch, controller_epoch, state, leader_alive, leader_serving):
+                return
+        self.update(tp, ts, View(leader, isr, leader_epoch, controller_epoch, state, leader_alive, leader_serving), ref,
+                    basis)
+
     def retime(self, tp: TP, ts: int) -> None:
         """The partition's latest change, which the replay took itself, happened at ``ts`` as a record of it says: the
         interval before it lasts until then."""

@@ -34,7 +34,8 @@ class KraftBrokers(Part):
         if self.journal is not None:
             self.journal.append((ts, b, cause, ref.source_file, ref.source_pos, ref.event))
         self.states.settle(b, ts, ref, cause)
-        for tp in sorted(self.parts):
+        # the partitions it leads (the store's index of leaders; a broker id is never negative)
+        for tp in sorted(self.r.store.led_by.get(b, ())) if b >= 0 else sorted(self.parts):
             p = self.parts[tp]
             if p.leader == b:
                 self.r.show(p, ts, ref, "liveness")

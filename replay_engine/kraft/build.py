@@ -19,7 +19,7 @@ still shows it fenced), the broker whose new incarnation registered after an unc
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import AbstractSet
 
 from replay_engine import rules as R
@@ -51,10 +51,10 @@ class ChangeRecord:
 
     def applied(self, reg: Registration) -> Registration:
         """The registration after the record (PartitionRegistration.merge)."""
-        return replace(reg, leader=reg.leader if self.leader is None else self.leader,
-                       isr=reg.isr if self.isr is None else self.isr,
-                       elr=reg.elr if self.elr is None else self.elr,
-                       last_known_elr=reg.last_known_elr if self.last_known_elr is None else self.last_known_elr)
+        return Registration(reg.replicas, reg.isr if self.isr is None else self.isr,
+                            reg.leader if self.leader is None else self.leader,
+                            reg.elr if self.elr is None else self.elr,
+                            reg.last_known_elr if self.last_known_elr is None else self.last_known_elr)
 
 
 @dataclass(frozen=True)

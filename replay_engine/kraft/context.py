@@ -19,6 +19,7 @@ Echoes (the same record re-logged by another quorum member) are matched per part
 from __future__ import annotations
 
 import bisect
+import functools
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
@@ -66,8 +67,8 @@ def is_replay_line(e: Event) -> bool:
     PartitionRegistration.maybeLogPartitionChange (3.9.0-rc3, trunk), every voter alike and again at each load."""
     if e.source_kind != "broker_log":
         return False
-    head = (e.raw or "")[:200]
-    return "Replayed " in head or "UNCLEAN partition change for " in head
+    raw = e.raw or ""
+    return raw.find("Replayed ", 0, 200) >= 0 or raw.find("UNCLEAN partition change for ", 0, 200) >= 0
 
 
 def phase1_needs(e: Event) -> bool:
@@ -168,14 +169,21 @@ def in_offset_order(events: list[Event]) -> list[Event]:
     node replays them so); a record's timestamp is the appending node's clock, and the bootstrap batch a formatted
     node writes carries its own (so offset 2 can carry an earlier time than offset 1). Merged
     with the lines by time, a log's records keep their offsets' order."""
-    slots: dict[str, list[int]] = {}
+    by_file: dict[str | None, list[int]] = {}
     for i, e in enumerate(events):
         if e.source_kind == "kraft_metadata":
-            slots.setdefault(metadata_log(e), []).append(i)
+            by_file.setdefault(e.source_file, []).append(i)
+    slots: dict[str, list[int]] = {}
+    for f, places in by_file.items():
+        slots.setdefault(_directory(f or ""), []).extend(places)
     for places in slots.values():
+        places.sort()
         records = [events[i] for i in places]
-        in_log = sorted(records, key=lambda e: (e.source_pos if e.source_pos is not None else -1,
-                                                e.source_sub if e.source_sub is not None else -1))
+        keys = [(e.source_pos if e.source_pos is not None else -1, e.source_sub if e.source_sub is not None else -1)
+                for e in records]
+        if all(a <= b for a, b in zip(keys, keys[1:])):
+            continue  # in offset order already (a stable sort would keep every record where it is)
+        in_log = [records[i] for i in sorted(range(len(records)), key=keys.__getitem__)]
         if any(a is not b for a, b in zip(records, in_log)):
             for i, e in zip(places, in_log):
                 events[i] = e
@@ -243,9 +251,10 @@ def start_up_bursts(events: list[Event], active: dict[int, list[tuple[int, int]]
     QuorumController.QuorumMetaLogListener.handleCommit: "the records were already replayed"), so a burst of them
     (a fence changing fifty partitions) is live."""
     active = active if active is not None else active_spans(events)
+    in_active = within(active)
     by_writer: dict[tuple, list[int]] = {}
     for e in events:
-        if e.ts is not None and is_replay_line(e) and not any(a <= e.ts < b for a, b in active.get(e.broker_id, ())):
+        if e.ts is not None and is_replay_line(e) and not in_active(e.broker_id, e.ts):
             by_writer.setdefault((e.broker_id, e.source_file), []).append(e.ts)
     out: dict[tuple, tuple[tuple[int, int], ...]] = {}
     for writer, ts in by_writer.items():
@@ -270,6 +279,30 @@ def start_up_bursts(events: list[Event], active: dict[int, list[tuple[int, int]]
         if ranges:
             out[writer] = tuple(ranges)
     return out
+
+
+def within(spans: dict[Any, Iterable[tuple[int, int]]]) -> Callable[[Any, int], bool]:
+    """``(key, t) -> any(a <= t < b for a, b in spans[key])``, by bisection over each key's spans merged (a writer's
+    active spans are asked of every line it wrote)."""
+    merged: dict[Any, tuple[list[int], list[int]]] = {}
+    for k, ss in spans.items():
+        starts: list[int] = []
+        ends: list[int] = []
+        for a, b in sorted(s for s in ss if s[0] < s[1]):
+            if ends and a <= ends[-1]:
+                ends[-1] = max(ends[-1], b)
+            else:
+                starts.append(a)
+                ends.append(b)
+        merged[k] = (starts, ends)
+
+    def test(key: Any, t: int) -> bool:
+        m = merged.get(key)
+        if m is None:
+            return False
+        i = bisect.bisect_right(m[0], t) - 1
+        return i >= 0 and t < m[1][i]
+    return test
 
 
 def active_spans(events: list[Event]) -> dict[int, list[tuple[int, int]]]:
@@ -374,13 +407,18 @@ def broker_events(events: list[Event], cleanup: bool = False) -> dict[tuple[str,
     replay (``KraftReplay``): each event only touches its own partitions (partitionsWithBrokerInIsr,
     partitionsWithNoLeader)."""
     batches: dict[tuple[str, int], dict[int, Event]] = {}
+    changing: set[tuple[str, int]] = set()  # the batches holding a partition change: only they have runs
     for e in events:
+        if e.source_kind != "kraft_metadata" or e.source_pos is None:
+            continue
         d = e.detail or {}
-        if e.source_kind == "kraft_metadata" and e.source_pos is not None and d.get("snapshot_offset") is None \
-                and d.get("batch_base_offset") is not None:
-            batches.setdefault((metadata_log(e), d["batch_base_offset"]), {}).setdefault(e.source_pos, e)
+        if d.get("snapshot_offset") is None and d.get("batch_base_offset") is not None:
+            key = (metadata_log(e), d["batch_base_offset"])
+            batches.setdefault(key, {}).setdefault(e.source_pos, e)
+            if e.event_type == "partition_change":
+                changing.add(key)
     out: dict[tuple[str, int], tuple[tuple[str, int], ...]] = {}
-    for key in sorted(batches):
+    for key in sorted(changing):
         recs = batches[key]
         _runs(key[0], [recs[o] for o in sorted(recs)], out, cleanup)
     return out
@@ -388,7 +426,12 @@ def broker_events(events: list[Event], cleanup: bool = False) -> dict[tuple[str,
 
 def metadata_log(e: Event) -> str:
     """The metadata log a record was read from (its directory): offsets are a log's own."""
-    return (e.source_file or "").rsplit("/", 1)[0]
+    return _directory(e.source_file or "")
+
+
+@functools.lru_cache(maxsize=1024)
+def _directory(path: str) -> str:
+    return path.rsplit("/", 1)[0]
 
 
 def _runs(log: str, batch: list[Event], out: dict[tuple[str, int], tuple[tuple[str, int], ...]],

@@ -35,6 +35,20 @@ class EpochLedger:
     # agreed (what a later line stating that epoch again is compared with, see KraftLines.restated)
     epoch_decided: dict[F.TP, dict[int, int]] = field(default_factory=dict)
     stepped: dict[F.TP, F.Ref] = field(default_factory=dict)  # partition -> the line its latest own step was taken at
+    # partition -> the leader epochs keyed (with it) in replayed_at, replayed_epochs and snapshot_before, so that
+    # forgetting one partition does not read every other's
+    _epochs_of: dict[F.TP, set[int]] = field(default_factory=dict, repr=False)
+
+    def reached(self, tp: F.TP, epoch: int, entry: tuple) -> None:
+        """The replay's own step reached ``epoch`` (``replayed_at``'s ``entry``)."""
+        self.replayed_at[(tp, epoch)] = entry
+        self.replayed_epochs.add((tp, epoch))
+        self._epochs_of.setdefault(tp, set()).add(epoch)
+
+    def first_stated_after_snapshot(self, tp: F.TP, epoch: int) -> None:
+        """``epoch`` first stated while the registration held came from a snapshot load (``from_snapshot``)."""
+        self.snapshot_before[(tp, epoch)] = self.from_snapshot[tp]
+        self._epochs_of.setdefault(tp, set()).add(epoch)
 
     def forget(self, tp: F.TP) -> None:
         """The partition's incarnation is gone: its epochs with it."""
@@ -42,7 +56,7 @@ class EpochLedger:
                               self.from_snapshot, self.epoch_first_seen, self.min_epoch, self.epoch_decided,
                               self.stepped):
             per_partition.pop(tp, None)
-        for key in [k for k in self.replayed_at if k[0] == tp]:
-            del self.replayed_at[key]
-        self.replayed_epochs = {k for k in self.replayed_epochs if k[0] != tp}
-        self.snapshot_before = {k: v for k, v in self.snapshot_before.items() if k[0] != tp}
+        for epoch in self._epochs_of.pop(tp, ()):
+            self.replayed_at.pop((tp, epoch), None)
+            self.replayed_epochs.discard((tp, epoch))
+            self.snapshot_before.pop((tp, epoch), None)

@@ -16,7 +16,7 @@ event. A partition shard converts its own partitions' events and every cluster-w
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from parsers.schema import Event
 from replay_engine.common import facts as F
@@ -331,7 +331,9 @@ def _partition_record(ev: Event, names: dict[str, str], steps, live: bool = Fals
                                     topic_id=d.get("topic_id"))]
 
 
-def _partition_change(ev: Event, names: dict[str, str], steps: dict[tuple[str, int], tuple]) -> list[F.Fact]:
+def _partition_change(ev: Event, names: dict[str, str], steps: dict[tuple[str, int], tuple],
+                      changed: Iterable[str] | None = None) -> list[F.Fact]:
+    """``changed``: the fields the record changed, where the event does not say (else its ``changed``)."""
     tp = _tp(ev, names)
     if tp is None:
         return []
@@ -341,7 +343,8 @@ def _partition_change(ev: Event, names: dict[str, str], steps: dict[tuple[str, i
     return [F.PartitionChange(ev.ts or 0, ref_of(ev), tp=tp, leader=ev.leader, isr=_t(ev.isr),
                               leader_epoch=ev.leader_epoch, zk_version=ev.zk_version,
                               controller_epoch=ev.controller_epoch, replicas=_t(ev.replicas),
-                              changed=frozenset(d.get("changed") or ()), elr=_t(d.get("elr")),
+                              changed=frozenset(changed if changed is not None else d.get("changed") or ()),
+                              elr=_t(d.get("elr")),
                               last_known_elr=_t(d.get("last_known_elr")), previous=previous_registration(d),
                               broker_events=events, metadata_log=metadata, topic_id=d.get("topic_id"))]
 
@@ -354,9 +357,7 @@ def _unclean_line(ev: Event, names: dict[str, str], steps) -> list[F.Fact]:
     d = ev.detail or {}
     if d.get("via") != "log" or not d.get("topic_id"):
         return []  # a ZooKeeper-mode controller's unclean election: not a KRaft record
-    if not d.get("changed") and ev.leader is not None:
-        ev = replace(ev, detail={**d, "changed": ["leader"]})
-    return _partition_change(ev, names, steps)
+    return _partition_change(ev, names, steps, ["leader"] if not d.get("changed") and ev.leader is not None else None)
 
 
 def _observed(ev: Event, names: dict[str, str], steps) -> list[F.Fact]:

@@ -76,7 +76,7 @@ class KraftLines(Part):
         if f.leader_epoch is not None:
             if f.leader_epoch not in self.ledger.epoch_first_seen.get(tp, {}) and tp in self.ledger.from_snapshot:
                 # first stated while the registration held came from a snapshot load
-                self.ledger.snapshot_before[(tp, f.leader_epoch)] = self.ledger.from_snapshot[tp]
+                self.ledger.first_stated_after_snapshot(tp, f.leader_epoch)
             self.ledger.epoch_first_seen.setdefault(tp, {}).setdefault(f.leader_epoch, f.ts)
         mine = self.ledger.replayed_at.get((tp, f.leader_epoch)) if f.leader_epoch is not None else None
         judged = not self.r.has_records and mine is not None and mine[0].status == "applied"

@@ -27,7 +27,7 @@ from replay_engine.common import facts as F
 from replay_engine import rules as R
 from replay_engine.common.apply import PartitionStore
 from replay_engine.common.brokers import KraftBrokerStates
-from replay_engine.common.config import MIN_ISR, ConfigImage, ConfigState, as_bool
+from replay_engine.common.config import MIN_ISR, UNCLEAN, ConfigImage, ConfigState, as_bool
 from replay_engine.common.frozen import FrozenMap
 from replay_engine.common.judge import Comparison, judge_kraft
 from replay_engine.kraft.brokers import KraftBrokers
@@ -42,7 +42,7 @@ from replay_engine.kraft.topics import KraftTopics
 from replay_engine.common.partition import UNKNOWN, Decision, PState, Tenure
 from replay_engine.common.roles import Router
 from replay_engine.common.states import OFFLINE, ONLINE
-from replay_engine.common.timeline import TimelineBuilder, View
+from replay_engine.common.timeline import TimelineBuilder
 
 
 class KraftReplay:
@@ -148,14 +148,14 @@ class KraftReplay:
         # what-if: a killed leader the controller still holds unfenced serves nothing (None: nothing says otherwise)
         serving = False if alive and p.leader in self.brokers.stopped else None
         state = p.state if p.state != UNKNOWN else (ONLINE if p.leader is not None and p.leader >= 0 else OFFLINE)
-        view = View(p.leader, p.isr, p.leader_epoch, p.controller_epoch, state, alive, serving)
-        self.timeline.update(p.tp, ts, view, ref, basis)
+        self.timeline.update_fields(p.tp, ts, ref, basis, p.leader, p.isr, p.leader_epoch, p.controller_epoch, state,
+                                    alive, serving)
 
     def set_replicas(self, p: PState, replicas, ts: int) -> None:
         self.store.set_replicas(p, replicas, ts)
 
     def unclean(self, topic: str) -> bool:
-        return as_bool(self.config.unclean_enabled(topic).value)
+        return as_bool(self.config.value(UNCLEAN, topic))
 
     def min_isr(self, topic: str) -> int:
         return self.config.int_value(MIN_ISR, topic)

@@ -31,6 +31,7 @@ class KraftSteps(Part):
         """No metadata log: the controller's moves for a broker that was fenced, is shutting down or unregistered
         (brokerToRemove over partitionsWithBrokerInIsr; handleBrokerUnregistered also over partitionsWithBrokerInElr,
         ``elr_too``)."""
+        now = _Now(self)
         for tp in sorted(self.parts):
             p = self.parts[tp]
             if p.isr is None and p.leader == b and p.leader_epoch is not None:
@@ -40,18 +41,19 @@ class KraftSteps(Part):
                 self.ledger.min_epoch[tp] = max(self.ledger.min_epoch.get(tp, 0), p.leader_epoch + 1)
             if p.isr is None or self._behind(p):
                 continue
-            if b in set(p.isr) | {p.leader} or elr_too and b in self.store.elr.get(tp, ((), ()))[0]:
-                self._step(p, f, BrokerEvent(to_remove=b))
+            if b in p.isr or b == p.leader or elr_too and b in self.store.elr.get(tp, ((), ()))[0]:
+                self._step(p, f, BrokerEvent(to_remove=b), now)
 
     def unclean_shutdown(self, b: int, f: F.Fact) -> None:
         """A new incarnation of ``b`` registering: handleBrokerUncleanShutdown over the partitions with it in the ISR,
         then those with it in the ELR (3.8.0 .. trunk ReplicationControlManager; brokerWithUncleanShutdown)."""
+        now = _Now(self)
         for tp in sorted(self.parts):
             p = self.parts[tp]
             if p.isr is None or self._behind(p):
                 continue
             if b in p.isr or b in self.store.elr.get(tp, ((), ()))[0]:
-                self._step(p, f, BrokerEvent(unclean_shutdown=b))
+                self._step(p, f, BrokerEvent(unclean_shutdown=b), now)
 
     def _behind(self, p: PState) -> bool:
         """The registration held is older than a change the replay knows was made but could not derive."""
@@ -59,22 +61,26 @@ class KraftSteps(Part):
 
     def unfence(self, f: F.BrokerUp) -> None:
         """handleBrokerUnfenced over partitionsWithNoLeader, the unfenced broker acceptable (brokerToAdd)."""
+        now = _Now(self)
         for tp in sorted(self.parts):
             p = self.parts[tp]
             if p.leader is not None and p.leader < 0 and p.isr is not None and not self._behind(p):
-                self._step(p, f, BrokerEvent(to_add=f.broker))
+                self._step(p, f, BrokerEvent(to_add=f.broker), now)
 
-    def _step(self, p: PState, f: F.Fact, event: BrokerEvent) -> None:
+    def _step(self, p: PState, f: F.Fact, event: BrokerEvent, now: "_Now") -> None:
         elr, last_known = self.store.elr.get(p.tp, ((), ()))
         reg = Registration(tuple(p.replicas or p.isr), tuple(p.isr), p.leader if p.leader is not None else -1,
                            tuple(elr), tuple(last_known))
-        rec = build(reg, self.brokers.acceptable(), event, version=self.r.config.version,
-                    unclean=self.r.unclean(p.tp[0]), elr_enabled=self.r.elr_enabled, min_isr=self.r.min_isr(p.tp[0]))
+        topic = p.tp[0]
+        rec = build(reg, now.acceptable, event, version=self.r.config.version, unclean=now.unclean(topic),
+                    elr_enabled=self.r.elr_enabled, min_isr=now.min_isr(topic))
         if rec is not None:
-            self.apply(p, f, rec, reg)
+            self.apply(p, f, rec, reg, now)
 
-    def apply(self, p: PState, f: F.Fact, rec: ChangeRecord, reg: Registration) -> None:
-        """The record ``rec`` the controller writes for ``p`` (the registration ``reg``), as the replay's decision."""
+    def apply(self, p: PState, f: F.Fact, rec: ChangeRecord, reg: Registration, now: "_Now | None" = None) -> None:
+        """The record ``rec`` the controller writes for ``p`` (the registration ``reg``), as the replay's decision.
+        ``now``: what the broker event's other partitions read too (else read here)."""
+        now = now or _Now(self)
         after = rec.applied(reg)
         bump = rec.leader is not None  # the leader field set: a new leader epoch
         leader, isr = after.leader, after.isr
@@ -101,11 +107,40 @@ class KraftSteps(Part):
         self.r.decisions.append(d)
         if p.leader_epoch is not None and bump:
             pe = None if p.zk_version is None else p.zk_version + self.ledger.replayed_since[p.tp]
-            self.ledger.replayed_at[(p.tp, p.leader_epoch)] = (d, pe, self.brokers.acceptable(),
-                                                               self.r.unclean(p.tp[0]), dict(self.brokers.liveness_at))
-            self.ledger.replayed_epochs.add((p.tp, p.leader_epoch))
+            self.ledger.reached(p.tp, p.leader_epoch, (d, pe, now.acceptable, now.unclean(p.tp[0]), now.liveness_at()))
         if unclean:
             self.r.unclean_elections.append(d)
         if leader < 0:
             self.r.failed_elections.setdefault(p.tp, []).append(f.ref)
         self.r.show(p, f.ts, f.ref, "replayed")
+
+
+class _Now:
+    """What every partition of one broker event reads alike, read once: the acceptable leaders, each topic's unclean
+    election and min ISR setting, the brokers' liveness (nothing a step writes changes them: steps write partitions)."""
+
+    def __init__(self, steps: KraftSteps):
+        self._r = steps.r
+        self._brokers = steps.brokers
+        self.acceptable = steps.brokers.acceptable()
+        self._unclean: dict[str, bool] = {}
+        self._min_isr: dict[str, int] = {}
+        self._liveness: dict[int, int] | None = None
+
+    def unclean(self, topic: str) -> bool:
+        v = self._unclean.get(topic)
+        if v is None:
+            v = self._unclean[topic] = self._r.unclean(topic)
+        return v
+
+    def min_isr(self, topic: str) -> int:
+        v = self._min_isr.get(topic)
+        if v is None:
+            v = self._min_isr[topic] = self._r.min_isr(topic)
+        return v
+
+    def liveness_at(self) -> dict[int, int]:
+        """A copy, shared by the event's partitions (read only)."""
+        if self._liveness is None:
+            self._liveness = dict(self._brokers.liveness_at)
+        return self._liveness

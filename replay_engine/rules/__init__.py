@@ -54,8 +54,24 @@ def decisions() -> list[str]:
     return sorted(_BY_DECISION)
 
 
+# (decision, version) -> its Resolution: the table is fixed at import, and the replay asks the same few pairs tens
+# of thousands of times per cluster (every election, ISR write and ELR step)
+_RESOLVED: dict[tuple[str, Version | None], Resolution] = {}
+
+
 def resolve(decision: str, version: Version | None) -> Resolution:
     """The row holding ``decision`` for ``version``, and, when none holds exactly, the fallback taken."""
+    key = (decision, version)
+    try:
+        res = _RESOLVED.get(key)
+    except TypeError:  # a version given as a list: not kept
+        return _resolve(decision, version)
+    if res is None:
+        res = _RESOLVED[key] = _resolve(decision, version)
+    return res
+
+
+def _resolve(decision: str, version: Version | None) -> Resolution:
     rows = _BY_DECISION.get(decision)
     if not rows:
         raise KeyError(f"no rule for decision {decision!r}")
@@ -81,7 +97,8 @@ def rule_for(decision: str, version: Version | None) -> Rule:
 
 def decide(decision: str, version: Version | None, *args: Any, **kwargs: Any) -> Any:
     """``rule_for(decision, version).fn(*args, **kwargs)``: the one-line form the replay's call sites use."""
-    return resolve(decision, version).rule.fn(*args, **kwargs)
+    res = _RESOLVED.get((decision, version)) if version.__class__ is not list else None
+    return (res or resolve(decision, version)).rule.fn(*args, **kwargs)
 
 
 def rules_in_force(mode: str, version: Version | None) -> list[Resolution]:

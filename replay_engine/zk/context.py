@@ -18,7 +18,7 @@ from replay_engine.common import judge as J
 from replay_engine import rules as R
 from replay_engine.common.apply import PartitionStore
 from replay_engine.common.brokers import BrokerStates
-from replay_engine.common.config import ConfigImage, ConfigState, as_bool
+from replay_engine.common.config import UNCLEAN, ConfigImage, ConfigState, as_bool
 from replay_engine.zk.from_events import Coverage
 from replay_engine.common.frozen import FrozenMap
 from replay_engine.zk.modes import CounterfactualMode, ZkRecordsMode, mode_for
@@ -246,7 +246,7 @@ class ControllerContext:
                           ts, ref, "liveness")
 
     def unclean_allowed(self, topic: str) -> bool:
-        return as_bool(self.config.unclean_enabled(topic, self.controller).value)
+        return as_bool(self.config.value(UNCLEAN, topic, self.controller))
 
     def rule(self, decision: str, *args):
         """Kafka's rule for ``decision`` in the version that wrote the evidence (replay_engine.rules): the acting
