@@ -98,7 +98,10 @@ def event_batches(events: list, schema: pa.Schema = ARROW_SCHEMA, extra: dict | 
             per_run = [dump_detail(run.base.detail) for run in ran]
         else:
             per_run = [getattr(run.base, name) for run in ran]
-        cols.append(pa.array(per_run, type=f.type).take(run_of))
+        if all(v is None for v in per_run):  # most fields of a dump's events: a take of nulls costs as one of values
+            cols.append(pa.nulls(len(run_of), f.type))
+        else:
+            cols.append(pa.array(per_run, type=f.type).take(run_of))
     batch = pa.RecordBatch.from_arrays(cols, schema=schema)
     return ([event_batch(single, schema, single_extra)] if single else []) + [batch]
 

@@ -270,6 +270,13 @@ def _isr_before_removal(entry, m):
 # One "tp -> List(3, 1, 2)" item of a map of assignments (the Seq's class name varies with the Scala version): the
 # whole item, its partition and its replicas.
 _ASSIGNMENT_ITEM = re.compile(r"((\[[^\]]+\]|[^\s,()>]+) -> \w*\(([\d, ]*)\))")
+_RUN_FIELDS = ("topic", "partition", "replicas", "raw")
+try:  # the same reading compiled, for the common shapes (setup.py builds it; without it, the loop below)
+    from parsers.broker_logs import _dumps
+except ImportError:  # pragma: no cover - a machine without a C compiler
+    _dumps = None
+# Off: every dump goes through the Python loop (tests/test_assignment_dump.py compares the two).
+COMPILED = True
 
 
 def _assignments_listed(entry, m):
@@ -280,6 +287,10 @@ def _assignments_listed(entry, m):
     hottest of a real corpus's parse, so the items come as tuples and the common shapes are read inline)."""
     text = m["dump"] + "".join(entry.continuation or ())
     head = entry.line[: entry.line.find(m["what"]) + len(m["what"])] + " ... "
+    got = _dumps.assignments(text, head) if (_dumps is not None and COMPILED) else None
+    base = Event("partition_state_observed", controller_id=_cid(m), detail={"via": "controller_assignment"})
+    if got is not None:
+        return EventRun(base, _RUN_FIELDS, got) if got[0] else None
     topics, partitions, replicas, raws = [], [], [], []
     for item, tp_text, ar_text in _ASSIGNMENT_ITEM.findall(text):
         topic, sep, part = tp_text.rpartition("-")
@@ -300,8 +311,7 @@ def _assignments_listed(entry, m):
         raws.append(head + item + " ...")
     if not topics:
         return None
-    base = Event("partition_state_observed", controller_id=_cid(m), detail={"via": "controller_assignment"})
-    return EventRun(base, ("topic", "partition", "replicas", "raw"), (topics, partitions, replicas, raws))
+    return EventRun(base, _RUN_FIELDS, (topics, partitions, replicas, raws))
 
 
 RULES = [
