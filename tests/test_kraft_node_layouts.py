@@ -224,3 +224,25 @@ def test_the_leaderless_time_lasts_until_the_elected_broker_takes_it_up(daniel):
     at = log4j_us("2023-07-26 22:30:19,814")
     assert any(lp.episode.start < at <= lp.episode.end for lp in daniel.leaderless
                if (lp.episode.topic, lp.episode.partition) == ("json-events", 0))
+
+
+def test_changes_a_controller_restates_from_its_log_past_every_line_are_listed_in_the_hole_they_were_written(bmt):
+    # controller.log.2026-06-12-16.gz: the node restarts on 2026-06-12 16:54:44 and, before "Becoming the active
+    # controller at epoch 30" (line 406), replays its log, logging each record (4.x ReplicationControlManager.replay ->
+    # PartitionRegistration.maybeLogPartitionChange): lines 321-402, rfid-events-0 leader epochs 40-63 (partition epochs
+    # 47-76), written after the last line that stated the partition (leader epoch 39, 2026-05-17 16:46:58,
+    # state-change.log.2026-06-12-16.gz:14) and in no line since: the quorum was at epoch 16 then (line 136, 05-17
+    # 16:43:26) and is at 30 now. Each is listed, its reason naming those quorum epochs; the registration it leaves is
+    # taken (line 402's leader 1 at epoch 64), so the fence of 16:54:53 (line 417: leaderEpoch 64 -> 65) is judged on it.
+    f = BMT + "/logs/controller.log.2026-06-12-16.gz"
+    listed = {c.record.source_pos: c for c in bmt.comparisons if c.record.source_file == f and 321 <= c.record.source_pos <= 402}
+    assert sorted(listed) == [321, 323, 328, 330, 332, 335, 337, 342, 344, 349, 351, 356, 358, 363, 365, 367, 370, 372,
+                              374, 377, 379, 384, 386, 388, 391, 393, 395, 398, 400, 402]
+    assert all(c.verdict == "unknown" and c.reason.startswith("evidence gap (quorum epochs ")
+               and "restated by controller 1 loading its log: a record written after the last line stating the "
+               "partition before (2026-05-17T16:46:58.817Z)" in c.reason for c in listed.values())
+    [fence] = [c for c in bmt.comparisons if c.record.source_file == f and c.record.source_pos == 417]
+    assert (fence.verdict, fence.recorded, fence.replayed) == ("agreed", {"leader": -1}, {"leader": -1})
+    # restated again by the next start-up (controller.log.gz:149, leader epoch 40 at 17:01:01): compared with nothing
+    # the replay made up (the leader epoch a judged change reached is the one its line states)
+    assert not [c for c in bmt.comparisons if c.verdict == "diverged"]

@@ -446,3 +446,5 @@ class PartitionChange(RecordedState):
     broker_events: tuple[tuple[str, int], ...] = ()
     metadata_log: bool = False
     topic_id: str | None = None
+    # a line a controller logs while loading its log at start-up: a record written before, not a decision now
+    restated: bool = False

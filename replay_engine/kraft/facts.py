@@ -203,6 +203,11 @@ def _restated(ev: Event, names: dict[str, str], snapshot: tuple[int, int] | None
                                     leader_epoch=ev.leader_epoch, zk_version=ev.zk_version,
                                     replicas=_t(ev.replicas), initial=True, snapshot=snapshot,
                                     topic_id=(ev.detail or {}).get("topic_id"))]
+    if t in ("partition_change", "unclean_leader_election") and (ev.detail or {}).get("via") == "log":
+        # a change the controller replays from its log as it starts (4.x PartitionRegistration.maybeLogPartitionChange
+        # from ReplicationControlManager.replay): a record written before this line, judged as such
+        convert = _unclean_line if t == "unclean_leader_election" else _partition_change
+        return [replace(f, restated=True) for f in convert(ev, names, {})]
     return []
 
 

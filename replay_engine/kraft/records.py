@@ -7,9 +7,10 @@ from typing import Any
 
 from replay_engine.common import facts as F
 from replay_engine.common.apply import OBSERVED, RECORDED
-from replay_engine.common.judge import unknown, unseen_reason
+from replay_engine.common.facts import iso_utc
+from replay_engine.common.judge import EVIDENCE_GAP, unknown, unseen_reason
 from replay_engine.kraft.build import BrokerEvent, Registration, build
-from replay_engine.kraft.evidence import broker_event_of
+from replay_engine.kraft.evidence import broker_event_of, hole_between
 from replay_engine.kraft.point import created_leader
 from replay_engine.common.part import Part
 from replay_engine.common.partition import Decision, PState
@@ -72,6 +73,12 @@ class KraftRecords(Part):
         self.r.topics.incarnation(tp, f.topic_id, ts, r)
         self.r.has_records = self.r.has_records or f.metadata_log
         p = self.parts.get(tp)
+        if f.restated and not self._newer(p, f):
+            return  # a record an earlier line of the evidence stated (and the replay judged there)
+        if f.restated:
+            self.r.comparisons.append(unknown(tp, ts, r, _stated(f, f.changed), self._written_unseen(f)))
+            self._take_restated(f)
+            return
         changed = f.changed
         prev = f.previous
         decided: int | None = None  # the leader the replay elected for this change, where it judged one
@@ -178,9 +185,11 @@ class KraftRecords(Part):
         if "leader" in changed and f.leader is not None:
             store.set_leader(p, f.leader)
             store.set(p, leader_epoch=None if p.leader_epoch is None else p.leader_epoch + 1)
-            if decided is not None and p.leader_epoch is not None:
-                # the new leader epoch of a judged change: a broker's line of it is compared with the same election
-                self.ledger.epoch_decided.setdefault(tp, {})[p.leader_epoch] = decided
+            # the new leader epoch of a judged change (the one its line states, else the held one raised): a broker's
+            # line of it is compared with the same election
+            epoch = f.leader_epoch if f.leader_epoch is not None else p.leader_epoch
+            if decided is not None and epoch is not None:
+                self.ledger.epoch_decided.setdefault(tp, {})[epoch] = decided
         if "isr" in changed and f.isr is not None:
             store.set(p, isr=tuple(f.isr))
         store.adopt(p, leader_epoch=f.leader_epoch, zk_version=f.zk_version, controller_epoch=f.controller_epoch)
@@ -190,6 +199,47 @@ class KraftRecords(Part):
                                f.last_known_elr if f.last_known_elr is not None else old[1])
         store.move(p, ONLINE if p.leader is not None and p.leader >= 0 else OFFLINE, RECORDED, ts, r)
         self.r.show(p, ts, r, "recorded")
+
+    def _take_restated(self, f: F.PartitionChange) -> None:
+        """The registration a restated change leaves is the partition's as the controller loading its log holds it
+        (ReplicationControlManager.replay): taken, as a snapshot's registration is, without a move in the timeline (no
+        decision was made at this line; the next line about the partition shows it)."""
+        p = self.store.part(f.tp)
+        if f.replicas is not None and "replicas" in f.changed:
+            self.r.set_replicas(p, f.replicas, f.ts)
+        self.store.adopt(p, leader=f.leader if "leader" in f.changed else None,
+                         isr=f.isr if "isr" in f.changed else None, leader_epoch=f.leader_epoch,
+                         zk_version=f.zk_version, controller_epoch=f.controller_epoch)
+        if f.elr is not None or f.last_known_elr is not None:
+            old = self.store.elr.get(f.tp, ((), ()))
+            self.store.set_elr(f.tp, f.elr if f.elr is not None else old[0],
+                               f.last_known_elr if f.last_known_elr is not None else old[1])
+
+    @staticmethod
+    def _newer(p: PState | None, f: F.PartitionChange) -> bool:
+        """Whether a change is past the registration the replay holds (its partition epoch, else its leader epoch)."""
+        if p is None:
+            return True
+        if f.zk_version is not None and p.zk_version is not None:
+            return f.zk_version > p.zk_version
+        return p.leader_epoch is None or f.leader_epoch is None or f.leader_epoch > p.leader_epoch
+
+    def _written_unseen(self, f: F.PartitionChange) -> str:
+        """Why a change a controller restates while loading its log, past every registration the evidence stated
+        before, is not judged: the record was written before this line (3.9.0-rc3 / trunk ReplicationControlManager
+        .replay logs each record it replays, PartitionRegistration.maybeLogPartitionChange), after the last line that
+        stated the partition, where no line of the evidence shows the controller's event that wrote it. Where quorum
+        epochs between the two are in no line (``quorum_epoch_holes``), they are named: the hole it was written in."""
+        since = self.ledger.epoch_known_at.get(f.tp)
+        who = f"controller {f.ref.broker}" if f.ref.broker is not None else "the controller"
+        after = f"the last line stating the partition before ({iso_utc(since)})" if since is not None else \
+            "every line stating the partition before"
+        why = f"restated by {who} loading its log: a record written after {after}; no line shows the event that wrote it"
+        h = hole_between(self.r.holes, since, f.ts)
+        if h is not None:
+            return (f"{EVIDENCE_GAP} (quorum epochs {h[2]}-{h[3]}, {iso_utc(h[0])} to {iso_utc(h[1])}, are in no "
+                    f"line: {why})")
+        return why
 
     def _unclean_shutdown(self, p: PState, f: F.PartitionChange, step: tuple[str, int] | None) -> BrokerEvent | None:
         """The unclean shutdown a change was written for, if it was: from its batch in the metadata log, or, from
