@@ -423,6 +423,7 @@ class Item:
     recorded: dict | None = None
     replayed: dict | None = None
     metadata: bool = False  # stated by a __cluster_metadata record
+    tp: tuple | None = None  # the partition of a decision (for agreement_triage's evidence search)
 
     def line(self) -> str:
         vs = "" if self.recorded is None else f" [recorded {self.recorded}, replayed {self.replayed}]"
@@ -512,7 +513,7 @@ def measure(folder: str, name: str, events) -> Row:
                 c = next(disagreed[k] for k in rec.keys if k in disagreed)
                 row.detail.append(Item("diverged", c.how, f"{rec.label} at {c.record.source_file}:{c.record.source_pos}",
                                        f"{c.record.source_file}:{c.record.source_pos}", rec.ts, c.recorded, c.replayed,
-                                       meta))
+                                       meta, tuple(c.tp)))
             continue
         c = next((left[k] for k in rec.keys if k in left), None)
         if c is None:
@@ -528,7 +529,8 @@ def measure(folder: str, name: str, events) -> Row:
             continue
         getattr(row, how)[kind] += 1
         at = f"{c.record.source_file}:{c.record.source_pos}"
-        row.detail.append(Item(how, kind, f"{rec.label} at {at}: {why}", at, rec.ts, c.recorded, c.replayed, meta))
+        row.detail.append(Item(how, kind, f"{rec.label} at {at}: {why}", at, rec.ts, c.recorded, c.replayed, meta,
+                               tuple(c.tp)))
 
     spans: dict[tuple, list[tuple[int, int | None]]] = {}
     for lp in res.leaderless:
