@@ -21,6 +21,9 @@ a log entry dropped: ``forensics.pipeline.replay_order`` / ``drop_log_copies``).
   an epoch at start-up states no new decision. Lines inside the span of a metadata log restate its records, and
   those a controller logs while loading a snapshot restate the snapshot's state: neither is a decision.
 - ``compared``, ``agreed``, ``diverged``: recorded decisions the replay judged (agreed: every judged line of it).
+  ``departures``: the judged-against ones the replay files as a ``rule_departure`` finding naming the rule row the
+  record departs from (both modes: ``kraft.evidence.departure_findings``, ``judge.zk_departure_findings``);
+  ``diverged`` counts the others (plain divergences). Both count against the measure.
 - ``adopted``: broker states the replay adopted from a record (the record that implies the state is the
   provenance). Contract with the broker-state model (``replay_engine/common/brokers.py``): ``ReplayResult.broker_state``,
   its ``adopted`` (a sized collection) or else its ``changes`` that carry a ``rule`` (a state a record implies by
@@ -439,6 +442,7 @@ class Row:
     recorded: int = 0
     compared: int = 0
     agreed: int = 0
+    departures: int = 0  # diverged decisions the replay files as a rule_departure finding (naming its rule row)
     adopted: int = 0
     holes: Counter = field(default_factory=Counter)
     contradicted: Counter = field(default_factory=Counter)
@@ -453,7 +457,8 @@ class Row:
 
     @property
     def diverged(self) -> int:
-        return self.compared - self.agreed
+        """Plain divergences: judged against, and not filed as a departure from a named rule row."""
+        return self.compared - self.agreed - self.departures
 
     @property
     def denominator(self) -> int:
@@ -464,7 +469,7 @@ class Row:
         return self.agreed / self.denominator if self.denominator > 0 else None
 
     def add(self, other: "Row") -> None:
-        for k in ("recorded", "compared", "agreed", "adopted", "unaccounted", "unknown_causes", "seconds"):
+        for k in ("recorded", "compared", "agreed", "departures", "adopted", "unaccounted", "unknown_causes", "seconds"):
             setattr(self, k, getattr(self, k) + getattr(other, k))
         for k in ("holes", "contradicted", "uncompared", "moments", "outside"):
             getattr(self, k).update(getattr(other, k))
@@ -490,6 +495,8 @@ def measure(folder: str, name: str, events) -> Row:
     row = Row(folder, name, res.mode, res.image.kafka_version)
     row.adopted = adopted_states(res)
 
+    departed = {(e.get("source_file"), e.get("source_pos")) for f in res.image.findings
+                if f.get("kind") == "rule_departure" for e in f.get("evidence", ())}
     judged: dict[tuple, bool] = {}
     disagreed: dict[tuple, object] = {}
     left: dict[tuple, object] = {}
@@ -511,7 +518,11 @@ def measure(folder: str, name: str, events) -> Row:
             row.agreed += all(verdicts)
             if not all(verdicts):
                 c = next(disagreed[k] for k in rec.keys if k in disagreed)
-                row.detail.append(Item("diverged", c.how, f"{rec.label} at {c.record.source_file}:{c.record.source_pos}",
+                what = "diverged"
+                if (c.record.source_file, c.record.source_pos) in departed:
+                    row.departures += 1
+                    what = "departure"
+                row.detail.append(Item(what, c.how, f"{rec.label} at {c.record.source_file}:{c.record.source_pos}",
                                        f"{c.record.source_file}:{c.record.source_pos}", rec.ts, c.recorded, c.replayed,
                                        meta, tuple(c.tp)))
             continue
@@ -568,7 +579,8 @@ def _kinds(c: Counter) -> str:
     return ", ".join(f"{n} {k}" for k, n in sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))) or "0"
 
 
-HEAD = ("| cluster | mode | Kafka | recorded | compared | agreed | diverged | adopted | contradicted | uncompared "
+HEAD = ("| cluster | mode | Kafka | recorded | compared | agreed | diverged | departures | adopted | contradicted "
+        "| uncompared "
         "| holes (share) | measure | moments | outside | unknown |")
 
 
@@ -577,7 +589,7 @@ def row_line(r: Row, label: str | None = None) -> str:
     share = f"{holes} ({100 * holes / r.recorded:.1f}%)" if r.recorded else "0"
     name = label or (r.name if r.clusters == 1 else f"{r.name} ({r.clusters} clusters)")
     return (f"| {name} | {r.mode} | {r.version or '?'} | {r.recorded} | {r.compared} | {r.agreed} "
-            f"| {r.diverged} | {r.adopted} | {sum(r.contradicted.values())} | {sum(r.uncompared.values())} | {share} "
+            f"| {r.diverged} | {r.departures} | {r.adopted} | {sum(r.contradicted.values())} | {sum(r.uncompared.values())} | {share} "
             f"| {_pct(r.measure)} | {sum(r.moments.values())} | {sum(r.outside.values())} | {r.unknown_causes} |")
 
 
@@ -589,7 +601,7 @@ def folder_summary(folder: str, rows: list[Row]) -> str:
     below = [r for r in measured if r.measure < GOAL]
     floor = [r for r in measured if r.measure < FLOOR]
     return (f"{folder}: {_pct(tot.measure)} ({tot.agreed} of {tot.denominator}); {len(below)} of {len(measured)} "
-            f"clusters below 99.5%, {len(floor)} below 97%; {tot.diverged} diverged, "
+            f"clusters below 99.5%, {len(floor)} below 97%; {tot.diverged} diverged, {tot.departures} rule departures, "
             f"{sum(tot.contradicted.values())} contradicted, {sum(tot.uncompared.values())} uncompared; "
             f"{sum(tot.outside.values())} of {sum(tot.moments.values())} log-stated moments outside; "
             f"{tot.unknown_causes} unknown causes")
@@ -603,7 +615,7 @@ def table(rows: list[Row], kinds: bool = True) -> str:
         tot = Row(folder, "all", "", None)
         for r in mine:
             tot.add(r)
-        lines += [f"### {folder}", "", folder_summary(folder, mine), "", HEAD, "|" + "|".join(["---"] * 15) + "|"]
+        lines += [f"### {folder}", "", folder_summary(folder, mine), "", HEAD, "|" + "|".join(["---"] * 16) + "|"]
         lines += [row_line(r) for r in mine]
         lines += [row_line(tot, "**all**"), ""]
         by_kind = [(r, what, c) for r in mine for what, c in (("holes", r.holes), ("contradicted", r.contradicted),

@@ -67,6 +67,10 @@ RULE_REQUEST_SENT = ("0.10.2.0 core/src/main/scala/kafka/controller/KafkaControl
                      "live brokers); ControllerBrokerRequestBatch.sendRequestsToBrokers logs 'sending UpdateMetadata "
                      "request ... to brokers S' (1.0-2.5: 'Sending UpdateMetadata request ... to brokers S'): every "
                      "broker of S is live or shutting down to the sending controller")
+RULE_LEADER_OFFLINE = ("0.10.2.0 core/src/main/scala/kafka/controller/KafkaController.scala, onBrokerFailure: "
+                       "'partitionsWithoutLeader' (leader not in liveOrShuttingDownBrokerIds) go OfflinePartition; 2.3.0 "
+                       "onReplicasBecomeOffline: leader not isReplicaOnline. A partition the controller moves from "
+                       "OnlinePartition to OfflinePartition (not a deletion's step) had its leader gone to it")
 RULE_REMOVED_GONE = ("2.7.0 core/src/main/scala/kafka/controller/ReplicaStateMachine.scala, doHandleStateChanges "
                      "OfflineReplica: a replica leaves the ISR when its broker is gone to the controller (or shutting "
                      "down)")
@@ -333,11 +337,12 @@ class BrokerStates(StateLog):
         self.adopted.append(change)
         return change
 
-    def implied_live(self, brokers: Iterable[int], ref: Ref, live: bool = True) -> None:
+    def implied_live(self, brokers: Iterable[int], ref: Ref, live: bool = True, rule: str | None = None) -> None:
         """Brokers a record shows its controller held live (an elected leader, an ISR written from online replicas),
-        or (``live`` False) saw go (a replica removed from an ISR: OfflineReplica)."""
+        or (``live`` False) saw go (a replica removed from an ISR: OfflineReplica; a leader whose partition went
+        offline)."""
         for b in brokers:
-            self._set(self.live, LIVE, b, live, ref, RULE_ELECTED_LIVE if live else RULE_REMOVED_GONE)
+            self._set(self.live, LIVE, b, live, ref, rule or (RULE_ELECTED_LIVE if live else RULE_REMOVED_GONE))
 
     def request_sent(self, brokers: Iterable[int], ref: Ref) -> None:
         """The controller's own line sending a request to ``brokers``: each is live or shutting down to it

@@ -591,6 +591,39 @@ def _elected_outside_isr(ctx: JudgeView, p: PState, kind: str, f: F.RecordedStat
     return f.from_state == ONLINE or not ctx.unclean_allowed(p.tp[0])
 
 
+def _zk_decision(c: Comparison) -> str:
+    """The rule-table decision a ZooKeeper-mode comparison judged: the strategy its ``how`` names (the election
+    strategies of 1.1+ and the 0.8-1.0 selectors alike), an OfflineReplica ISR write, else an offline election."""
+    how = c.how or ""
+    for key, decision in (("OfflineReplica", "zk.offline_replica.isr"),
+                          ("ControlledShutdown", "zk.election.controlled_shutdown"),
+                          ("Preferred", "zk.election.preferred"), ("Reassign", "zk.election.reassign"),
+                          ("NewPartition", "zk.election.new_partition")):
+        if key in how:
+            return decision
+    return "zk.election.offline"
+
+
+def zk_departure_findings(comparisons: list[Comparison], version) -> list[dict[str, Any]]:
+    """Each diverged ZooKeeper-mode comparison as a finding naming the rule row the recorded decision departed from
+    (the row for the release that wrote the evidence, with the tag, file and function it was read from), as
+    ``kraft.evidence.departure_findings`` does for KRaft: the decision stays counted against the replay."""
+    out: list[dict[str, Any]] = []
+    for c in comparisons:
+        if c.verdict != DIVERGED:
+            continue
+        decision = _zk_decision(c)
+        rule = R.rule_for(decision, version)
+        tag, path, fn = rule.cite
+        out.append({
+            "kind": "rule_departure", "ts": c.ts, "topic": c.tp[0], "partition": c.tp[1], "rule": decision,
+            "rule_name": rule.name, "cite": f"{tag} {path} {fn}", "recorded": c.recorded, "replayed": c.replayed,
+            "text": f"{c.tp[0]}-{c.tp[1]}: the controller recorded {c.recorded} where {rule.name} ({fn}, {tag}) "
+                    f"gives {c.replayed} ({c.how})",
+            "evidence": [c.record.to_json()]})
+    return out
+
+
 def judge_kraft(tp: F.TP, ts: int, record: F.Ref, recorded: dict[str, Any], replayed: dict[str, Any],
                 how: str) -> Comparison:
     """A KRaft metadata record (or a broker's word for it) against what PartitionChangeBuilder's rules give:

@@ -20,6 +20,7 @@ configuration handlers (``zk_topics``), the following and judging of the real co
 from __future__ import annotations
 
 from replay_engine.common import facts as F
+from replay_engine.common import judge as J
 from replay_engine.common.config import ConfigState
 from replay_engine.zk.from_events import Coverage
 from replay_engine.zk.modes import ZkRecordsMode
@@ -127,6 +128,7 @@ class ZkControllerReplay(ControllerContext):
         if self._timers:
             self.partition_handlers.fire_timers(end)
         self.pending.resolve_unconfirmed()
+        self.findings.extend(J.zk_departure_findings(self.comparisons, self.config.version))
 
     def _cluster_state(self) -> tuple:
         # Brokers in controlled shutdown are left out: a shutdown inferred from records (no request in the

@@ -15,7 +15,7 @@ from replay_engine.common import facts as F
 from replay_engine.common import judge as J
 from replay_engine import rules as R
 from replay_engine.common.apply import OBSERVED, RECORDED
-from replay_engine.common.brokers import RULE_ELIGIBILITY, RULE_SHUTDOWN_MOVE
+from replay_engine.common.brokers import RULE_ELIGIBILITY, RULE_LEADER_OFFLINE, RULE_SHUTDOWN_MOVE
 from replay_engine.rules.zk_controller import ELECTION_FENCE
 from replay_engine.common.partition import UNKNOWN, Decision, PState
 from replay_engine.common.states import NEW, NON_EXISTENT, OFFLINE, ONLINE
@@ -105,6 +105,8 @@ class RecordHandlers(Part):
             # a zombie's line, or the new data's first lines before a write proves it new: should a write prove
             # it, what these lines said about the partition belongs to the new history and is kept
             self.c.below_epoch[f.tp] = ce
+        if kind == "offline" and f.from_state == ONLINE and said != STALE:
+            self.leader_gone(f)
         if kind not in IMPLYING:
             return  # an in-memory transition, or a write not yet classified: it names no broker's liveness
         brokers = self.brokers
@@ -117,6 +119,15 @@ class RecordHandlers(Part):
             brokers.implied_live(implied.alive, f.ref)
         if implied.stated is not None:
             brokers.stated_live(implied.stated, f.ref)  # the exception message states its view
+
+    def leader_gone(self, f: F.RecordedState) -> None:
+        """An OnlinePartition -> OfflinePartition move of the controller in office, outside
+        a topic deletion: the leader it held for the partition is gone to it (``RULE_LEADER_OFFLINE``)."""
+        p = self.c.part(f.tp)
+        if p.leader is None or p.leader < 0 or p.deleting or self.c.deletions.get(f.tp[0]) \
+                or p.leader in self.brokers.shutting or p.leader == f.controller_id:
+            return  # (the controller's own broker is live to it: a leader the replay held stale)
+        self.brokers.implied_live((p.leader,), f.ref, live=False, rule=RULE_LEADER_OFFLINE)
 
     def new_zk_data(self, f, cid: int) -> bool:
         """A partition write logged under a controller epoch below the one known: from 2.1 no zombie can write
