@@ -159,8 +159,11 @@ def world_of(image: ClusterImage, history: ClusterHistory, trace_end: int | None
     """What the explainer may consult, from the image, its history and the stream's facts (the controllers' stated
     views of live brokers)."""
     views = tuple((f.ts, f.controller, f.brokers, f.ref) for f in facts if isinstance(f, F.LiveSet))
+    # the replicas a controller marked offline on a failed log directory, and those it brought back online
+    dirs = tuple((f.ts, f.broker, frozenset(f.tps), isinstance(f, F.ReplicasOffline), f.ref) for f in facts
+                 if isinstance(f, F.ReplicasOnline) or isinstance(f, F.ReplicasOffline) and f.cause == "log_dir")
     return World(image.periods, image.tenures, history.ar_history, history.config_history, history.failed_elections,
-                 trace_end, recorded, image.unclean_elections, mode, image.deletions, image.deletion_halts, views)
+                 trace_end, recorded, image.unclean_elections, mode, image.deletions, image.deletion_halts, views, dirs)
 
 
 def assemble(replay: Replay, stream: FactStream, *, cluster: str | None, mode: str,

@@ -98,3 +98,26 @@ def test_a_leader_the_controller_just_elected_was_live_to_it():
     case = _case(cluster, "ECOMMERCE_ORDER_APPROVED", 2, "2021-02-16T19:32:08.802Z")
     assert (case.kind, case.brokers) == (LEADER_RETURN_UNSEEN, (5,))
     assert _cites(case.claim(SERVING), cluster, rel, 2018)
+
+
+def test_an_isr_whose_replica_is_on_a_failed_log_directory_is_not_online():
+    # shani530 (2.4.0): broker 2's log directory failed ("Error while deleting segments ... in dir ...\kafka-2",
+    # server.log.2020-03-31-17.gz:3462), and controller 2 (its own broker) took the replicas on it offline:
+    # "Mark replicas ...hello-producer-topic-1-0... on broker 2 as offline" (state-change.log.2020-03-31-23.gz:9979,
+    # 2.4.0 KafkaController.onBrokerLogDirFailure -> replicasOnOfflineDirs); then "Changed partition
+    # hello-producer-topic-1-0 state from OnlinePartition to OfflinePartition" (:10011). Its ISR was [2]: a replica on
+    # an offline directory is not online to the controller (2.4.0 ControllerContext.isReplicaOnline), and broker 1,
+    # up as far as the registrations show, was not among the brokers controller 2 held live ('all live brokers: 2',
+    # controller.log.2020-03-31-23.gz:124): no replica could be elected -- not 'unknown'.
+    cluster = "shani530__KafkaLearning"
+    logs = "kafka_2.13-2.4.0/logs/"
+    assert re.search(r"Mark replicas .*\bhello-producer-topic-1-0\b.* on broker 2 as offline",
+                     _line(cluster, logs + "state-change.log.2020-03-31-23.gz", 9979))
+    assert "all live brokers: 2 " in _line(cluster, logs + "controller.log.2020-03-31-23.gz", 124)
+    case = _case(cluster, "hello-producer-topic-1", 0, "2020-03-31T15:03:34.870Z")
+    assert (case.kind, case.form, case.controller, case.isr_at_loss) == (ALL_REPLICAS_OFFLINE, "dirs_offline", 2, (2,))
+    from replay_engine.causes.cases import REPLICA_DIR_OFFLINE
+
+    [dirs] = [c for c in case.downs if c.what == REPLICA_DIR_OFFLINE]
+    assert dirs.broker == 2 and _cites(dirs, cluster, logs + "state-change.log.2020-03-31-23.gz", 9979)
+    assert case.others == (1,) and _cites(case.claim(LIVE_VIEW), cluster, logs + "controller.log.2020-03-31-23.gz", 124)

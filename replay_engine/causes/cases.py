@@ -34,6 +34,8 @@ CONTROLLER_LEFT = "controller_left"  # controller ``broker`` left office at ``ts
 CONTROLLER_TOOK_OVER = "controller_took_over"  # ``broker`` became controller (epoch ``value``) at ``ts``
 REJOINED = "rejoined"  # ``broker`` came back up at ``ts`` (``value``: when the partition had a leader again)
 LIVE_VIEW = "live_view"  # controller ``broker`` stated at ``ts`` the brokers it held live (``value``; refs: that line)
+REPLICA_DIR_OFFLINE = "replica_dir_offline"  # ``broker``'s replica of the partition was on a log directory that had
+#   failed, which the controller held offline from ``ts`` (refs: its line 'Mark replicas ... on broker B as offline')
 SERVING = "serving"  # ``broker``'s own line at ``ts`` shows it running as the partition's leader, sent to it by the
 #   controller (refs: that line)
 

@@ -18,7 +18,7 @@ from typing import Any, Callable, Mapping, Sequence
 from replay_engine.causes.cases import (ALL_REPLICAS_OFFLINE, BROKER_DOWN, BROKER_NOT_RUNNING, CONTROLLER_DID_NOT_ACT,
                                  CONTROLLER_LEFT, CONTROLLER_TOOK_OVER, DELETED, FAILED_ELECTION, LEADER_FAILOVER,
                                  LEADER_RETURN_UNSEEN, LEADERLESS, LIVE_VIEW, NO_CONTROLLER, NO_LIVE_ISR, NO_LIVE_ISR_UNKNOWN_AR,
-                                 REASSIGNING, REJOINED, SERVING, UNCLEAN_CONFIG, UNCLEAN_ELECTED, UNCLEAN_ELECTION,
+                                 REASSIGNING, REJOINED, REPLICA_DIR_OFFLINE, SERVING, UNCLEAN_CONFIG, UNCLEAN_ELECTED, UNCLEAN_ELECTION,
                                  UNKNOWN, Case, Claim)
 from replay_engine.common.config import ConfigImage, Resolved, as_bool
 from replay_engine.causes.text import fmt_duration, fmt_ts, render
@@ -79,6 +79,8 @@ class World:
     deletion_halts: Mapping[str, Sequence[tuple[Ref, str | None]]] = field(default_factory=dict)  # topic -> its holds
     # the controllers' stated views of live brokers, in order: (ts, controller, brokers, the line stating it)
     live_views: Sequence[tuple[int, int | None, frozenset[int], Ref]] = ()
+    # replicas the controller held on failed log directories, in order: (ts, broker, partitions, offline?, the line)
+    dir_views: Sequence[tuple[int, int, frozenset[TP], bool, Ref]] = ()
     # built on first use, from what the fields above hold (a world is read, never changed): each broker's periods
     # by start (None where their starts are out of order), each partition's unclean elections
     _starts: dict[int, tuple[list[int], list[BrokerPeriod]] | None] = field(default_factory=dict, init=False,
@@ -187,6 +189,22 @@ class World:
                 got = (brokers, ref)
         return got
 
+    def replica_dir_offline(self, b: int, tp: TP, ts: int) -> Ref | None:
+        """The line by which the controller held ``b``'s replica of ``tp`` on a failed log directory at ``ts``, if it
+        did: not online to it (2.4.0 ControllerContext.isReplicaOnline: live and not in replicasOnOfflineDirs) until
+        the replica is reported online again or the broker registers anew (onBrokerStartup clears its entry)."""
+        got = None
+        for t, broker, tps, offline, ref in self.dir_views:
+            if t > ts:
+                break
+            if broker == b and tp in tps:
+                got = ref if offline else None
+        if got is not None:
+            p = self.period_at(b, ts)
+            if p is not None and p.state == "up" and p.start is not None and got.ts is not None and p.start > got.ts:
+                return None  # registered anew since
+        return got
+
     def controller_at(self, ts: int) -> Tenure | None:
         for t in self.tenures:
             if t.start <= ts and (t.end is None or ts < t.end):
@@ -235,8 +253,12 @@ class Situation:
     up: tuple[int, ...]
     down_refs: tuple[Ref, ...]  # how each dead member went down
     tenure: Tenure | None
+    dir_offline: Mapping[int, Ref] = field(default_factory=dict)  # members whose replica was on a failed log dir
 
     def down(self, b: int) -> Claim:
+        ref = self.dir_offline.get(b)
+        if ref is not None:
+            return Claim(REPLICA_DIR_OFFLINE, broker=b, ts=ref.ts, refs=(ref,))
         return down_claim(self.world, b, self.when.get(b, self.ep.start))
 
 
@@ -269,9 +291,16 @@ def situation(ep: Episode, world: World) -> Situation:
                 t = _down_soon_after(world, b, ep.start)
                 if t is not None:
                     alive[b], when[b] = False, t
-    down_refs = [r for b in members if alive[b] is False for r in down_claim(world, b, when[b]).refs]
+    # A running broker's replica on a log directory the controller held offline is not online to it (2.4.0
+    # ControllerContext.isReplicaOnline): no election takes it
+    dir_offline = {b: r for b in members if alive[b] for r in [world.replica_dir_offline(b, tp, ep.start)] if r}
+    for b in dir_offline:
+        alive[b] = False
+    down_refs = [r for b in members if alive[b] is False
+                 for r in ((dir_offline[b],) if b in dir_offline else down_claim(world, b, when[b]).refs)]
     return Situation(ep, world, tp, isr, ar, v.leader, tuple(failed), tuple(head), unclean, tuple(members), alive,
-                     when, tuple(b for b in members if alive[b]), tuple(down_refs), world.controller_at(ep.start))
+                     when, tuple(b for b in members if alive[b]), tuple(down_refs), world.controller_at(ep.start),
+                     dir_offline)
 
 
 def _case(s: Situation, kind: str, form: str, *, deleted: bool = False, extra: Sequence[Ref] = (),
@@ -395,6 +424,24 @@ def unclean_election(s: Situation) -> Case | None:
     return _case(s, UNCLEAN_ELECTION, "unclean", extra=(ref,), more=(("unclean_leader", new),),
                  claims=(Claim(UNCLEAN_ELECTED, broker=new, ts=ref.ts if ref is not None else uc.ts,
                                refs=(ref,) if ref is not None else ()),))
+
+
+def isr_on_failed_dirs(s: Situation) -> Case | None:
+    """Every ISR member down or holding its replica on a failed log directory (not online to the controller, 2.4.0
+    ControllerContext.isReplicaOnline), and no other replica online to the controller in office: those it did not
+    hold live (its stated view: 'Currently active brokers', 'all live brokers') are not either. No election could take
+    any replica (2.4.0 PartitionLeaderElectionAlgorithms: only online replicas)."""
+    if not s.isr or not any(b in s.dir_offline for b in s.isr) or any(s.alive.get(b) for b in s.isr):
+        return None
+    got = s.world.view_at(s.tenure, s.ep.start) if s.tenure is not None else None
+    if s.up and (got is None or any(b in got[0] for b in s.up)):
+        return None  # an out-of-sync replica online to the controller: the unclean rules below say why
+    gone = tuple(b for b in s.members if b not in s.up)
+    claims = () if not s.up else (Claim(LIVE_VIEW, broker=s.tenure.controller, ts=got[1].ts,
+                                        value=tuple(sorted(got[0])), refs=(got[1],)),)
+    return _case(s, ALL_REPLICAS_OFFLINE, "dirs_offline", extra=(got[1],) if s.up else (), brokers=tuple(s.members),
+                 others=tuple(s.up), controller=s.tenure.controller if s.tenure is not None else None,
+                 downs=tuple(s.down(b) for b in gone), claims=claims, cause_brokers=gone)
 
 
 def no_live_isr(s: Situation) -> Case | None:
@@ -533,7 +580,7 @@ def too_little_evidence(s: Situation) -> Case | None:
 
 CLASSIFIERS: tuple[Callable[[Situation], Case | None], ...] = (
     partition_deleted, leader_seen_serving, all_replicas_offline, isr_down_replicas_unknown, failed_election_mid_life, unclean_election,
-    no_live_isr, no_controller, leader_failover, offline_to_controller, isr_member_rejoined, controller_did_not_act,
+    isr_on_failed_dirs, no_live_isr, no_controller, leader_failover, offline_to_controller, isr_member_rejoined, controller_did_not_act,
     kraft_isr_without_them, unclean_not_taken, controller_unwatched, too_little_evidence)
 
 

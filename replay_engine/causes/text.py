@@ -7,7 +7,8 @@ the engine may not import ``forensics``; the report imports it from here (docs/r
 from __future__ import annotations
 
 from parsers.schema import iso_utc
-from replay_engine.causes.cases import (BROKER_DOWN, CONTROLLER_LEFT, CONTROLLER_TOOK_OVER, FAILED_ELECTION, LIVE_VIEW, SERVING,
+from replay_engine.causes.cases import (BROKER_DOWN, CONTROLLER_LEFT, CONTROLLER_TOOK_OVER, FAILED_ELECTION, LIVE_VIEW,
+                                 REPLICA_DIR_OFFLINE, SERVING,
                                  UNCLEAN_ELECTED, Case, Claim)
 
 
@@ -51,6 +52,8 @@ HOW_DOWN = {
 
 def down_phrase(c: Claim) -> str:
     """'was stopped at T' / 'lost its ZooKeeper session at T'."""
+    if c.what == REPLICA_DIR_OFFLINE:
+        return f"held its replica on a failed log directory, offline to the controller from {fmt_ts(c.ts)}"
     if c.what != BROKER_DOWN:
         return f"was not running at {fmt_ts(c.ts)}"
     if c.how == "zk_hole":  # when, the lost transactions knew; the replay knows only where they began
@@ -230,11 +233,20 @@ def _isr_offline_to_controller(case: Case) -> str:
             + ", so the controller kept leader -1.")
 
 
+def _dirs_offline(case: Case) -> str:
+    view = case.claim(LIVE_VIEW)
+    not_live = "" if not case.others else (
+        f"; {names(case.others)} {_was(case.others)} not among the brokers controller {case.controller} held live at "
+        f"{fmt_ts(view.ts if view else None)}" + (f" ({view.refs[0].cite()})" if view is not None and view.refs else ""))
+    return f"no replica was online to the controller ({_listed(case, '; ')}{not_live}): no election could take one."
+
+
 # Case.form -> the reason, written after "<partition> had no leader from .. to ..: ".
 REASONS = {
     "deleted": lambda case: _deleted(case),
     "rf1": _rf1,
     "all_down": _all_down,
+    "dirs_offline": _dirs_offline,
     "isr_down": _isr_down,
     "failed_election": _failed_election,
     "unclean": _unclean,
