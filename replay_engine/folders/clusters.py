@@ -160,8 +160,14 @@ def _place(parts: list[Part], events: list[Event], times: list[int | None]) -> t
         # lines that name no broker may come from any process of the folder: each goes by its own time
         pieces = ([Part(p.unit, [i], times[i], times[i], None) for i in p.members]
                   if p.unit[0] == "log" and p.broker is None and not p.told_by else [p])
-        for q in pieces:
+        while pieces:
+            q = pieces.pop(0)
             cands = _candidates(q, placed, events)
+            if len(cands) > 1 and not q.told_by and q.broker is not None:
+                split = _by_cover(q, placed, times)
+                if split:
+                    pieces[:0] = split
+                    continue
             if len(cands) == 1 and not q.told_by:
                 q.key, q.told_by = cands[0], "names no cluster; the only one whose evidence covers that time"
             elif not cands and not q.told_by and q.start is not None and (q.broker is not None or q.unit[0] == "dir"):
@@ -177,6 +183,32 @@ def _place(parts: list[Part], events: list[Event], times: list[int | None]) -> t
                   "text": f"{len(q.members):,} events of {q.where()} name no cluster, and {q.told_by}",
                   "evidence": [_cite(events[q.members[0]])]} for q in guessed]
     return placed, findings
+
+
+def _by_cover(p: Part, placed: list[Part], times: list[int | None]) -> list[Part]:
+    """A broker's lines naming no cluster that fall, one stretch after another, in the times of different clusters,
+    each stretch in one cluster's alone: one piece per stretch (empty when some line falls in no cluster's time, or in
+    several). A broker process joins one cluster, read once as it starts (2.8.0 KafkaServer.startup:
+    getOrGenerateClusterId), so such stretches are different processes' even where the restart between them is in no
+    line."""
+    spans: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for q in placed:
+        if q.start is not None and q.end is not None:
+            spans[q.key].append((q.start, q.end))
+    runs: list[tuple[str, list[int]]] = []
+    for i in sorted(p.members, key=lambda i: times[i] or 0):
+        t = times[i]
+        cover = [k for k, ss in spans.items() if t is not None and any(a <= t <= b for a, b in ss)]
+        if len(cover) != 1:
+            return []
+        if runs and runs[-1][0] == cover[0]:
+            runs[-1][1].append(i)
+        else:
+            runs.append((cover[0], [i]))
+    if len(runs) < 2:
+        return []
+    return [Part(p.unit, members, min(times[i] for i in members), max(times[i] for i in members), p.broker)
+            for _, members in runs]
 
 
 def _candidates(p: Part, placed: list[Part], events: list[Event]) -> list[str]:

@@ -415,6 +415,14 @@ class RecordHandlers(Part):
         if f.leader_epoch is not None and p.leader_epoch is not None and f.leader_epoch < p.leader_epoch:
             # that restart recreated the state znode too: the version written before it no longer counts
             self.store.set(p, recorded_zk_version=None)
+        if self.epoch_alone(f):
+            # A request the broker ignored as carrying its own leader epoch (2.8.0 ReplicaManager
+            # .becomeLeaderOrFollower) states the epoch, not the leader or ISR: it completes a state the replay holds,
+            # never begins one, and is no state a controller wrote under some controller epoch (``stated_epoch``)
+            if p.isr is not None:
+                self.store.adopt(p, leader_epoch=f.leader_epoch)
+            self.c.touch(p, f.ts, f.ref, "observed")
+            return
         replicas, ordered = self.stated_assignment(p, f)
         self.store.adopt(p, f.leader, f.isr, f.leader_epoch, f.zk_version, f.controller_epoch, replicas, f.ts,
                          replicas_ordered=ordered)
@@ -434,6 +442,12 @@ class RecordHandlers(Part):
         elif p.state == UNKNOWN and p.leader is not None:
             self.store.move(p, ONLINE if p.leader >= 0 else OFFLINE, OBSERVED, f.ts, f.ref)
         self.c.touch(p, f.ts, f.ref, "observed")
+
+    @staticmethod
+    def epoch_alone(f: F.ObservedState) -> bool:
+        """A line stating a partition's leader epoch and nothing else of its state."""
+        return f.leader_epoch is not None and f.leader is None and f.isr is None and f.replicas is None \
+            and f.state is None and f.zk_version is None
 
     def withdraw_unwritten(self, p: PState, f: F.ObservedState) -> None:
         """A controller's context states the partition at a leader epoch below the one the replay's own latest

@@ -171,6 +171,26 @@ def _skipped_become(entry, m):
                  replicas=state.get("replicas"), detail=detail)
 
 
+def _same_epoch_ignored(entry, m):
+    """ReplicaManager.becomeLeaderOrFollower ignores a partition whose request carries the leader epoch the broker
+    already holds: 0.8.2.2-0.11 "... is old. Current leader epoch is C", 1.0.0-2.3 "... is not higher than the current
+    leader epoch C" (WARN, for E <= C), 2.4.0+ "... matches the current leader epoch" (DEBUG in 2.4, INFO from 2.6).
+    The request's leader epoch is the controller's context for the partition (2.8.0
+    ControllerChannelManager.addLeaderAndIsrRequestForBrokers sends controllerContext.partitionLeadershipInfo), so where
+    E equals the broker's own the line states the partition's leader epoch then. A request behind the broker (E < C)
+    states an older context, not the partition's state: no event."""
+    tp = split_topic_partition(m["tp"])
+    le = int(m["le"])
+    cur = m["cur"] or m["cur2"]
+    if tp is None or cur is not None and int(cur) != le:
+        return None
+    # the sender's controller epoch is kept aside: the line says nothing of the epoch that wrote the state, and a
+    # request handled later than sent is no evidence of which controller was in office when (folders.clusters)
+    return Event("leader_and_isr_received", broker_id=_broker(m), topic=tp[0], partition=tp[1], leader_epoch=le,
+                 detail={"correlation_id": int(m["corr"]), "ignored": "same leader epoch",
+                         "sender": int(m["c"]), "sender_epoch": int(m["ce"])})
+
+
 _REQUEST_NAMES = {"LeaderAndIsr": "LeaderAndIsr", "StopReplica": "StopReplica", "stop replica": "StopReplica",
                   "update metadata": "UpdateMetadata", "UpdateMetadata": "UpdateMetadata"}
 
@@ -238,6 +258,13 @@ RULES = [
                     r"(?:with topic id (?P<tid>\S+) )?and partition state (?P<state>LeaderAndIsrPartitionState\(.*?\)) "
                     r"since .*$"),
          _skipped_become),
+    Rule("replica.same_epoch_ignored", BROKER_SC, ("gnoring LeaderAndIsr request from controller ",
+                                                   " since its associated leader epoch "),
+         re.compile(_BRK + r"[Ii]gnoring LeaderAndIsr request from controller (?P<c>\d+) with correlation id "
+                    r"(?P<corr>\d+) epoch (?P<ce>\d+) for partition (?P<tp>\S+) since its associated leader epoch "
+                    r"(?P<le>-?\d+) (?:matches the current leader epoch|is not higher than the current leader epoch "
+                    r"(?P<cur>-?\d+)|is old\. Current leader epoch is (?P<cur2>-?\d+))$"),
+         _same_epoch_ignored),
     Rule("replica.stale_controller", BROKER_SC, ("Latest known controller epoch is",),
          re.compile(r"(?P<kind>LeaderAndIsr|StopReplica|stop replica|update metadata|UpdateMetadata) request"
                     r"(?: \(delete=\w+\))? (?:from controller (?P<c1>\d+) with correlation id (?P<corr>\d+) since its "
