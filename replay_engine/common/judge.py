@@ -583,12 +583,13 @@ def judge_write(ctx: JudgeView, pending: Pending, p: PState, kind: str, f: F.Rec
 def _elected_outside_isr(ctx: JudgeView, p: PState, kind: str, f: F.RecordedState) -> bool:
     """A clean election's leader is an ISR member (0.10.2.0 PartitionLeaderSelector.scala: Offline-, Reassigned-,
     Preferred- and ControlledShutdownLeaderSelector.selectLeader each pick within the ISR; 2.7.0
-    PartitionLeaderElectionAlgorithms alike): a recorded leader outside the ISR the replay holds is a member no
-    line added, unless the election may have been unclean (an OfflinePartition election where the topic allows it;
-    an OnlinePartition -> OnlinePartition move never is)."""
+    PartitionLeaderElectionAlgorithms alike): a recorded leader outside the ISR the replay holds, in an
+    OnlinePartition -> OnlinePartition move (controlled shutdown, preferred, reassignment: never unclean), is a member
+    no line added. An OfflinePartition election may have been unclean, which ``unclean_reason`` weighs (the
+    setting's default changed in 0.11.0)."""
     if kind != "election" or f.leader is None or f.leader < 0 or p.isr is None or f.leader in p.isr:
         return False
-    return f.from_state == ONLINE or not ctx.unclean_allowed(p.tp[0])
+    return f.from_state == ONLINE
 
 
 def _zk_decision(c: Comparison) -> str:
