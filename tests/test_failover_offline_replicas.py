@@ -61,3 +61,23 @@ def test_a_failovers_isr_writes_are_made_one_after_the_other_as_its_lines_say():
     assert first.recorded == {"leader": -1, "isr": [2], "leader_epoch": 2} and first.verdict == "agreed"
     assert second.recorded == {"leader": -1, "isr": [2], "leader_epoch": 3} and second.verdict == "agreed"
     assert first.how == second.how == "trigger"
+
+
+def test_the_registration_a_controller_wrote_for_an_alter_partition_is_its_state_from_then():
+    """airusong (3.9.0): nse-eod-topic-1 was created with leader 1 at leader epoch 0 (state-change.log.2024-11-07-20.gz
+    :16); on 2024-11-08 17:05:05 controller 0 logs the registration it wrote for an AlterPartition, "ISR for partition
+    nse-eod-topic-1 updated to LeaderAndIsr(leader=0, leaderEpoch=1, ..., partitionEpoch=2)" (controller.log.2024-11-08-17
+    .gz:749, 3.9.0-rc3 KafkaController.processAlterPartition): leader epoch 1, from an election no line of the evidence
+    records. Its controlled shutdown's election of 2024-11-12 15:40:09 ("... with state LeaderAndIsr(leader=1,
+    leaderEpoch=2, ...)", state-change.log.2024-11-08-17.gz:3) follows from that state: agreed (on main the replay held
+    epoch 0 and filed it as a state the evidence does not show)."""
+    name = "airusong__kafka"
+    if not (REAL_LOGS2 / name).is_dir():
+        pytest.skip("../shared/real_logs2 absent")
+    events = drop_log_copies(sorted(real_cluster_events(name, folder="real_logs2"), key=replay_order))[0]
+    res = replay_cluster(events, name)
+    c = _at(res, "state-change.log.2024-11-08-17.gz", 3)
+    assert c.tp == ("nse-eod-topic", 1) and c.recorded == {"leader": 1, "isr": [1, 2], "leader_epoch": 2}
+    assert c.verdict == "agreed" and c.replayed["leader_epoch"] == 2
+    # the same for the other four the controller's ISR lines state (:4 .. :6, and :19's ISR write of nse-eod-topic-2)
+    assert [_at(res, "state-change.log.2024-11-08-17.gz", n).verdict for n in (4, 5, 6, 19)] == ["agreed"] * 4

@@ -251,3 +251,14 @@ def test_the_isr_the_controller_holds_before_removing_a_replica_0822_10():
     assert (ev.event_type, ev.controller_id, ev.topic, ev.partition, ev.isr, ev.leader, ev.leader_epoch) == (
         "partition_state_observed", 0, "__consumer_offsets", 43, [0, 1, 2], None, None)
     assert (ev.detail["via"], ev.detail["removed_replica"]) == ("controller_isr_before_removal", 2)
+
+
+def test_the_registration_the_controller_wrote_for_an_alter_partition_28_39():
+    # airusong (3.9.0) kafka_2.13-3.9.0/logs/controller.log.2024-11-08-17.gz:749, 3.9.0-rc3 KafkaController
+    # .processAlterPartition: debug(s"ISR for partition $partition updated to $updatedIsr.")
+    ev = one("[2024-11-08 17:05:05,492] DEBUG [Controller id=0] ISR for partition nse-eod-topic-1 updated to "
+             "LeaderAndIsr(leader=0, leaderEpoch=1, isrWithBrokerEpoch=List(BrokerState(brokerId=0, brokerEpoch=-1), "
+             "BrokerState(brokerId=1, brokerEpoch=-1)), leaderRecoveryState=RECOVERED, partitionEpoch=2). "
+             "(kafka.controller.KafkaController)")
+    assert (ev.event_type, ev.controller_id, ev.topic, ev.partition, ev.leader, ev.leader_epoch, ev.isr,
+            ev.zk_version) == ("partition_state_observed", 0, "nse-eod-topic", 1, 0, 1, [0, 1], 2)

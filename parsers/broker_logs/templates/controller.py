@@ -16,6 +16,7 @@ from parsers.broker_logs.templates.shapes import (
     assignment_map,
     ident_id,
     int_map,
+    leader_and_isr,
     leader_isr_epoch,
     split_topic_partition,
     strip_collection,
@@ -224,6 +225,20 @@ def _controller_isr_updated(entry, m):
                  zk_version=int(m["zkv"]), detail={"side": "controller"})
 
 
+def _controller_isr_written(entry, m):
+    """KafkaController.processAlterPartition (2.8.0 .. 3.9.0-rc3, DEBUG "ISR for partition P updated to
+    LeaderAndIsr(leader=L, leaderEpoch=E, isr..., partitionEpoch=V)."): the registration the controller has just
+    written to ZooKeeper for the leader's AlterPartition, as it now holds it: leader, leader epoch, ISR and znode
+    version, stated."""
+    tp = split_topic_partition(m["tp"])
+    st = leader_and_isr(m["state"])
+    if tp is None or st is None:
+        return None
+    return Event("partition_state_observed", controller_id=_cid(m), topic=tp[0], partition=tp[1], leader=st["leader"],
+                 isr=st["isr"], leader_epoch=st["leader_epoch"], zk_version=st["zk_version"],
+                 detail={"via": "controller_isr_written"})
+
+
 def _zk_expired_listener(entry, m):
     bid = int(m["id"])
     return Event("zk_session_expired", subject_broker=bid, detail={"via": "controller_listener"})
@@ -417,6 +432,9 @@ RULES = [
          re.compile(_C + r"ISR for partition (?P<tp>\S+) updated to \[(?P<isr>[\d,]*)\] and zkVersion updated to "
                     r"\[(?P<zkv>-?\d+)\]$"),
          _controller_isr_updated),
+    Rule("controller.isr_written", CONTROLLER_LOGGERS, ("ISR for partition ", " updated to LeaderAndIsr("),
+         re.compile(_C + r"ISR for partition (?P<tp>\S+) updated to (?P<state>LeaderAndIsr\(.*\))\.?$"),
+         _controller_isr_written),
     Rule("controller.zk_expired", CONTROLLER_LOGGERS, ("ZK expired",),
          re.compile(r"^\[SessionExpirationListener on (?P<id>\d+)\], ZK expired"), _zk_expired_listener),
 ]
