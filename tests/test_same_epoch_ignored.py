@@ -3,8 +3,8 @@ partition's leader epoch then.
 
 ReplicaManager.becomeLeaderOrFollower (2.8.0 core/src/main/scala/kafka/server/ReplicaManager.scala) logs "Ignoring
 LeaderAndIsr request from controller C with correlation id X epoch CE for partition P since its associated leader
-epoch E matches the current leader epoch" (INFO from 2.6; 1.0.0-2.3 "... is not higher than the current leader epoch
-E2", 0.8.2-0.11 "... is old. Current leader epoch is E2", both WARN). The request's leader epoch is the controller's
+epoch E matches the current leader epoch" (INFO from 2.6; 0.10.1.0-2.3 "... is not higher than the current leader epoch
+E2", 0.8.2.2-0.10.0 "... is old. Current leader epoch is E2", both WARN). The request's leader epoch is the controller's
 context for the partition (ControllerChannelManager.addLeaderAndIsrRequestForBrokers), so with E equal to the broker's
 own the line states the partition's leader epoch. It states neither leader nor ISR, and not which controller epoch
 wrote the state.

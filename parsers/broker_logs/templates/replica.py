@@ -173,7 +173,7 @@ def _skipped_become(entry, m):
 
 def _same_epoch_ignored(entry, m):
     """ReplicaManager.becomeLeaderOrFollower ignores a partition whose request carries the leader epoch the broker
-    already holds: 0.8.2.2-0.11 "... is old. Current leader epoch is C", 1.0.0-2.3 "... is not higher than the current
+    already holds: 0.8.2.2-0.10.0 "... is old. Current leader epoch is C", 0.10.1.0-2.3 "... is not higher than the current
     leader epoch C" (WARN, for E <= C), 2.4.0+ "... matches the current leader epoch" (DEBUG in 2.4, INFO from 2.6).
     The request's leader epoch is the controller's context for the partition (2.8.0
     ControllerChannelManager.addLeaderAndIsrRequestForBrokers sends controllerContext.partitionLeadershipInfo), so where
