@@ -16,6 +16,10 @@ What a decision needed, by what the replay says it lacked:
   holding them; a line shows it when it names the partition and an ISR list with every one of them;
 - a record electing a broker no line showed registering: that broker registered (a line naming it with a
   register or start-up word);
+- a failed election whose controller's live brokers no line states (``election_failed: live brokers unknown``): that
+  controller's view of the live brokers in its epoch (2.8.0 KafkaController.initializeControllerContext's "Currently
+  active brokers in the cluster", processBrokerChange's "... all live brokers: ...", doControlledShutdown's "Live
+  brokers"); a line shows it when it states live brokers under that controller's id, from its epoch's first line on;
 - any other (an ISR unknown at the record): the partition's state at the record's leader epoch; a line shows it when
   it names the partition with that epoch.
 
@@ -37,6 +41,8 @@ _FENCED = re.compile(r"broker (\d+) leads at this epoch, so it was acceptable, b
 _EPOCH_IN_LINE = re.compile(r"[Ll]eader ?[Ee]poch(?:\s*[:=]\s*|\s+(?:was|is)\s+|\s+|: \d+ -> )(-?\d+)")
 _BACK = re.compile(r"unfence|Unfence|UNFENCE|[Rr]egister|started|[Ss]tarting|RUNNING")
 _REGISTRATION = re.compile(r"registration of broker\(s\) (\d+)")
+_ACTING = re.compile(r"\[Controller id=(\d+) epoch=(\d+)\]|Controller (\d+) epoch (\d+) ")
+_LIVE_SET = re.compile(r"[Cc]urrently active brokers in the cluster|all live brokers|[Ll]ive brokers:")
 _ISR_IN_LINE = re.compile(r"(?:ISR|[Ii]sr)(?:\s*[:=]\s*|\s+updated to\s+|\s+from\s+[\d,]*\s+to\s+|\s+)[\[(]?(?:List\()?"
                           r"((?:\d+\s*,\s*)*\d+)")
 
@@ -79,6 +85,7 @@ class Need:
     broker: int | None = None
     since: int | None = None  # broker items: the time the replay holds it down from
     isr: frozenset | None = None  # ISR items: the members a line must name in the partition's ISR
+    controller: tuple[int, int] | None = None  # live-broker items: the acting controller's (id, epoch)
 
 
 def need_of(item) -> Need | None:
@@ -169,6 +176,10 @@ def index_events(events) -> tuple[dict, dict]:
 def window_start(need: Need, events, until: int | None) -> int | None:
     if need.what == "broker":
         return need.since
+    if need.what == "live":
+        c, ep = need.controller
+        return min((e.ts for e in events if e.ts is not None and e.controller_id == c and e.controller_epoch == ep),
+                   default=None)
     best = None
     for e in events:
         if (e.topic, e.partition) != tuple(need.tp) or e.ts is None:
@@ -193,7 +204,10 @@ def search(need: Need, t0: int | None, t1: int | None, files: dict, kinds: dict,
     """Every line of ``files`` between ``t0`` and ``t1`` (by the events around it) tested for the state needed; in the
     record's own file, the lines before the record."""
     ranges, named, found, fams = [], 0, [], Counter()
-    pat = _names(need.tp) if need.what != "broker" else _broker_named(need.broker)
+    if need.what == "live":
+        pat = re.compile(rf"\[Controller id={need.controller[0]}\]|\[Controller {need.controller[0]}\]")
+    else:
+        pat = _names(need.tp) if need.what != "broker" else _broker_named(need.broker)
     for rel in sorted(files):
         at = files[rel]
         before = [p for p, ts in at if t0 is not None and ts < t0]
@@ -222,8 +236,8 @@ def search(need: Need, t0: int | None, t1: int | None, files: dict, kinds: dict,
             ln = text[n - 1]
             if not pat.search(ln):
                 continue
-            if need.what == "broker":
-                if not _BACK.search(ln):
+            if need.what in ("broker", "live"):
+                if not (_BACK if need.what == "broker" else _LIVE_SET).search(ln):
                     continue
                 named += 1
                 fams.update(kinds.get((rel, n)) or {"not parsed"})
@@ -240,9 +254,29 @@ def search(need: Need, t0: int | None, t1: int | None, files: dict, kinds: dict,
     return {"ranges": ranges, "named": named, "families": fams, "found": found}
 
 
+def _acting(item, lines: Lines) -> tuple[int, int] | None:
+    """(controller id, controller epoch) the record's own line was written under."""
+    f, _, pos = item.where.rpartition(":")
+    if not pos.isdigit():
+        return None
+    try:
+        text = lines.of(f)
+    except OSError:
+        return None
+    m = _ACTING.search(text[int(pos) - 1]) if int(pos) <= len(text) else None
+    if m is None:
+        return None
+    return (int(m.group(1) or m.group(3)), int(m.group(2) or m.group(4)))
+
+
 def proof_lines(item, events, lines: Lines, files_and_kinds=None) -> list[str]:
     """The lines a triage file prints under a not-agreed decision."""
     need = need_of(item)
+    if need is not None and need.what == "state" and "live brokers unknown" in item.kind:
+        acting = _acting(item, lines)
+        if acting is not None:
+            need = Need("live", f"the live brokers of controller {acting[0]} in its epoch {acting[1]}, which ran the "
+                                f"failed election of {_tp(need.tp)}", need.tp, controller=acting)
     if need is None or need.tp is None and need.what != "broker":
         return ["  - needed: not told by the replay's reason; not searched"]
     files, kinds = files_and_kinds or index_events(events)
@@ -255,9 +289,10 @@ def proof_lines(item, events, lines: Lines, files_and_kinds=None) -> list[str]:
     if got is None:
         return out + ["  - searched: no single state to search for"]
     what = (f"lines naming broker {need.broker} with unfence/register/start words" if need.what == "broker"
+            else f"controller {need.controller[0]}'s lines stating live brokers" if need.what == "live"
             else f"lines naming {_tp(need.tp)}")
     fam = ", ".join(f"{k} {n}" for k, n in sorted(got["families"].items())) or "none"
-    if need.what == "broker":
+    if need.what in ("broker", "live"):
         shows = ""
     elif need.what == "isr":
         shows = f"; stating an ISR with {sorted(need.isr)}"
