@@ -28,6 +28,10 @@ other between its own: under PySpark's minute of idle before it stops a Python w
 a minute (``interleaved``).
 CPU seconds count the whole process tree (driver, JVM, Python workers; a standalone cluster's master,
 workers and executors), so a loaded machine shows in the wall times, not in them.
+With ``--against OTHER`` (another checkout of this repository, e.g. ``git worktree add /tmp/base REV``) step 2 runs
+in turns with OTHER's code on the same events (this, other, this, other: ``--against-rounds``), each in a fresh
+process, and the line gives both medians and the ratio of events/s: a refactor's "no slower", same host, same run.
+``--no-distributed`` leaves out steps 3 and 4.
 With ``--record`` the result is appended to its section of benchmarks/journal/ (its area's file).
 """
 from __future__ import annotations
@@ -384,14 +388,56 @@ def _speedup_line(what: str, one_name: str, two_name: str, one: dict, two: dict,
 SPARK_ROUTE = "KF_BENCH_SPARK_ROUTE"
 
 
-def _child(mode: str, *args, cpus: int | None = None) -> dict:
+def _child(mode: str, *args, cpus: int | None = None, checkout: Path | None = None) -> dict:
     """``mode`` in a fresh process; with ``cpus``, that process and all it starts (the local master's
-    JVM and Python workers) run on that many CPUs only."""
-    out = subprocess.run([sys.executable, __file__, mode, *map(str, args)], capture_output=True, text=True,
-                         cwd=REPO, preexec_fn=on_cpus(range(cpus)) if cpus else None)
+    JVM and Python workers) run on that many CPUs only; with ``checkout``, that checkout's own copy of this script
+    and its code (its ``_common`` puts it first on the path)."""
+    script = Path(__file__) if checkout is None else checkout / "benchmarks" / Path(__file__).name
+    out = subprocess.run([sys.executable, str(script), mode, *map(str, args)], capture_output=True, text=True,
+                         cwd=checkout or REPO, preexec_fn=on_cpus(range(cpus)) if cpus else None)
     if out.returncode != 0:
         raise SystemExit(f"{mode} failed:\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _against(other: Path, parquet: str, runs: int, rounds: int, first: dict) -> str:
+    """The one-core replay of this checkout and ``other`` in turns on the same events (``first``: this checkout's
+    first round, already run): both medians and the ratio of events/s."""
+    mine, theirs = [first], []
+    for k in range(rounds):
+        theirs.append(_child("_one_core", parquet, runs, checkout=other))
+        if k + 1 < rounds:
+            mine.append(_child("_one_core", parquet, runs))
+    rev = subprocess.run(["git", "-C", str(other), "rev-parse", "--short", "HEAD"], capture_output=True,
+                         text=True).stdout.strip() or "?"
+    here = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
+                          text=True).stdout.strip() or "?"
+    c1, c0 = med([c for r in mine for c in r["cpu"]]), med([c for r in theirs for c in r["cpu"]])
+    n1, n0 = mine[0]["events"], theirs[0]["events"]
+    return (f"against {rev} on the same events, in turns ({rounds} rounds of {runs} runs each, a fresh process per "
+            f"round): this ({here}) {n1:,} events, median {c1:.2f} CPU s = {n1 / c1:,.0f} events/s; {rev} {n0:,} events, "
+            f"median {c0:.2f} CPU s = {n0 / c0:,.0f} events/s; **this / {rev}: {(n1 / c1) / (n0 / c0):.2f}x** "
+            f"events/s (CPU s, this {', '.join(f'{c:.2f}' for r in mine for c in r['cpu'])}; {rev} "
+            f"{', '.join(f'{c:.2f}' for r in theirs for c in r['cpu'])})")
+
+
+def _finish(args, info: dict, loads: list, line1: str, lines: list[str], shared: bool) -> None:
+    print(f"load average: {runs_text(loads)}")
+    if args.record:
+        cmd = (f"`.venv/bin/python benchmarks/replay_bench.py --size-gb {args.size_gb:g} --days {args.days:g} "
+               f"--runs {args.runs}{' --no-standalone' if args.no_standalone else ''}"
+               f"{' --interleave' if args.interleave else ''}"
+               f"{' --layout audit' if args.layout == 'audit' else ''}"
+               f"{' --pin' if args.pin else ''}"
+               f"{' --pin-standalone shared' if shared else ''}"
+               f"{' --against OTHER' if args.against else ''}"
+               f"{f' --against-rounds {args.against_rounds}' if args.against and args.against_rounds != 2 else ''}"
+               f"{' --no-distributed' if args.no_distributed else ''} --record`")
+        body = "".join(f"  - {x}\n" for x in [line1, *lines])
+        layout = ("the audit's events table (a sorted file per day)" if args.layout == "audit"
+                  else "the ingest's output partitions")
+        record(SECTION, f"- {now_utc()}, {os.cpu_count()} cores, load average {runs_text(loads)} (start, after each "
+                        f"step). Corpus `{info['command']}`; events read from {layout}.\n{body}  Command: {cmd}\n")
 
 
 def main() -> None:
@@ -428,6 +474,9 @@ def main() -> None:
     ap.add_argument("--spark-route", action="store_true",
                     help="with --layout audit: route the events to the shards by a Spark scan and shuffle, as for "
                          "events that are not the audit's store files, instead of each shard task reading the files")
+    ap.add_argument("--against", type=Path, help="another checkout: the one-core replay of both, in turns")
+    ap.add_argument("--against-rounds", type=int, default=2)
+    ap.add_argument("--no-distributed", action="store_true", help="only the one-core replay (steps 1-2)")
     ap.add_argument("--record", action="store_true")
     args = ap.parse_args()
     shared = args.pin and args.pin_standalone == "shared"  # --pin-standalone counts only with --pin
@@ -455,6 +504,15 @@ def main() -> None:
                  f"wall median {wall_med:.1f}s ({runs_text(one['wall'])}) = {n / wall_med:,.0f} events/s; "
                  f"process peak RSS {one['vm_hwm_mb']:,.0f} MB (events loaded in {one['load_s']:.1f}s, not timed)")
         print(line1, flush=True)
+        lines: list[str] = []
+        if args.against:
+            line_vs = _against(args.against.resolve(), parquet, args.runs, args.against_rounds, one)
+            print(line_vs, flush=True)
+            lines.append(line_vs)
+            loads.append(load_avg())
+        if args.no_distributed:
+            _finish(args, info, loads, line1, lines, shared)
+            return
         pin = " (pinned: each executor core on a CPU of its own)" if args.pin else ""
         if args.interleave:
             base, two = interleaved(([parquet, "local[1]", 1], 1 if args.pin else None),
@@ -474,7 +532,7 @@ def main() -> None:
                   f"{'identical' if base['digest'] == two['digest'] else 'DIFFERENT'} in local[1] and local[2] "
                   f"({two['digest'][:16]})")
         print(line2, flush=True)
-        lines = [line2]
+        lines.append(line2)
         if not args.no_standalone:
             pin_w = args.pin and not shared
 
@@ -508,19 +566,7 @@ def main() -> None:
                       f"across local[1], local[2] and both standalone runs ({two['digest'][:16]})")
             print(line3, flush=True)
             lines.append(line3)
-        print(f"load average: {runs_text(loads)}")
-        if args.record:
-            cmd = (f"`.venv/bin/python benchmarks/replay_bench.py --size-gb {args.size_gb:g} --days {args.days:g} "
-                   f"--runs {args.runs}{' --no-standalone' if args.no_standalone else ''}"
-                   f"{' --interleave' if args.interleave else ''}"
-                   f"{' --layout audit' if args.layout == 'audit' else ''}"
-                   f"{' --pin' if args.pin else ''}"
-                   f"{' --pin-standalone shared' if shared else ''} --record`")
-            body = "".join(f"  - {x}\n" for x in [line1, *lines])
-            layout = ("the audit's events table (a sorted file per day)" if args.layout == "audit"
-                      else "the ingest's output partitions")
-            record(SECTION, f"- {now_utc()}, {os.cpu_count()} cores, load average {runs_text(loads)} (start, after each "
-                            f"step). Corpus `{info['command']}`; events read from {layout}.\n{body}  Command: {cmd}\n")
+        _finish(args, info, loads, line1, lines, shared)
     finally:
         if not args.work:
             shutil.rmtree(work, ignore_errors=True)
