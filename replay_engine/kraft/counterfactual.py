@@ -18,7 +18,7 @@ from replay_engine.common import facts as F
 from replay_engine.common.apply import DECIDED, OBSERVED
 from replay_engine.kraft.build import BrokerEvent, Registration, build
 from replay_engine.kraft.point import created_leader
-from replay_engine.common.part import Part
+from replay_engine.kraft.part import KraftPart
 from replay_engine.common.partition import Decision, PState
 from replay_engine.common.states import OFFLINE, ONLINE
 
@@ -33,15 +33,12 @@ class KraftVariant:
     elr: bool | None = None
 
 
-class KraftCounterfactual(Part):
+class KraftCounterfactual(KraftPart):
     """The record and observation handlers of a KRaft replay that decides for itself."""
 
     def __init__(self, replay: Any, variant: KraftVariant):
-        self.belong_to(replay)
+        super().__init__(replay)
         self.variant = variant
-        self.store = replay.store
-        self.parts = replay.parts
-        self.brokers = replay.brokers
 
     # ------------------------------------------------------------------ records
 

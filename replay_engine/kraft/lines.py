@@ -4,8 +4,6 @@ registration before it, or left unjudged with the hole or the reason (see docs/r
 """
 from __future__ import annotations
 
-from typing import Any
-
 from replay_engine.common import facts as F
 from replay_engine.common.apply import OBSERVED
 from replay_engine.common.judge import EVIDENCE_GAP, judge_kraft, unknown
@@ -14,7 +12,7 @@ from replay_engine.kraft.evidence import (hole_between, hole_since_quorum_epoch,
 from replay_engine.kraft.point import (created_leader, isr_after_leader_left, no_broker_acceptable,
                                        previous_from_leader_line, rederive_stated_leader,
                                        stated_leader_whatever_the_isr, states_the_creation)
-from replay_engine.common.part import Part
+from replay_engine.kraft.part import KraftPart
 from replay_engine.common.partition import Decision, PState
 from replay_engine.kraft.facts import liveness_key
 from replay_engine.common.states import OFFLINE, ONLINE
@@ -26,17 +24,8 @@ RESTATED = "leader epoch: stated again after a later one was known"
 UNKNOWN_BEFORE = "leader epoch: partition unknown before the line"
 
 
-class KraftLines(Part):
+class KraftLines(KraftPart):
     """Judges a broker's statement of a leader epoch, and adopts it."""
-
-    def __init__(self, replay: Any):
-        # the KraftReplay this part belongs to, what the parts share; a weak reference, so that a replay with its parts
-        # is freed by reference counting, no cycle left for the collector
-        self.belong_to(replay)
-        self.store = replay.store
-        self.parts = replay.parts
-        self.brokers = replay.brokers
-        self.ledger = replay.ledger
 
     def on_observation(self, f: F.ObservedState) -> None:
         self.r.topics.incarnation(f.tp, f.topic_id, f.ts, f.ref)

@@ -3,8 +3,6 @@ them), each judged by ``PartitionChangeBuilder``'s rules for the release, then f
 """
 from __future__ import annotations
 
-from typing import Any
-
 from replay_engine.common import facts as F
 from replay_engine.common.apply import OBSERVED, RECORDED
 from replay_engine.common.facts import iso_utc
@@ -12,7 +10,7 @@ from replay_engine.common.judge import EVIDENCE_GAP, unknown, unseen_reason
 from replay_engine.kraft.build import BrokerEvent, Registration, build
 from replay_engine.kraft.evidence import broker_event_of, hole_between
 from replay_engine.kraft.point import created_leader
-from replay_engine.common.part import Part
+from replay_engine.kraft.part import KraftPart
 from replay_engine.common.partition import Decision, PState
 from replay_engine.kraft.context import ADD, REMOVE, UNCLEAN_SHUTDOWN
 from replay_engine.common.states import OFFLINE, ONLINE
@@ -22,17 +20,8 @@ SAME_STEP_US = 5_000
 ELR_FIELDS = frozenset({"eligibleLeaderReplicas", "lastKnownElr"})  # a record's field names
 
 
-class KraftRecords(Part):
+class KraftRecords(KraftPart):
     """Judges and follows the controller's partition records."""
-
-    def __init__(self, replay: Any):
-        # the KraftReplay this part belongs to, what the parts share; a weak reference, so that a replay with its parts
-        # is freed by reference counting, no cycle left for the collector
-        self.belong_to(replay)
-        self.store = replay.store
-        self.parts = replay.parts
-        self.brokers = replay.brokers
-        self.ledger = replay.ledger
 
     def on_partition_record(self, f: F.PartitionRegistration) -> None:
         tp, r, ts = f.tp, f.ref, f.ts

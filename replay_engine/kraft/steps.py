@@ -5,27 +5,16 @@ writes when a broker leaves (fenced, controlled shutdown, unregistered), is unfe
 """
 from __future__ import annotations
 
-from typing import Any
-
 from replay_engine.common import facts as F
 from replay_engine.common.apply import Change
 from replay_engine.kraft.build import BrokerEvent, ChangeRecord, Registration, build
-from replay_engine.common.part import Part
+from replay_engine.kraft.part import KraftPart
 from replay_engine.common.partition import Decision, PState
 from replay_engine.common.states import OFFLINE, ONLINE
 
 
-class KraftSteps(Part):
+class KraftSteps(KraftPart):
     """The replay's own partition changes, logs only."""
-
-    def __init__(self, replay: Any):
-        # the KraftReplay this part belongs to, what the parts share; a weak reference, so that a replay with its parts
-        # is freed by reference counting, no cycle left for the collector
-        self.belong_to(replay)
-        self.store = replay.store
-        self.parts = replay.parts
-        self.brokers = replay.brokers
-        self.ledger = replay.ledger
 
     def leaving(self, b: int, f: F.Fact, elr_too: bool = False) -> None:
         """No metadata log: the controller's moves for a broker that was fenced, is shutting down or unregistered

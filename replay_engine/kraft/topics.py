@@ -6,22 +6,16 @@ from typing import Any
 
 from replay_engine.common import facts as F
 from replay_engine.common.config import parse_version
-from replay_engine.common.part import Part
 from replay_engine.common.states import NON_EXISTENT
 from replay_engine.common.timeline import View
+from replay_engine.kraft.part import KraftPart
 
 
-class KraftTopics(Part):
+class KraftTopics(KraftPart):
     """Topic ids, the incarnation each partition is in, and the dynamic configuration and features in force."""
 
     def __init__(self, replay: Any):
-        # the KraftReplay this part belongs to, what the parts share; a weak reference, so that a replay with its parts
-        # is freed by reference counting, no cycle left for the collector
-        self.belong_to(replay)
-        self.store = replay.store
-        self.parts = replay.parts
-        self.brokers = replay.brokers
-        self.ledger = replay.ledger
+        super().__init__(replay)
         self.topic_names: dict[str, str] = {}
         self.incarnations: dict[F.TP, list[str]] = {}  # partition -> the topic ids it has had, in order
 

@@ -13,20 +13,11 @@ from replay_engine.common import facts as F
 from replay_engine.common.apply import DECIDED
 from replay_engine.common.brokers import RULE_SHUTDOWN_TAKEN
 from replay_engine.common.states import OFFLINE
-from replay_engine.zk.context import ControllerContext
-from replay_engine.common.part import Part
+from replay_engine.zk.context import ZkPart
 
 
-class BrokerHandlers(Part):
+class BrokerHandlers(ZkPart):
     """Broker facts in, broker state (through ``BrokerStates``) and the decisions Kafka takes then out."""
-
-    OWNER = "c"
-
-    def __init__(self, c: ControllerContext):
-        self.belong_to(c)
-        self.store = c.store
-        self.brokers = c.brokers
-        self.parts = c.parts
 
     def broker_stopped(self, f: F.BrokerStopped) -> None:
         if self.brokers.stop(f.broker, f.ref):

@@ -25,6 +25,7 @@ from replay_engine.zk.modes import CounterfactualMode, ZkRecordsMode, mode_for
 from replay_engine.common.partition import UNKNOWN, Decision, PState, Tenure
 from replay_engine.common.states import NEW, OFFLINE
 from replay_engine.common.timeline import TimelineBuilder, View
+from replay_engine.common.part import Part
 
 
 class Held(NamedTuple):
@@ -269,3 +270,20 @@ class ControllerContext:
 
     def known(self, p: PState) -> bool:
         return p.isr is not None and (p.leader is not None or p.state == NEW)
+
+
+class ZkPart(Part):
+    """A part of the ZooKeeper-mode controller (its handlers, the seeding): the context, weakly (``c``), and the owners
+    of the state every part reads, at hand."""
+
+    OWNER = "c"
+
+    def __init__(self, c: ControllerContext):
+        self.belong_to(c)
+        self.store = c.store
+        self.brokers = c.brokers
+        self.parts = c.parts
+        self.config = c.config
+        self.mode = c.mode
+        self.pending = c.pending
+        self.findings = c.findings

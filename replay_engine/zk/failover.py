@@ -12,22 +12,11 @@ from typing import AbstractSet
 
 from replay_engine.common import facts as F
 from replay_engine.common.states import NEW, NON_EXISTENT, OFFLINE, ONLINE
-from replay_engine.zk.context import ControllerContext
-from replay_engine.common.part import Part
+from replay_engine.zk.context import ZkPart
 
 
-class FailoverHandlers(Part):
+class FailoverHandlers(ZkPart):
     """Controller elections and resignations, and holes in ZooKeeper's data."""
-
-    OWNER = "c"
-
-    def __init__(self, c: ControllerContext):
-        self.belong_to(c)
-        self.store = c.store
-        self.brokers = c.brokers
-        self.parts = c.parts
-        self.pending = c.pending
-        self.findings = c.findings
 
     def controller_elected(self, f: F.ControllerElected) -> None:
         c = f.controller

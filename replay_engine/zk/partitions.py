@@ -20,24 +20,11 @@ from replay_engine.zk.decide import WRITES, change_for
 from replay_engine.common.partition import UNKNOWN, Decision, PState
 from replay_engine.common.states import NEW, OFFLINE, ONLINE
 from replay_engine.common.judge import same
-from replay_engine.zk.context import ControllerContext, Held
-from replay_engine.common.part import Part
+from replay_engine.zk.context import Held, ZkPart
 
 
-class PartitionHandlers(Part):
+class PartitionHandlers(ZkPart):
     """Decisions about partitions, proposed and committed."""
-
-    OWNER = "c"
-
-    def __init__(self, c: ControllerContext):
-        self.belong_to(c)
-        self.store = c.store
-        self.brokers = c.brokers
-        self.parts = c.parts
-        self.config = c.config
-        self.mode = c.mode
-        self.pending = c.pending
-        self.findings = c.findings
 
     def propose(self, p: PState, kind: str, strategy: str | None, trigger: F.Fact,
                 new_leader: int | None = None, new_isr: tuple[int, ...] | None = None, unclean: bool = False,

@@ -19,25 +19,12 @@ from replay_engine.common.brokers import RULE_ELIGIBILITY, RULE_LEADER_OFFLINE, 
 from replay_engine.rules.zk_controller import ELECTION_FENCE
 from replay_engine.common.partition import UNKNOWN, Decision, PState
 from replay_engine.common.states import NEW, NON_EXISTENT, OFFLINE, ONLINE
-from replay_engine.zk.context import ControllerContext
+from replay_engine.zk.context import ZkPart
 from replay_engine.zk.inference import IMPLYING, NAMES_ANOTHER, STALE, acting, implied_liveness
-from replay_engine.common.part import Part
 
 
-class RecordHandlers(Part):
+class RecordHandlers(ZkPart):
     """Records, observations and evidence in; verdicts and the state they show out."""
-
-    OWNER = "c"
-
-    def __init__(self, c: ControllerContext):
-        self.belong_to(c)
-        self.store = c.store
-        self.brokers = c.brokers
-        self.parts = c.parts
-        self.config = c.config
-        self.mode = c.mode
-        self.pending = c.pending
-        self.findings = c.findings
 
     def evidence(self, f: F.Evidence) -> None:
         if f.broker is not None:

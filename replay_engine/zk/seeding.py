@@ -6,19 +6,11 @@ from replay_engine.common import facts as F
 from replay_engine.common.apply import RECORDED
 from replay_engine.common.partition import UNKNOWN, PState
 from replay_engine.common.states import NEW, NON_EXISTENT, OFFLINE, ONLINE
-from replay_engine.zk.context import ControllerContext
-from replay_engine.common.part import Part
+from replay_engine.zk.context import ZkPart
 
 
-class Seeding(Part):
+class Seeding(ZkPart):
     """Records and observations in a counterfactual run: what the replay does not know, taken as a start."""
-
-    OWNER = "c"
-
-    def __init__(self, c: ControllerContext):
-        self.belong_to(c)
-        self.store = c.store
-        self.mode = c.mode
 
     def seed(self, p: PState, leader, isr, leader_epoch, controller_epoch, zk_version, replicas, state, ts, ref,
              replicas_ordered: bool = True) -> None:

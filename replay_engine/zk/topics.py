@@ -15,23 +15,11 @@ from replay_engine.common.config import UNCLEAN, parse_version
 from replay_engine.common.partition import UNKNOWN
 from replay_engine.common.states import NEW, NON_EXISTENT, OFFLINE
 from replay_engine.common.timeline import View
-from replay_engine.zk.context import ControllerContext
-from replay_engine.common.part import Part
+from replay_engine.zk.context import ZkPart
 
 
-class TopicHandlers(Part):
+class TopicHandlers(ZkPart):
     """Topic, configuration and admin facts in; partitions created, deleted, re-elected out."""
-
-    OWNER = "c"
-
-    def __init__(self, c: ControllerContext):
-        self.belong_to(c)
-        self.store = c.store
-        self.brokers = c.brokers
-        self.parts = c.parts
-        self.config = c.config
-        self.mode = c.mode
-        self.pending = c.pending
 
     def topic_assignment(self, f: F.TopicAssignment) -> None:
         for part in sorted(f.assignment):
