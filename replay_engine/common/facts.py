@@ -240,8 +240,9 @@ class TopicDeletionHalted(Fact):
 
 
 @dataclass
-class RecordedState(Fact):
-    """A partition state the real controller wrote or logged (leader/ISR may be partly unknown)."""
+class StatedPartition:
+    """What a record or an observation states of a partition (None: not stated). Not a fact itself: the fields
+    ``RecordedState`` and ``ObservedState`` share, after a fact's own (listed as the second base)."""
 
     tp: TP = ("", 0)
     leader: int | None = None
@@ -250,6 +251,12 @@ class RecordedState(Fact):
     controller_epoch: int | None = None
     zk_version: int | None = None
     replicas: tuple[int, ...] | None = None
+
+
+@dataclass
+class RecordedState(StatedPartition, Fact):
+    """A partition state the real controller wrote or logged (leader/ISR may be partly unknown)."""
+
     from_state: str | None = None
     to_state: str | None = None
     kind: str = "write"  # election, new_partition, isr_removal, new_state (-> NewPartition), offline, write
@@ -279,14 +286,7 @@ class RecordedFailedElection(Fact):
 
 
 @dataclass
-class ObservedState(Fact):
-    tp: TP = ("", 0)
-    leader: int | None = None
-    isr: tuple[int, ...] | None = None
-    leader_epoch: int | None = None
-    controller_epoch: int | None = None
-    zk_version: int | None = None
-    replicas: tuple[int, ...] | None = None
+class ObservedState(StatedPartition, Fact):
     state: str | None = None
     # the state a newly elected controller set up (its "Started partition state machine with initial state"
     # dump): initializePartitionState's outcome, not a transition from what the replay knew before
