@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Iterator
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
@@ -55,6 +56,24 @@ def _children() -> dict[int, list[int]]:
             continue
         kids.setdefault(ppid, []).append(int(name))
     return kids
+
+
+def process_tree() -> Iterator[tuple[int, str, list[str]]]:
+    """This process and its descendants, each as (pid, kind, the fields of its /proc stat after the name): kind
+    "driver" for this process, "jvm" for a java one, "python workers" for the rest (Spark's). The CPU accounting of
+    the ingest's benchmarks (ingest_bench.cpu_by_process, ingest_profile.CpuTracker)."""
+    kids, todo = _children(), [os.getpid()]
+    while todo:
+        pid = todo.pop()
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                f = fh.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                exe = fh.read().split(b"\0")[0].decode(errors="replace")
+        except OSError:
+            continue
+        yield pid, "driver" if pid == os.getpid() else "jvm" if exe.endswith("java") else "python workers", f
+        todo.extend(kids.get(pid, ()))
 
 
 def tree_cpu(root: int | None = None) -> float:

@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import (REPO, _children, _TICK, load_avg, machine, make_corpus, med, now_utc, record,  # noqa: E402
+from _common import (REPO, _TICK, load_avg, machine, make_corpus, med, now_utc, process_tree, record,  # noqa: E402
                      runs_text, text_bytes_and_lines, tree_cpu)
 
 from plain_parser import KINDS as PLAIN_KINDS  # noqa: E402
@@ -72,21 +72,11 @@ def plain_run(corpus: Path) -> tuple[dict[str, int], float, float]:
 
 def cpu_by_process() -> dict[str, float]:
     """CPU seconds of this process tree, split into the driver, the JVM and Spark's Python workers."""
-    kids, out, todo = _children(), {"driver": 0.0, "jvm": 0.0, "python workers": 0.0}, [os.getpid()]
-    while todo:
-        pid = todo.pop()
-        try:
-            with open(f"/proc/{pid}/stat") as fh:
-                f = fh.read().rsplit(")", 1)[1].split()
-            with open(f"/proc/{pid}/cmdline", "rb") as fh:
-                exe = fh.read().split(b"\0")[0].decode(errors="replace")
-        except OSError:
-            continue
-        kind = "driver" if pid == os.getpid() else "jvm" if exe.endswith("java") else "python workers"
+    out = {"driver": 0.0, "jvm": 0.0, "python workers": 0.0}
+    for _pid, kind, f in process_tree():
         # the driver's cutime holds finished grep/plain runs: count only its own time
         own = int(f[11]) + int(f[12]) + (0 if kind == "driver" else int(f[13]) + int(f[14]))
         out[kind] += own / _TICK
-        todo.extend(kids.get(pid, ()))
     return out
 
 

@@ -30,7 +30,7 @@ from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import Periodic, _children, _TICK, load_avg  # noqa: E402
+from _common import Periodic, _TICK, load_avg, process_tree  # noqa: E402
 
 CATEGORIES = (
     ("parsers/common/textio", "read"), ("parsers/common/textranges", "read"), ("gzip", "read"),
@@ -209,21 +209,10 @@ class CpuTracker(Periodic):
         self.threads: dict[int, tuple[str, float]] = {}
 
     def sample(self) -> None:
-        kids, todo = _children(), [os.getpid()]
-        while todo:
-            pid = todo.pop()
-            try:
-                with open(f"/proc/{pid}/stat") as fh:
-                    f = fh.read().rsplit(")", 1)[1].split()
-                with open(f"/proc/{pid}/cmdline", "rb") as fh:
-                    exe = fh.read().split(b"\0")[0].decode(errors="replace")
-            except OSError:
-                continue
-            kind = "driver" if pid == os.getpid() else "jvm" if exe.endswith("java") else "python workers"
+        for pid, kind, f in process_tree():
             self.seen[pid] = (kind, (int(f[11]) + int(f[12])) / _TICK)
             if kind == "jvm":
                 self._threads(pid)
-            todo.extend(kids.get(pid, ()))
 
     def _threads(self, pid: int) -> None:
         try:
