@@ -41,12 +41,14 @@ def _shrink_before(events: list[Event], tp, broker: int, ts: int) -> tuple[int, 
 
 
 def _log_end(events: list[Event], tp, broker: int | None, ts: int, become: str, epoch, evidence: list,
-             basis: list[str], said_after: str, said_before: str) -> int | None:
+             basis: list[str], said_after: str, said_before: str,
+             by_writer: dict[tuple, list[Event]] | None = None) -> int | None:
     """A broker's log end offset around the election: what it logged on taking its new role, else what the
     leader recorded when it left the ISR before; its evidence and the sentence saying which, appended."""
     if broker is None:
         return None
-    e = _after(events, tp, broker, ts, (become,), epoch)
+    own = events if by_writer is None else by_writer.get((tp[0], tp[1], become, broker), ())
+    e = _after(own, tp, broker, ts, (become,), epoch)
     if e is not None:
         offset, ev, said = int(e.detail["offset"]), e, said_after
     else:
@@ -67,14 +69,22 @@ def estimates(decisions: list[Decision], events: list[Event]) -> list[dict[str, 
     """``estimate`` of each unclean election, each over its own partition's lines, indexed once (in their order):
     a scan of every event per election was 80% of a KRaft replay with thousands of them."""
     index: dict[tuple, list[Event]] = {}
+    by_writer: dict[tuple, list[Event]] = {}  # (topic, partition, type, broker) -> its lines, in order
     if decisions:
         for e in events:
             if e.event_type in _READ and e.topic is not None:
                 index.setdefault((e.topic, e.partition), []).append(e)
-    return [estimate(d, index.get(tuple(d.tp), [])) for d in decisions]
+                by_writer.setdefault((e.topic, e.partition, e.event_type, e.broker_id), []).append(e)
+    return [_estimate(d, index.get(tuple(d.tp), []), by_writer) for d in decisions]
 
 
 def estimate(d: Decision, events: list[Event]) -> dict[str, Any]:
+    """The loss of the unclean election ``d``, from ``events`` (its partition's lines suffice)."""
+    return _estimate(d, events, None)
+
+
+def _estimate(d: Decision, events: list[Event], by_writer: dict[tuple, list[Event]] | None) -> dict[str, Any]:
+    """``by_writer``: ``events`` by (topic, partition, type, broker), where ``estimates`` indexed them."""
     tp = d.tp
     old_isr = list(d.before.get("isr") or [])
     old = d.before.get("leader")
@@ -85,10 +95,11 @@ def estimate(d: Decision, events: list[Event]) -> dict[str, Any]:
     evidence = [d.trigger] + ([d.record] if d.record else [])
     basis = []
     new_leo = _log_end(events, tp, new, d.ts, "become_leader", epoch, evidence, basis,
-                       "broker {b} became leader at offset {o}", "broker {b} was at offset {o} when it left the ISR")
+                       "broker {b} became leader at offset {o}", "broker {b} was at offset {o} when it left the ISR",
+                       by_writer)
     old_leo = _log_end(events, tp, old, d.ts, "become_follower", epoch, evidence, basis,
                        "broker {b} came back with its log ending at offset {o}",
-                       "broker {b} had written up to offset {o} (at least)")
+                       "broker {b} had written up to offset {o} (at least)", by_writer)
     lost = old_leo - new_leo if old_leo is not None and new_leo is not None and old_leo > new_leo else (
         0 if old_leo is not None and new_leo is not None else None)
     out = {

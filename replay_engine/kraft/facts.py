@@ -207,7 +207,7 @@ def _restated(ev: Event, names: dict[str, str], snapshot: tuple[int, int] | None
         # a change the controller replays from its log as it starts (4.x PartitionRegistration.maybeLogPartitionChange
         # from ReplicationControlManager.replay): a record written before this line, judged as such
         convert = _unclean_line if t == "unclean_leader_election" else _partition_change
-        return [replace(f, restated=True) for f in convert(ev, names, {})]
+        return convert(ev, names, {}, restated=True)
     return []
 
 
@@ -337,8 +337,9 @@ def _partition_record(ev: Event, names: dict[str, str], steps, live: bool = Fals
 
 
 def _partition_change(ev: Event, names: dict[str, str], steps: dict[tuple[str, int], tuple],
-                      changed: Iterable[str] | None = None) -> list[F.Fact]:
-    """``changed``: the fields the record changed, where the event does not say (else its ``changed``)."""
+                      changed: Iterable[str] | None = None, restated: bool = False) -> list[F.Fact]:
+    """``changed``: the fields the record changed, where the event does not say (else its ``changed``); ``restated``:
+    a controller replaying its log as it starts logged it (``_restated``)."""
     tp = _tp(ev, names)
     if tp is None:
         return []
@@ -351,10 +352,11 @@ def _partition_change(ev: Event, names: dict[str, str], steps: dict[tuple[str, i
                               changed=frozenset(changed if changed is not None else d.get("changed") or ()),
                               elr=_t(d.get("elr")),
                               last_known_elr=_t(d.get("last_known_elr")), previous=previous_registration(d),
-                              broker_events=events, metadata_log=metadata, topic_id=d.get("topic_id"))]
+                              broker_events=events, metadata_log=metadata, topic_id=d.get("topic_id"),
+                              restated=restated)]
 
 
-def _unclean_line(ev: Event, names: dict[str, str], steps) -> list[F.Fact]:
+def _unclean_line(ev: Event, names: dict[str, str], steps, restated: bool = False) -> list[F.Fact]:
     """A quorum controller's line of an election that was not clean: "UNCLEAN partition change for T-P with topic ID
     I: ..." (PartitionRegistration.maybeLogPartitionChange, INFO where the new leader was not in the ISR: 3.9.0-rc3,
     trunk) or "Setting new leader for topicId I, partition P to N using an unclean election" (PartitionChangeBuilder
@@ -362,7 +364,8 @@ def _unclean_line(ev: Event, names: dict[str, str], steps) -> list[F.Fact]:
     d = ev.detail or {}
     if d.get("via") != "log" or not d.get("topic_id"):
         return []  # a ZooKeeper-mode controller's unclean election: not a KRaft record
-    return _partition_change(ev, names, steps, ["leader"] if not d.get("changed") and ev.leader is not None else None)
+    return _partition_change(ev, names, steps, ["leader"] if not d.get("changed") and ev.leader is not None else None,
+                             restated)
 
 
 def _observed(ev: Event, names: dict[str, str], steps) -> list[F.Fact]:

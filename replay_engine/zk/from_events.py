@@ -33,7 +33,8 @@ _MAX_TEXT = 400
 
 def ref_of(ev: Event) -> F.Ref:
     raw = ev.raw or ""
-    first = raw.split("\n", 1)[0]
+    cut = raw.find("\n")
+    first = raw if cut < 0 else raw[:cut]
     if len(first) > _MAX_TEXT:
         first = first[:_MAX_TEXT] + "..."
     return F.Ref(ev.ts, ev.event_type, ev.source_file, ev.source_pos, first, ev.zxid, ev.broker_id)
@@ -46,7 +47,7 @@ def _tp(ev: Event) -> F.TP | None:
 
 
 def _t(xs) -> tuple[int, ...] | None:
-    return None if xs is None else tuple(int(x) for x in xs)
+    return None if xs is None else tuple(map(int, xs))
 
 
 def _tp_list(items) -> tuple[F.TP, ...] | None:
