@@ -11,10 +11,10 @@ Every resolved value says where it came from, so a report can cite it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import FrozenInstanceError, dataclass, field, fields
 from typing import Any, Mapping
 
-from replay_engine.common.frozen import EMPTY, FrozenMap
+from replay_engine.common.frozen import FrozenMap
 
 Version = tuple[int, int, int]
 
@@ -89,15 +89,24 @@ def _defaults(version: Version | None) -> dict[str, str]:
 _DEFAULT = ""  # ``_where``'s mark of a release's default
 
 
-class _Resolution:
-    """How a setting resolves; shared by the live :class:`ConfigState` and its frozen :class:`ConfigImage`."""
+@dataclass
+class ConfigState:
+    """The configuration the controller sees at a point of the replay (mutated as config events arrive), and how a
+    setting resolves in it (the order above); :class:`ConfigImage` is the same, frozen."""
 
-    version: Version | None
-    broker_static: Mapping[int, Mapping[str, tuple[str, Any]]]
-    cluster_dynamic: Mapping[str, tuple[str, Any]]
-    topic: Mapping[str, Mapping[str, tuple[str, Any]]]
-    override_cluster: Mapping[str, str]
-    override_topic: Mapping[str, Mapping[str, str]]
+    version: Version | None = None
+    version_source: str = "unknown (assumed 3.x defaults)"
+    broker_static: dict[int, dict[str, tuple[str, Any]]] = field(default_factory=dict)
+    cluster_dynamic: dict[str, tuple[str, Any]] = field(default_factory=dict)
+    topic: dict[str, dict[str, tuple[str, Any]]] = field(default_factory=dict)
+    override_cluster: dict[str, str] = field(default_factory=dict)
+    override_topic: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def image(self) -> "ConfigImage":
+        """The configuration in force now, frozen (values are (text, evidence) pairs: shared, not copied)."""
+        return ConfigImage(self.version, self.version_source, _freeze2(self.broker_static),
+                           FrozenMap(self.cluster_dynamic), _freeze2(self.topic), FrozenMap(self.override_cluster),
+                           _freeze2(self.override_topic))
 
     def resolve(self, key: str, topic: str | None = None, controller: int | None = None) -> Resolved:
         value, where, ev, who = self._where(key, topic, controller)
@@ -149,36 +158,36 @@ class _Resolution:
             return int(_defaults(self.version)[key])
 
 
-@dataclass
-class ConfigState(_Resolution):
-    """The configuration the controller sees at a point of the replay (mutated as config events arrive)."""
+class ConfigImage(ConfigState):
+    """A :class:`ConfigState` frozen: what the cluster image and the config history hold. The same fields (declared
+    once, by ConfigState), each set once: its maps are ``FrozenMap``s (a plain dict given is frozen), and no field is
+    set again (``dataclasses.FrozenInstanceError``, as a frozen dataclass)."""
 
-    version: Version | None = None
-    version_source: str = "unknown (assumed 3.x defaults)"
-    broker_static: dict[int, dict[str, tuple[str, Any]]] = field(default_factory=dict)
-    cluster_dynamic: dict[str, tuple[str, Any]] = field(default_factory=dict)
-    topic: dict[str, dict[str, tuple[str, Any]]] = field(default_factory=dict)
-    override_cluster: dict[str, str] = field(default_factory=dict)
-    override_topic: dict[str, dict[str, str]] = field(default_factory=dict)
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        for name in ("broker_static", "topic", "override_topic"):
+            value = getattr(self, name)
+            if type(value) is dict:
+                object.__setattr__(self, name, _freeze2(value))
+        for name in ("cluster_dynamic", "override_cluster"):
+            value = getattr(self, name)
+            if type(value) is dict:
+                object.__setattr__(self, name, FrozenMap(value))
+        object.__setattr__(self, "_sealed", True)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if self.__dict__.get("_sealed"):
+            raise FrozenInstanceError(f"cannot assign to field {name!r}")
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __hash__(self) -> int:  # as a frozen dataclass's: of its fields
+        return hash(tuple(getattr(self, f.name) for f in fields(self)))
 
     def image(self) -> "ConfigImage":
-        """The configuration in force now, frozen (values are (text, evidence) pairs: shared, not copied)."""
-        return ConfigImage(self.version, self.version_source, _freeze2(self.broker_static),
-                           FrozenMap(self.cluster_dynamic), _freeze2(self.topic), FrozenMap(self.override_cluster),
-                           _freeze2(self.override_topic))
-
-
-@dataclass(frozen=True)
-class ConfigImage(_Resolution):
-    """A frozen :class:`ConfigState`: what the cluster image and the config history hold."""
-
-    version: Version | None = None
-    version_source: str = "unknown (assumed 3.x defaults)"
-    broker_static: Mapping[int, Mapping[str, tuple[str, Any]]] = EMPTY
-    cluster_dynamic: Mapping[str, tuple[str, Any]] = EMPTY
-    topic: Mapping[str, Mapping[str, tuple[str, Any]]] = EMPTY
-    override_cluster: Mapping[str, str] = EMPTY
-    override_topic: Mapping[str, Mapping[str, str]] = EMPTY
+        return self
 
 
 def _freeze2(d: Mapping[Any, Mapping[str, Any]]) -> FrozenMap:
