@@ -18,7 +18,8 @@ a log entry dropped: ``forensics.pipeline.replay_order`` / ``drop_log_copies``).
   one topic incarnation (a line naming the topic but not its id belongs to the incarnation whose id was named last
   before it, KIP-516), whichever lines state it -- the controller's ``Setting new leader ...`` / ``partition change
   ...`` / ``PartitionRecord`` lines and each broker's ``Leader|Follower ... starts at leader epoch N``; a broker restating
-  an epoch at start-up states no new decision. Lines inside the span of a metadata log restate its records, and
+  an epoch at start-up states no new decision. Lines inside the span of a metadata log restate its records (a
+  writer's lines read on the log's clock where one of them restates a PartitionRecord of the log: ``line_clocks``), and
   those a controller logs while loading a snapshot restate the snapshot's state: neither is a decision.
 - ``compared``, ``agreed``, ``diverged``: recorded decisions the replay judged (agreed: every judged line of it).
   ``departures``: the judged-against ones the replay files as a ``rule_departure`` finding naming the rule row the
@@ -311,6 +312,10 @@ def kraft_recorded(events) -> list[Recorded]:
     span = None
     for e in events:
         d = e.detail or {}
+        if e.source_kind == "kraft_metadata" and e.ts is not None and d.get("snapshot_offset") is None:
+            # the log's span: its first record to its last, of any kind (a broker applies the last partition change
+            # after it, while the log goes on)
+            span = (e.ts, e.ts) if span is None else (min(span[0], e.ts), max(span[1], e.ts))
         if e.source_kind != "kraft_metadata" or e.event_type not in ("partition_change", "partition_record") \
                 or d.get("snapshot_offset") is not None or e.partition is None:
             continue
@@ -322,9 +327,8 @@ def kraft_recorded(events) -> list[Recorded]:
                                           [], e.ts)
             out.append(rec)
         rec.keys.append(_key(e.source_file, e.source_pos, e.partition))
-        if e.ts is not None:
-            span = (e.ts, e.ts) if span is None else (min(span[0], e.ts), max(span[1], e.ts))
     loading = snapshot_loads(events)
+    skew = line_clocks(events, part)
     by_epoch: dict[tuple, Recorded] = {}
     for e in events:
         if e.source_kind != "broker_log" or e.partition is None or e.ts is None:
@@ -342,7 +346,7 @@ def kraft_recorded(events) -> list[Recorded]:
             epoch = ("leader epoch", le) if le is not None else ("partition epoch", e.zk_version)
         else:
             continue
-        if epoch[1] is None or span is not None and span[0] <= e.ts <= span[1]:
+        if epoch[1] is None or span is not None and span[0] <= e.ts - skew.get(writer, 0) <= span[1]:
             continue
         k = (part(e), epoch)
         rec = by_epoch.get(k)
@@ -352,6 +356,28 @@ def kraft_recorded(events) -> list[Recorded]:
             out.append(rec)
         rec.keys.append(_key(e.source_file, e.source_pos, e.partition))
     return out
+
+
+def line_clocks(events, part) -> dict[int | None, int]:
+    """Writer -> how far its lines' clock is ahead of the metadata log's (microseconds): a line stating a creation
+    ("Created partition ..." / "Replayed PartitionRecord ...", via log) that a PartitionRecord of the log also holds
+    (same topic id, partition, leader and partition epoch) is the same record, written once; log4j writes local time
+    without a zone, the record its UTC timestamp. The median over such pairs; writers with none are taken as on the
+    log's clock."""
+    records: dict[tuple, int] = {}
+    for e in events:
+        if e.source_kind == "kraft_metadata" and e.event_type == "partition_record" and e.ts is not None \
+                and (e.detail or {}).get("snapshot_offset") is None and e.partition is not None:
+            records.setdefault((part(e), e.leader_epoch, e.zk_version), e.ts)
+    gaps: dict[int | None, list[int]] = {}
+    for e in events:
+        if e.source_kind == "broker_log" and e.event_type == "partition_record" and e.ts is not None \
+                and (e.detail or {}).get("via") == "log" and e.partition is not None:
+            at = records.get((part(e), e.leader_epoch, e.zk_version))
+            if at is not None:
+                writer = e.controller_id if e.controller_id is not None else e.broker_id
+                gaps.setdefault(writer, []).append(e.ts - at)
+    return {w: sorted(g)[len(g) // 2] for w, g in gaps.items()}
 
 
 def snapshot_loads(events) -> dict[int | None, list[tuple[int, int]]]:

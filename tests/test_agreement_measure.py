@@ -58,3 +58,26 @@ def test_a_failed_election_of_a_partition_zookeeper_holds_no_state_for_is_no_mom
     assert [e.event_type for e in failed] == ["leader_election_failed"]
     assert (failed[0].source_file, failed[0].source_pos) not in {
         (e.source_file, e.source_pos) for e, _, _ in log_stated_moments(events)}
+
+
+def test_lines_restating_a_metadata_logs_records_are_read_on_the_logs_clock():
+    """Danielowo2000 (3.5.0, one combined node, clusters told apart): the controller's "Created partition
+    quickstartmore-events-0 with topic ID fbWXoc3ESZOLSadDZCYFYQ and PartitionRegistration(..., leaderEpoch=0,
+    partitionEpoch=0)" at 13:07:47,082 (kafka_2.13-3.5.0/logs/controller.log.gz:16, log4j local time) is the
+    PartitionRecord at offset 24327 of kraft-combined-logs/__cluster_metadata-0 (its UTC timestamp 12:07:47.088): the
+    node's lines run an hour ahead of the log. Read on the log's clock, that line and the broker's epochs 1 and 2 at
+    13:45:26 (state-change.log.gz:5, :8: the log's changes at offsets 28516, 28518) lie inside the log's span: they
+    restate its records (judged there), not decisions of their own."""
+    from forensics.pipeline import split_clusters
+    from agreement import kraft_recorded, line_clocks
+
+    name = "Danielowo2000__BigDataTechnologies-Version-2"
+    events, _ = split_clusters(as_replayed(real_cluster_events(name, "real_logs2")))
+    mine = [e for e in events if e.cluster == f"{name} [ZP2ltPx0So-u7ZsfIzft0Q]"]
+    logs = f"{name}/kafka_2.13-3.5.0/logs/"
+    skew = line_clocks(mine, lambda e: ((e.detail or {}).get("topic_id") or e.topic, e.partition))
+    assert abs(skew[1] - 3600 * 10**6) < 10**6
+    keys = {k for r in kraft_recorded(mine) for k in r.keys}
+    assert not {(logs + "controller.log.gz", 16, 0), (logs + "state-change.log.gz", 5, 0),
+                (logs + "state-change.log.gz", 8, 0)} & keys
+    assert any(k[1] == 24327 and "__cluster_metadata-0" in k[0] for k in keys)
