@@ -613,15 +613,7 @@ def zk_departure_findings(comparisons: list[Comparison], version) -> list[dict[s
     for c in comparisons:
         if c.verdict != DIVERGED:
             continue
-        decision = _zk_decision(c)
-        rule = R.rule_for(decision, version)
-        tag, path, fn = rule.cite
-        out.append({
-            "kind": "rule_departure", "ts": c.ts, "topic": c.tp[0], "partition": c.tp[1], "rule": decision,
-            "rule_name": rule.name, "cite": f"{tag} {path} {fn}", "recorded": c.recorded, "replayed": c.replayed,
-            "text": f"{c.tp[0]}-{c.tp[1]}: the controller recorded {c.recorded} where {rule.name} ({fn}, {tag}) "
-                    f"gives {c.replayed} ({c.how})",
-            "evidence": [c.record.to_json()]})
+        out.append(R.departure(c, _zk_decision(c), version, c.how))
     return out
 
 

@@ -268,14 +268,7 @@ def departure_findings(comparisons: list, version) -> list[dict[str, Any]]:
         decision = ("kraft.alter_partition" if how.startswith("AlterPartition") else "kraft.isr_shrink") \
             if "leader" not in (c.replayed or {}) else (
             "kraft.election.preferred" if "preferred" in how else "kraft.election")
-        rule = R.rule_for(decision, version)
-        tag, path, fn = rule.cite
-        out.append({
-            "kind": "rule_departure", "ts": c.ts, "topic": c.tp[0], "partition": c.tp[1], "rule": decision,
-            "rule_name": rule.name, "cite": f"{tag} {path} {fn}", "recorded": c.recorded, "replayed": c.replayed,
-            "text": f"{c.tp[0]}-{c.tp[1]}: the controller recorded {c.recorded} where {rule.name} ({fn}, {tag}) "
-                    f"gives {c.replayed} ({how})",
-            "evidence": [c.record.to_json()]})
+        out.append(R.departure(c, decision, version, how))
     return out
 
 

@@ -101,6 +101,20 @@ def decide(decision: str, version: Version | None, *args: Any, **kwargs: Any) ->
     return (res or resolve(decision, version)).rule.fn(*args, **kwargs)
 
 
+def departure(c: Any, decision: str, version: Version | None, how: str | None) -> dict[str, Any]:
+    """A diverged comparison ``c`` (judge.Comparison) as a ``rule_departure`` finding: the row of ``decision`` the
+    recorded decision departed from, for the release that wrote the evidence, with the tag, file and function it was
+    read from; ``how``: what the replay's side says it applied. Both modes' findings (judge.zk_departure_findings,
+    kraft.evidence.departure_findings)."""
+    rule = rule_for(decision, version)
+    tag, path, fn = rule.cite
+    return {"kind": "rule_departure", "ts": c.ts, "topic": c.tp[0], "partition": c.tp[1], "rule": decision,
+            "rule_name": rule.name, "cite": f"{tag} {path} {fn}", "recorded": c.recorded, "replayed": c.replayed,
+            "text": f"{c.tp[0]}-{c.tp[1]}: the controller recorded {c.recorded} where {rule.name} ({fn}, {tag}) "
+                    f"gives {c.replayed} ({how})",
+            "evidence": [c.record.to_json()]}
+
+
 def rules_in_force(mode: str, version: Version | None) -> list[Resolution]:
     """One row per decision of ``mode`` ('zk' or 'kraft'), as the replay of that version uses them."""
     return [resolve(d, version) for d in decisions() if d.startswith(mode + ".")]
