@@ -9,12 +9,13 @@ those decisions, and the timeline follows the record: the replay fills in
 only where nothing was recorded. Every disagreement is a divergence with
 evidence on both sides.
 
-The controller is in parts, as Kafka's is: its context (``zk_context``: the brokers, whose only writer is
+The controller is in parts, as Kafka's is: its context (``zk.context``: the brokers, whose only writer is
 ``replay_engine.common.brokers``, the partitions, whose only writer is ``replay_engine.common.apply``, the acting controller,
-the configuration), the partition decisions and elections (``zk_partitions``), the broker-change and
-controlled-shutdown handlers (``zk_brokers``), failover and ZooKeeper holes (``zk_failover``), the topic and
-configuration handlers (``zk_topics``), the following and judging of the real controller's records
-(``zk_records``; the judge is ``replay_engine.common.judge``), and a what-if's seeding (``zk_seeding``). The mode
+the configuration), the partition decisions and elections (``zk.partitions``), the broker-change and
+controlled-shutdown handlers (``zk.broker_changes``), failover and ZooKeeper holes (``zk.failover``), the topic and
+configuration handlers (``zk.topics``), the following and judging of the real controller's records
+(``zk.records``; the judge is ``replay_engine.common.judge``), the partitions' lines that are no decision
+(``zk.observations``), and a what-if's seeding (``zk.seeding``). The mode
 (``replay_engine.zk.modes``) says how records are used. See docs/replay.md.
 """
 from __future__ import annotations
@@ -28,6 +29,7 @@ from replay_engine.common.roles import Router
 from replay_engine.zk.broker_changes import BrokerHandlers
 from replay_engine.zk.context import ControllerContext
 from replay_engine.zk.failover import FailoverHandlers
+from replay_engine.zk.observations import ObservationHandlers
 from replay_engine.zk.partitions import PartitionHandlers
 from replay_engine.zk.records import RecordHandlers
 from replay_engine.zk.seeding import Seeding
@@ -44,12 +46,14 @@ class ZkControllerReplay(ControllerContext):
         self.failover_handlers = FailoverHandlers(self)
         self.topic_handlers = TopicHandlers(self)
         self.record_handlers = RecordHandlers(self)
+        self.observation_handlers = ObservationHandlers(self)
         self.seeding = Seeding(self)
         # Each fact goes to its role's handler (replay_engine.common.roles); the mode chooses what records and
         # observations do: judged and followed, or (counterfactual) only seeding what the replay does not know.
         follow = self.mode.follows_records
         brokers, partitions, failover = self.broker_handlers, self.partition_handlers, self.failover_handlers
         topics, records, seeding = self.topic_handlers, self.record_handlers, self.seeding
+        observations = self.observation_handlers
         self.router = Router(
             inputs={
                 F.BrokerUp: brokers.broker_up,
@@ -79,7 +83,7 @@ class ZkControllerReplay(ControllerContext):
                 F.RecordedFailedElection: records.recorded_failed if follow else seeding.seed_from_failed,
                 F.RecordHint: records.record_hint,
             },
-            observations={F.ObservedState: records.observed if follow else seeding.seed_from_observation},
+            observations={F.ObservedState: observations.observed if follow else seeding.seed_from_observation},
             evidence={F.Evidence: records.evidence, F.TopicDeletionHalted: topics.deletion_halted},
         )
         # Shard mode (replay_engine.sharding.shard): how the cluster-wide state evolved, to check that every shard

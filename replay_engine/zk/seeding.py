@@ -54,6 +54,6 @@ class Seeding(ZkPart):
     def seed_from_observation(self, f: F.ObservedState) -> None:
         p = self.c.part(f.tp)
         if not self.c.known(p) and (f.isr is not None or f.leader is not None):
-            replicas, ordered = self.c.record_handlers.stated_assignment(p, f)
+            replicas, ordered = self.c.observation_handlers.stated_assignment(p, f)
             self.seed(p, f.leader, f.isr, f.leader_epoch, f.controller_epoch, f.zk_version, replicas, f.state,
                       f.ts, f.ref, ordered)
