@@ -40,6 +40,8 @@ def strip_ansi(text: str) -> str:
 
 def split_stamp(text: str) -> tuple[str | None, str]:
     """'2024-01-02T03:04:05.1Z message' -> ('2024-01-02T03:04:05.1Z', 'message'); else (None, text)."""
+    if not text[:1].isdigit():  # (str.isdigit takes every character re's \d does) no stamp: most lines, no regex
+        return None, text
     m = RFC3339_PREFIX.match(text)
     if m is None:
         return None, text

@@ -25,8 +25,9 @@ from parsers.container_streams.identity import named_ids
 
 def split_parts(text: str) -> list[str]:
     """The log lines of one record's text, as the whole-file demultiplexer splits them."""
-    parts = text.split("\n") if "\n" in text else [text]
-    return [p.removesuffix("\r") for p in parts]
+    if "\n" not in text:
+        return [text.removesuffix("\r")]
+    return [p.removesuffix("\r") for p in text.split("\n")]
 
 
 
