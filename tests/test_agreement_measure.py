@@ -8,6 +8,7 @@ PartitionRegistration(...leader=-1...)`` line of GraphLogistics's controller.log
 """
 from __future__ import annotations
 
+import copy
 import gzip
 import re
 import sys
@@ -72,7 +73,7 @@ def test_lines_restating_a_metadata_logs_records_are_read_on_the_logs_clock():
     from agreement import kraft_recorded, line_clocks
 
     name = "Danielowo2000__BigDataTechnologies-Version-2"
-    events, _ = split_clusters(as_replayed(real_cluster_events(name, "real_logs2")))
+    events, _ = split_clusters(as_replayed([copy.copy(e) for e in real_cluster_events(name, "real_logs2")]))
     mine = [e for e in events if e.cluster == f"{name} [ZP2ltPx0So-u7ZsfIzft0Q]"]
     logs = f"{name}/kafka_2.13-3.5.0/logs/"
     skew = line_clocks(mine, lambda e: ((e.detail or {}).get("topic_id") or e.topic, e.partition))

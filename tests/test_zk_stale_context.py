@@ -22,7 +22,6 @@ from conftest import REAL_LOGS2, real_cluster_events
 from forensics.pipeline import drop_log_copies, replay_order, split_clusters
 from replay_engine.api import replay_cluster
 from replay_engine.common import judge as J
-from replay_engine.common.brokers import RULE_REQUEST_SENT
 
 SO = "so3500__volttron-kafka"
 PM = "pmitra43__kafka_load_generator"
@@ -69,27 +68,6 @@ def test_an_election_the_fence_would_refuse_restarts_the_history_from_the_contro
                  and any(e.get("source_pos") == 1930 for e in f.get("evidence", []))]
     assert restarted and "epoch_fence" not in restarted[0]["text"] \
         and "electLeaderForPartition" in restarted[0]["text"]
-
-
-@pytest.mark.skipif(not (REAL_LOGS2 / SO).is_dir(), reason="../shared/real_logs2 absent")
-def test_every_recipient_of_the_controllers_request_is_live_to_it():
-    import replay_engine.common.brokers as B
-
-    seen = []
-    orig = B.BrokerStates.request_sent
-
-    def spy(self, brokers, ref):
-        seen.append((tuple(brokers), ref.cite()))
-        return orig(self, brokers, ref)
-
-    B.BrokerStates.request_sent = spy
-    try:
-        _replay(SO, ("state-change.log.2017-09-19-12.gz", 1930))
-    finally:
-        B.BrokerStates.request_sent = orig
-    sent = [b for b, ref in seen if ref.endswith("state-change.log.2017-09-19-12.gz:1452")]
-    assert sent == [(0, 1)]
-    assert "liveOrShuttingDownBrokerIds" in RULE_REQUEST_SENT
 
 
 @pytest.mark.skipif(not (REAL_LOGS2 / PM).is_dir(), reason="../shared/real_logs2 absent")

@@ -60,13 +60,6 @@ RULE_ELECTED_LIVE = ("2.7.0 core/src/main/scala/kafka/controller/PartitionStateM
                      "PartitionLeaderElectionAlgorithms: every strategy elects among the replicas isReplicaOnline "
                      "holds; initializeLeaderAndIsrForPartitions / Election.leaderForOffline: the ISR written is the "
                      "online part")
-RULE_REQUEST_SENT = ("0.10.2.0 core/src/main/scala/kafka/controller/KafkaController.scala, sendUpdateMetadataRequest "
-                     "and its callers (onControllerFailover, onBrokerStartup, onBrokerFailure, the ISR change and "
-                     "deletion listeners), ControllerChannelManager.addLeaderAndIsrRequestForBrokers: the UpdateMetadata "
-                     "request goes to liveOrShuttingDownBrokerIds (2.3.0 onBrokerStartup: to the existing and the new "
-                     "live brokers); ControllerBrokerRequestBatch.sendRequestsToBrokers logs 'sending UpdateMetadata "
-                     "request ... to brokers S' (1.0-2.5: 'Sending UpdateMetadata request ... to brokers S'): every "
-                     "broker of S is live or shutting down to the sending controller")
 RULE_LEADER_OFFLINE = ("0.10.2.0 core/src/main/scala/kafka/controller/KafkaController.scala, onBrokerFailure: "
                        "'partitionsWithoutLeader' (leader not in liveOrShuttingDownBrokerIds) go OfflinePartition; 2.3.0 "
                        "onReplicasBecomeOffline: leader not isReplicaOnline. A partition the controller moves from "
@@ -343,13 +336,6 @@ class BrokerStates(StateLog):
         offline)."""
         for b in brokers:
             self._set(self.live, LIVE, b, live, ref, rule or (RULE_ELECTED_LIVE if live else RULE_REMOVED_GONE))
-
-    def request_sent(self, brokers: Iterable[int], ref: Ref) -> None:
-        """The controller's own line sending a request to ``brokers``: each is live or shutting down to it
-        (``RULE_REQUEST_SENT``); one the replay held gone was live to it (its return is in no other line)."""
-        for b in brokers:
-            if b not in self.shutting:
-                self._set(self.live, LIVE, b, True, ref, RULE_REQUEST_SENT)
 
     def stated_live(self, brokers: frozenset[int], ref: Ref) -> None:
         """A failed election's exception states the controller's live brokers: ``brokers`` is its live set now

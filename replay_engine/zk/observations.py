@@ -18,11 +18,11 @@ class ObservationHandlers(ZkPart):
 
     def observed(self, f: F.ObservedState) -> None:
         p = self.c.part(f.tp)
-        if f.recipients and (self.c.controller is None or f.sender_epoch is None
-                             or self.c.controller_epoch is None or f.sender_epoch >= self.c.controller_epoch):
-            # the acting controller's (or, none known in office, the sending one's) view of live brokers, as a failed
-            # election's stated live set is taken (``infer_from_record``)
-            self.brokers.request_sent(f.recipients, f.ref)
+        # A controller's 'sending UpdateMetadata request ... to brokers S' line also shows S live or shutting down to
+        # it (0.10.2.0 KafkaController.sendUpdateMetadataRequest: liveOrShuttingDownBrokerIds), but that is cluster-wide
+        # state from a partition's line, which a replay split by partition routes to one shard only (sharding.shard
+        # .routes, forensics.audit's routers): not read until those lines go to every shard (no figure of issue 44's
+        # measure moved without it, 2026-11-28)
         self.withdraw_unwritten(p, f)
         if f.leader_epoch is not None and p.leader_epoch is not None and f.leader_epoch < p.leader_epoch and not (
                 f.controller_epoch is not None and p.controller_epoch is not None
