@@ -658,7 +658,8 @@ def table(rows: list[Row], kinds: bool = True) -> str:
 
 def replace_section(section: str, body: str) -> None:
     """Replaces ``section``'s body in its journal file (benchmarks/journal/agreement.md; made if missing): the table
-    is kept current, not appended. The goal's row of RESULTS.md is updated by hand."""
+    is kept current, not appended. The goal's row of RESULTS.md is updated by hand; its per-cluster table by
+    ``results_table``."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from _common import journal_of
 
@@ -672,6 +673,23 @@ def replace_section(section: str, body: str) -> None:
         tail = "" if nxt < 0 else text[nxt:]
         text = text[:start + 1] + section + "\n\n" + body.rstrip("\n") + "\n" + tail
     results.write_text(text, encoding="utf-8")
+
+
+RESULTS_SECTION = "## Agreement per cluster (issue 44's table, written by `benchmarks/agreement.py --record`)"
+
+
+def results_table(body: str) -> None:
+    """RESULTS.md's section of the per-cluster table (with holes, contradicted and uncompared by kind), replaced by
+    each whole run; made at the page's end if missing."""
+    page = REPO / "benchmarks" / "RESULTS.md"
+    text = page.read_text(encoding="utf-8")
+    start = text.find("\n" + RESULTS_SECTION + "\n")
+    if start < 0:
+        text = text.rstrip("\n") + "\n\n" + RESULTS_SECTION + "\n\n" + body.rstrip("\n") + "\n"
+    else:
+        nxt = text.find("\n## ", start + 1 + len(RESULTS_SECTION))
+        text = text[:start + 1] + RESULTS_SECTION + "\n\n" + body.rstrip("\n") + "\n" + ("" if nxt < 0 else text[nxt:])
+    page.write_text(text, encoding="utf-8")
 
 
 def measure_folder(folder: str, name: str, events: list) -> Row:
@@ -712,7 +730,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--folder", action="append", choices=FOLDERS, help="only this folder of ../shared (repeatable)")
     ap.add_argument("--cluster", action="append", help="only this cluster or zk_real scenario (repeatable)")
-    ap.add_argument("--record", action="store_true", help="write the table to its section of benchmarks/journal/agreement.md")
+    ap.add_argument("--record", action="store_true",
+                    help="write the table to its section of benchmarks/journal/agreement.md (and, a whole run, RESULTS.md)")
     ap.add_argument("--detail", action="store_true",
                     help="list every divergence, uncompared and contradicted decision, moment outside, unknown cause")
     args = ap.parse_args(argv)
@@ -736,6 +755,9 @@ def main(argv: list[str] | None = None) -> int:
             + "".join(f" --cluster {c}" for c in sorted(want))
         replace_section(SECTION, f"{now_utc()}, `{cmd}` (definitions: the script's docstring; holes, "
                                  f"contradicted and uncompared by kind: `--detail`):\n\n{table(rows, kinds=False)}\n")
+        if not args.folder and not want:  # the whole measure: RESULTS.md keeps its table (issue 44)
+            results_table(f"{now_utc()}, `{cmd}`; the goals' rows above, the runs before in "
+                          f"[the journal](journal/agreement.md):\n\n{table(rows)}\n")
     return 0
 
 
