@@ -663,7 +663,12 @@ def judge_failed(ctx: JudgeView, pending: Pending, p: PState, f: F.RecordedFaile
         return Comparison(f.tp, f.ts, f.ref, recorded, d2.after, DIVERGED, "trigger", [d2.trigger], implied=implied)
     # Point-wise: would an offline election find a leader with what the controller knew?
     isr = f.isr if f.isr is not None else p.isr
-    live: AbstractSet[int] | None = f.live if f.live is not None else (ctx.online_set(f.tp) if ctx.live else None)
+    # No broker live to the controller in office is a known state when the cluster's membership was stated (its
+    # 'Currently active brokers in the cluster: Set()', 1.1.1 KafkaController.initializeControllerContext: the children
+    # of /brokers/ids), not an unknown one; a record of another controller (a deposed one) keeps its own view unknown.
+    stated_none = not ctx.live and ctx.seen is None and f.controller_id is not None and f.controller_id == ctx.controller
+    live: AbstractSet[int] | None = f.live if f.live is not None else (
+        ctx.online_set(f.tp) if ctx.live or stated_none else None)
     if live is not None:
         live = frozenset(b for b in live if f.tp not in ctx.offline_replicas.get(b, ()))
     cand = f.assigned if f.assigned is not None else p.candidates
