@@ -43,6 +43,12 @@ _BACK = re.compile(r"unfence|Unfence|UNFENCE|[Rr]egister|started|[Ss]tarting|RUN
 _REGISTRATION = re.compile(r"registration of broker\(s\) (\d+)")
 _ACTING = re.compile(r"\[Controller id=(\d+) epoch=(\d+)\]|Controller (\d+) epoch (\d+) ")
 _LIVE_SET = re.compile(r"[Cc]urrently active brokers in the cluster|all live brokers|[Ll]ive brokers:")
+# A failed election run inside a broker change (its exception's stack names the handler): the live set it used was
+# recomputed from ZooKeeper there (2.3.0 KafkaController.processBrokerChange -> onBrokerFailure; 0.10.2.0
+# ReplicaStateMachine.BrokerChangeListener), so only that change's own line ('Newly added brokers: ..., deleted
+# brokers: ..., all live brokers: ...') states it; a view stated before the change is superseded.
+_IN_BROKER_CHANGE = re.compile(r"processBrokerChange|BrokerChangeListener|onBrokerFailure")
+_CHANGE_LINE = re.compile(r"all live brokers")
 _ISR_IN_LINE = re.compile(r"(?:ISR|[Ii]sr)(?:\s*[:=]\s*|\s+updated to\s+|\s+from\s+[\d,]*\s+to\s+|\s+)[\[(]?(?:List\()?"
                           r"((?:\d+\s*,\s*)*\d+)")
 
@@ -77,7 +83,7 @@ def _us(iso: str) -> int | None:
 
 @dataclass
 class Need:
-    what: str  # "epoch" | "broker" | "state"
+    what: str  # "epoch" | "broker" | "state" | "live"
     text: str  # the state it needed, in words
     tp: tuple | None
     epoch: int | None = None  # the least leader epoch that shows it
@@ -86,6 +92,7 @@ class Need:
     since: int | None = None  # broker items: the time the replay holds it down from
     isr: frozenset | None = None  # ISR items: the members a line must name in the partition's ISR
     controller: tuple[int, int] | None = None  # live-broker items: the acting controller's (id, epoch)
+    in_change: bool = False  # ... the election ran inside a broker change (its stack names the handler)
 
 
 def need_of(item) -> Need | None:
@@ -237,7 +244,8 @@ def search(need: Need, t0: int | None, t1: int | None, files: dict, kinds: dict,
             if not pat.search(ln):
                 continue
             if need.what in ("broker", "live"):
-                if not (_BACK if need.what == "broker" else _LIVE_SET).search(ln):
+                states = _BACK if need.what == "broker" else _CHANGE_LINE if need.in_change else _LIVE_SET
+                if not states.search(ln):
                     continue
                 named += 1
                 fams.update(kinds.get((rel, n)) or {"not parsed"})
@@ -269,14 +277,36 @@ def _acting(item, lines: Lines) -> tuple[int, int] | None:
     return (int(m.group(1) or m.group(3)), int(m.group(2) or m.group(4)))
 
 
+def _in_broker_change(item, lines: Lines, frames: int = 40) -> str | None:
+    """The broker-change handler the record's exception names in the stack trace logged under it, if any."""
+    f, _, pos = item.where.rpartition(":")
+    if not pos.isdigit():
+        return None
+    try:
+        text = lines.of(f)
+    except OSError:
+        return None
+    for ln in text[int(pos):int(pos) + frames]:
+        if _stamp(ln) is not None:
+            return None  # the next entry: the stack trace ended
+        m = _IN_BROKER_CHANGE.search(ln)
+        if m:
+            return m.group(0)
+    return None
+
+
 def proof_lines(item, events, lines: Lines, files_and_kinds=None) -> list[str]:
     """The lines a triage file prints under a not-agreed decision."""
     need = need_of(item)
     if need is not None and need.what == "state" and "live brokers unknown" in item.kind:
         acting = _acting(item, lines)
         if acting is not None:
+            change = _in_broker_change(item, lines)
             need = Need("live", f"the live brokers of controller {acting[0]} in its epoch {acting[1]}, which ran the "
-                                f"failed election of {_tp(need.tp)}", need.tp, controller=acting)
+                                f"failed election of {_tp(need.tp)}" + (
+                                    f" inside a broker change (its stack trace: {change}), which recomputed them: "
+                                    "stated only by that change's own 'all live brokers' line" if change else ""),
+                        need.tp, controller=acting, in_change=bool(change))
     if need is None or need.tp is None and need.what != "broker":
         return ["  - needed: not told by the replay's reason; not searched"]
     files, kinds = files_and_kinds or index_events(events)
@@ -289,6 +319,8 @@ def proof_lines(item, events, lines: Lines, files_and_kinds=None) -> list[str]:
     if got is None:
         return out + ["  - searched: no single state to search for"]
     what = (f"lines naming broker {need.broker} with unfence/register/start words" if need.what == "broker"
+            else f"controller {need.controller[0]}'s broker-change lines ('all live brokers')"
+            if need.what == "live" and need.in_change
             else f"controller {need.controller[0]}'s lines stating live brokers" if need.what == "live"
             else f"lines naming {_tp(need.tp)}")
     fam = ", ".join(f"{k} {n}" for k, n in sorted(got["families"].items())) or "none"
