@@ -60,10 +60,6 @@ RULE_ELECTED_LIVE = ("2.7.0 core/src/main/scala/kafka/controller/PartitionStateM
                      "PartitionLeaderElectionAlgorithms: every strategy elects among the replicas isReplicaOnline "
                      "holds; initializeLeaderAndIsrForPartitions / Election.leaderForOffline: the ISR written is the "
                      "online part")
-RULE_LEADER_OFFLINE = ("0.10.2.0 core/src/main/scala/kafka/controller/KafkaController.scala, onBrokerFailure: "
-                       "'partitionsWithoutLeader' (leader not in liveOrShuttingDownBrokerIds) go OfflinePartition; 2.3.0 "
-                       "onReplicasBecomeOffline: leader not isReplicaOnline. A partition the controller moves from "
-                       "OnlinePartition to OfflinePartition (not a deletion's step) had its leader gone to it")
 RULE_REMOVED_GONE = ("2.7.0 core/src/main/scala/kafka/controller/ReplicaStateMachine.scala, doHandleStateChanges "
                      "OfflineReplica: a replica leaves the ISR when its broker is gone to the controller (or shutting "
                      "down)")

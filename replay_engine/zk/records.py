@@ -15,7 +15,7 @@ from replay_engine.common import facts as F
 from replay_engine.common import judge as J
 from replay_engine import rules as R
 from replay_engine.common.apply import RECORDED
-from replay_engine.common.brokers import RULE_ELIGIBILITY, RULE_LEADER_OFFLINE, RULE_SHUTDOWN_MOVE
+from replay_engine.common.brokers import RULE_ELIGIBILITY, RULE_SHUTDOWN_MOVE
 from replay_engine.rules.zk_controller import ELECTION_FENCE
 from replay_engine.common.partition import UNKNOWN, Decision, PState
 from replay_engine.common.states import NEW, NON_EXISTENT, OFFLINE, ONLINE
@@ -92,8 +92,9 @@ class RecordHandlers(ZkPart):
             # a zombie's line, or the new data's first lines before a write proves it new: should a write prove
             # it, what these lines said about the partition belongs to the new history and is kept
             self.c.below_epoch[f.tp] = ce
-        if kind == "offline" and f.from_state == ONLINE and said != STALE:
-            self.leader_gone(f)
+        # An OnlinePartition -> OfflinePartition move shows the leader gone to the controller (0.10.2.0
+        # KafkaController.onBrokerFailure 'partitionsWithoutLeader'), but which leader is the partition's state, which
+        # phase 1 of a replay split by partition does not hold: not read, so every shard sees one cluster-wide history
         if kind not in IMPLYING:
             return  # an in-memory transition, or a write not yet classified: it names no broker's liveness
         brokers = self.brokers
@@ -106,15 +107,6 @@ class RecordHandlers(ZkPart):
             brokers.implied_live(implied.alive, f.ref)
         if implied.stated is not None:
             brokers.stated_live(implied.stated, f.ref)  # the exception message states its view
-
-    def leader_gone(self, f: F.RecordedState) -> None:
-        """An OnlinePartition -> OfflinePartition move of the controller in office, outside
-        a topic deletion: the leader it held for the partition is gone to it (``RULE_LEADER_OFFLINE``)."""
-        p = self.c.part(f.tp)
-        if p.leader is None or p.leader < 0 or p.deleting or self.c.deletions.get(f.tp[0]) \
-                or p.leader in self.brokers.shutting or p.leader == f.controller_id:
-            return  # (the controller's own broker is live to it: a leader the replay held stale)
-        self.brokers.implied_live((p.leader,), f.ref, live=False, rule=RULE_LEADER_OFFLINE)
 
     def new_zk_data(self, f, cid: int) -> bool:
         """A partition write logged under a controller epoch below the one known: from 2.1 no zombie can write
