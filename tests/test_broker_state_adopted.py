@@ -31,19 +31,20 @@ def _at(res, file, line):
 def test_a_failed_election_the_replay_would_have_won_puts_the_brokers_state_right():
     """Raghavendralacharya (Kafka 2.3.0), state-change.log.2019-08-22-14.gz:92: "[Controller id=1 epoch=36] ...
     failed to change state for partition __consumer_offsets-22 from OfflinePartition to OnlinePartition ...
-    OfflinePartitionLeaderElectionStrategy" at 15:25:58,767; the replay held broker 0 (its ISR) eligible there until
-    the record showed it not (a broker_state_adopted finding, the record against the agreement). Since the replay
-    reads :3 of the same file, "Changed partition topic126-0 state from OnlinePartition to OfflinePartition" at
-    .452 (its leader 0 gone to controller 1: 2.3.0 KafkaController.onReplicasBecomeOffline), it knows sooner: the
-    record agrees and nothing is adopted from it; the next failed election of the same batch (:114,
-    __consumer_offsets-30) agrees too."""
+    OfflinePartitionLeaderElectionStrategy" at 15:25:58,767, while the replay held broker 0 (its ISR) eligible and
+    elected it. The record shows broker 0 not eligible to controller 1: adopted from that line (a
+    broker_state_adopted finding), the record itself not agreed. The next failed election of the same batch
+    (:114, __consumer_offsets-30) follows from the adopted state and agrees (on main it diverged too)."""
     name = "Raghavendralacharya__kafka-node"
     res = replay_cluster(_events(name), name)
     first = _at(res, "state-change.log.2019-08-22-14.gz", 92)
-    assert first.tp == ("__consumer_offsets", 22) and first.agreed
-    assert not [f for f in res.image.findings if f["kind"] == "broker_state_adopted"
-                and f["evidence"][0]["source_file"].endswith("state-change.log.2019-08-22-14.gz")
-                and f["evidence"][0]["source_pos"] == 92]
+    assert first.tp == ("__consumer_offsets", 22) and not first.agreed
+    assert first.verdict == J.DIVERGED or first.reason.startswith(J.ADOPTED)  # against the agreement, not a gap
+    assert first.implied == (frozenset(), frozenset({0}))
+    (finding,) = [f for f in res.image.findings if f["kind"] == "broker_state_adopted"
+                  and f["evidence"][0]["source_file"].endswith("state-change.log.2019-08-22-14.gz")
+                  and f["evidence"][0]["source_pos"] == 92]
+    assert finding["brokers"] == [0] and "broker 0 not eligible" in finding["text"]
     second = _at(res, "state-change.log.2019-08-22-14.gz", 114)
     assert second.tp == ("__consumer_offsets", 30) and second.agreed
     assert second.recorded == second.replayed == {"leader": -1, "failed": True}
