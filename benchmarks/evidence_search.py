@@ -262,16 +262,24 @@ def search(need: Need, t0: int | None, t1: int | None, files: dict, kinds: dict,
     return {"ranges": ranges, "named": named, "families": fams, "found": found}
 
 
-def _acting(item, lines: Lines) -> tuple[int, int] | None:
-    """(controller id, controller epoch) the record's own line was written under."""
+def _record_text(item, lines: Lines) -> tuple[list[str], int] | None:
+    """The record's file as lines, and the record's line number in it (None: not a file line, or unreadable)."""
     f, _, pos = item.where.rpartition(":")
     if not pos.isdigit():
         return None
     try:
-        text = lines.of(f)
+        return lines.of(f), int(pos)
     except OSError:
         return None
-    m = _ACTING.search(text[int(pos) - 1]) if int(pos) <= len(text) else None
+
+
+def _acting(item, lines: Lines) -> tuple[int, int] | None:
+    """(controller id, controller epoch) the record's own line was written under."""
+    at = _record_text(item, lines)
+    if at is None:
+        return None
+    text, n = at
+    m = _ACTING.search(text[n - 1]) if n <= len(text) else None
     if m is None:
         return None
     return (int(m.group(1) or m.group(3)), int(m.group(2) or m.group(4)))
@@ -279,14 +287,11 @@ def _acting(item, lines: Lines) -> tuple[int, int] | None:
 
 def _in_broker_change(item, lines: Lines, frames: int = 40) -> str | None:
     """The broker-change handler the record's exception names in the stack trace logged under it, if any."""
-    f, _, pos = item.where.rpartition(":")
-    if not pos.isdigit():
+    at = _record_text(item, lines)
+    if at is None:
         return None
-    try:
-        text = lines.of(f)
-    except OSError:
-        return None
-    for ln in text[int(pos):int(pos) + frames]:
+    text, n = at
+    for ln in text[n:n + frames]:
         if _stamp(ln) is not None:
             return None  # the next entry: the stack trace ended
         m = _IN_BROKER_CHANGE.search(ln)
