@@ -28,9 +28,17 @@ from replay_engine.live import LiveReplay, LiveSettings
 SNIFF_BYTES = 65536
 SNIFF_LINES = 10  # a text file's kind is sniffed from this many first lines (or 64 KiB, or once it is quiet)
 SKEW_US = 300_000_000  # a file written now whose lines are this far behind the others' has a clock behind...
-# ...when they are, batch after batch, as it grows: a batch read late (a slow start, a loaded host, a fast playback)
-# holds minutes of every file, and a file whose last line came early in them lags once, not again
-SKEW_BATCHES = 3
+# ...when they are in SKEW_BATCHES batches in a row that measured it. What its new lines are measured against: lines
+# the other files had written before they were. Every byte a batch reads was written after the batch before looked
+# at its file, so after every line read by the batch before that one; not always after the lines of the batch
+# before itself, whose looks at the files come one after another (a loaded host stalls between two looks, and a
+# playback's or a burst's minutes of the cluster's time can be written in between). A batch measures a file it
+# grew, known to the batch before, when it brought a line dated later than any the file had (a batch that did not
+# grow it, or grew it by the rest of an entry, tells nothing about its clock). Two in a row: one line logged late
+# (a buffered appender) is no clock.
+SKEW_BATCHES = 2
+# The kinds whose lines are written at the time they carry (LiveFile.clocked): only they measure a clock.
+_CLOCKED = ("broker_log", "container_stream", "zk_txnlog", "kraft_metadata")
 # a rotated part (log4j's DailyRollingFileAppender renames server.log to server.log.yyyy-MM-dd-HH, later gzipped;
 # RollingFileAppender to server.log.N): no broker writes to it any more, so its lines lagging is no clock's doing
 _ROTATED_PART = re.compile(r"\.(?:log|out|txt)\.\d[^/]*$|\.gz$")
@@ -68,8 +76,11 @@ class LiveFile:
     quiet: bool = False
     behind: bool = False  # more is written than it has been read (a backlog read in steps)
     read_to: int = 0  # the stream has handed it its bytes up to here
-    grew: bool = False  # it had new bytes in the latest batch that had a row for it
-    lagging: int = 0  # batches in a row in which it grew and its latest line was SKEW_US behind the others'
+    grew: bool = False  # it had new bytes in the latest batch
+    known: bool = False  # it had been handed bytes before the latest batch (the batch before looked at it)
+    was_behind: bool = False  # it was being read in steps at the batch before: bytes read since may be older
+    newest: int | None = None  # the latest time of a line read from it, as of the latest batch
+    lagging: int = 0  # batches in a row that measured its clock and found it SKEW_US behind the others' (see SKEW_US)
     summary: FileSummary | None = None
     done: bool = False  # read whole (a snapshot); later bytes are noted, not read
 
@@ -106,6 +117,19 @@ class LiveFile:
         self.fed += len(data)
         self._seen(got[0])
         return got
+
+    def clocked(self) -> bool:
+        """Are its lines written at the time they carry (a log, ZooKeeper's txn log, a metadata log)? A dump's or a
+        snapshot's times are those of what it quotes (a zkCli dump taken after the incident gives the znode's mtime),
+        not of when it was written: no measure of a clock, its own or the others'."""
+        return self.kind in _CLOCKED
+
+    def read_ts(self) -> int | None:
+        """The time of the latest line read from it: of its events, of its lines parsed, of an entry its reader holds
+        back (a broker log's last entry waits for the line after it): its clock, as far as it has written."""
+        held = getattr(self.reader, "newest_ts", None)
+        got = (self.last_ts, self.summary.last_ts if self.summary is not None else None, held() if held else None)
+        return max((t for t in got if t is not None), default=None)
 
     def waiting(self) -> bool:
         """Are its first lines read but not yet parsed: its kind, its layout or its writer still to be known? (A file
@@ -201,7 +225,7 @@ class Session:
     seq: int = 0
     lines: int = 0  # lines (records) read in all
     skewed: set = field(default_factory=set)  # files already said to lag the others
-    tops: dict = field(default_factory=dict)  # cluster -> the latest line's time of any of its files, last batch
+    tops: dict = field(default_factory=dict)  # cluster -> its logs' latest line, 2 batches ago and last
     book: Any = None  # the incidents as told so far (forensics.live.incidents.Book)
     pending: list = field(default_factory=list)  # notifications not yet known written
 
@@ -210,6 +234,8 @@ class Session:
     def apply(self, rows: list[dict], now: str) -> dict[str, int]:
         """One micro-batch's rows (forensics.live.source.SCHEMA). Returns the events added per cluster."""
         added: dict[str, int] = {}
+        for f in self.files.values():
+            f.grew = False  # a file without a row in this batch had nothing new in it
         for row in _joined(sorted(rows, key=_row_order)):
             lid = row["lid"]
             if not row["framing"]:  # the tailer's note about a file
@@ -222,8 +248,9 @@ class Session:
             if row["note"]:
                 self.warn(now, f.display, f"byte {row['start']}", row["note"])
             before = f.summary.lines if f.summary is not None else 0
-            f.behind = bool(row.get("behind"))
+            f.was_behind, f.behind = f.behind, bool(row.get("behind"))
             f.grew = (row["end"] or 0) > f.read_to  # written since the last batch
+            f.known = f.read_to > 0
             f.read_to = max(f.read_to, row["end"] or 0)
             events, problems = f.feed(row["data"] or b"", bool(row["quiet"]))
             self.lines += (f.summary.lines if f.summary is not None else 0) - before
@@ -259,38 +286,44 @@ class Session:
 
     def horizon(self, cluster: str, now: str) -> int | None:
         """The time every file of the cluster still being written (or still being read: a backlog) has passed: the
-        lowest latest time among them; all quiet and read, the latest time of any. A file written now whose lines
-        lag the others' latest line of the batch before by more than SKEW_US, in SKEW_BATCHES batches in a row in
-        which it grew (its new lines, written since, are older than what the others had written then), is not
-        waited for (its clock is behind: said once); one that is merely not quiet yet (a rotated part, written to
-        its end) is waited for until it is."""
-        mine = [f for f in self.files.values() if f.last_ts is not None and f.ctx.cluster == cluster]
+        lowest latest time among them; all quiet and read, the latest time of any. A log written now whose new
+        lines, in SKEW_BATCHES batches in a row that measured it (see SKEW_US), are more than SKEW_US older than the
+        latest line any log had two batches before (lines written before its new ones were), and which lags the
+        others' latest by as much now, is not waited for (its clock is behind: said once); one that is merely not
+        quiet yet (a rotated part, written to its end; a file that wrote nothing since) is waited for until it is."""
+        ours = [f for f in self.files.values() if f.ctx.cluster == cluster]
+        # its latest line's time, not only its latest event's: lines that give no event move its clock on too
+        lines = {f.lid: f.read_ts() for f in ours}
+        written = max((t for f in ours if f.clocked() and (t := lines[f.lid]) is not None), default=None)
+        tops = self.__dict__.setdefault("tops", {})
+        older, newer = _last_two(tops.get(cluster))
+        tops[cluster] = (newer, written)
+        was = {}
+        for f in ours:
+            was[f.lid], f.newest = f.newest, lines[f.lid]
+        mine = [f for f in ours if f.last_ts is not None]
         if not mine:
             return None
         top = max(f.last_ts for f in mine)
-        tops = self.__dict__.setdefault("tops", {})
-        # lines written since the last batch, by a clock in step with the others', are dated at least about as
-        # late as the latest line any file had then, however much of the cluster's time one batch holds
-        before = tops.get(cluster)
-        tops[cluster] = top
         active = []
         for f in mine:
+            line = lines[f.lid]
             if f.quiet and not f.behind:
                 continue
-            # its latest line's time, not only its latest event's: lines that give no event move its clock on too
-            line = max(f.last_ts, (f.summary.last_ts if f.summary is not None else None) or f.last_ts)
-            if f.grew and not f.behind and before is not None \
+            measured = f.grew and f.known and (was[f.lid] is None or line > was[f.lid]) \
+                and not (f.behind or f.was_behind)
+            if measured and older is not None and f.clocked() \
                     and not _ROTATED_PART.search(f.display.split("#", 1)[0]):
-                f.lagging = f.lagging + 1 if line < before - SKEW_US else 0
-            if f.lagging >= SKEW_BATCHES and line < top - SKEW_US and not f.behind:
+                f.lagging = f.lagging + 1 if line < older - SKEW_US else 0
+            if f.lagging >= SKEW_BATCHES and line < written - SKEW_US and not f.behind:
                 if f.lid not in self.skewed:
                     self.skewed.add(f.lid)
                     self.warn(now, f.display, f.where(f.fed), f"its latest line ({iso_utc(line)}) is "
-                              f"{(top - line) / 1e6:,.0f} s behind the other files' while it is still being "
+                              f"{(written - line) / 1e6:,.0f} s behind the other files' while it is still being "
                               "written: its clock is behind (or it is replaying old lines); not waited for")
                 continue
             active.append(f.last_ts)
-        if any(f.waiting() for f in self.files.values() if f.ctx.cluster == cluster and f.last_ts is None):
+        if any(f.waiting() for f in ours if f.last_ts is None):
             return None  # a file read but not yet parsed (its first lines wait for its kind, its layout, its writer)
         return min(active) if active else top
 
@@ -341,6 +374,14 @@ class Session:
                 return pickle.load(fh)
         except FileNotFoundError:
             return None
+
+
+def _last_two(kept) -> tuple[int | None, int | None]:
+    """The cluster's latest line two batches ago and at the last batch (a session kept before it kept both: the
+    last only)."""
+    if isinstance(kept, tuple):
+        return kept
+    return None, kept
 
 
 def _joined(rows: list[dict]) -> list[dict]:

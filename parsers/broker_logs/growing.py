@@ -82,6 +82,21 @@ class GrowingLog:
         self.held = pending
         return self._release(quiet), problems
 
+    def newest_ts(self) -> int | None:
+        """The time of the latest line read: of the lines parsed, or of the last entry, held back until the line
+        after it is written (a file's clock is the time of what it has written, parsed yet or not)."""
+        held = None
+        if self.layout is not None:
+            for text in reversed(self.held):
+                try:
+                    header = self.layout.parse(text)
+                except (BadTimestamp, ValueError, IndexError):
+                    continue
+                if header is not None:
+                    held = header.ts
+                    break
+        return max((t for t in (self.summary.last_ts, held) if t is not None), default=None)
+
     def _release(self, quiet: bool) -> list[Event]:
         """The events read that no later line can change: attributed to the file's writer (none is named yet: they
         wait, as a whole file's wait for all its lines) and finished (an election waits for its epoch line)."""

@@ -71,6 +71,11 @@ class GrowingStream:
             problems.extend(f"{name}: {p}" for p in probs)
         return events, problems
 
+    def newest_ts(self) -> int | None:
+        """The time of the latest line read from any of its sources (``GrowingLog.newest_ts``)."""
+        return max((t for t in (self.summary.last_ts, *(src.log.newest_ts() for src in self.sources.values()
+                                                           if src.log is not None)) if t is not None), default=None)
+
     def _drain(self, src: _Source, quiet: bool) -> tuple[list[Event], list[str]]:
         if src.log is None:
             src.found.update({k: v for k, v in named_ids([t for _, t, _ in src.waiting],
