@@ -37,3 +37,43 @@ def test_iso_text_reads_back_to_the_microsecond():
     for ts in (0, 1_562_327_824_659_000, 1_721_326_074_021_000, 4_102_444_800_000_000):
         assert us_of_iso(iso_utc(ts)) == ts
     assert us_of_iso("2024-07-18T20:07:54.021123+02:00") == 1_721_326_074_021_123
+
+
+def test_detail_text_is_the_encoders_whether_made_or_remembered():
+    """parsers.schema.dump_detail keeps the text of each detail it has written and hands it out again: values that
+    Python holds equal but JSON writes differently (True and 1, 1 and 1.0, a key True and a key 1) keep their own
+    texts, in either order; a detail of other shapes is written as it is."""
+    import json
+
+    from parsers.schema import dump_detail
+
+    def want(d):
+        return json.dumps(d, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+    pairs = [({"via": "x", "n": 1}, {"via": "x", "n": True}), ({"n": 1, "via": "y"}, {"n": 1.0, "via": "y"}),
+             ({1: "k"}, {True: "k"}), ({"a": None, "b": "ü"}, {"b": "ü", "a": None}),
+             ({"r": [1, 2], "s": "t"}, {"r": (1, 2), "s": "t"}), ({"d": {"z": 1, "a": 2}}, {"d": {"a": 2, "z": 1}})]
+    for first, second in pairs:
+        for d in (first, second, first, second):
+            assert dump_detail(d) == want(d), d
+    assert dump_detail({}) is None and dump_detail(None) is None
+
+
+def test_real_details_are_written_as_the_encoder_writes_them():
+    """Every event of a real controller log (real_logs2, Kafka 2.3: assignment dumps, elections, start-up
+    views) read twice: the second time each detail's text comes from what the first wrote, and is the same."""
+    import json
+
+    from conftest import REAL_LOGS2
+    from parsers.common.context import SourceContext
+    from parsers.dispatch import parse_source
+    from parsers.schema import dump_detail, expand_runs
+
+    name = "Raghavendralacharya__kafka-node/kafka_2.12-2.3.0/logs/controller.log.2019-08-29-21.gz"
+    events, _ = parse_source((REAL_LOGS2 / name).read_bytes(), SourceContext(name, "c", None))
+    details = [ev.detail for ev in expand_runs(events)]
+    assert len({json.dumps(d, sort_keys=True) for d in details}) > 10
+    for _ in range(2):
+        for d in details:
+            assert dump_detail(d) == (json.dumps(d, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                                                 default=str) if d else None)
