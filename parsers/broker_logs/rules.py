@@ -16,6 +16,10 @@ from typing import Callable, Iterable, Sequence
 from parsers.broker_logs.log4j_layout import LogEntry
 from parsers.schema import Event, EventRun
 
+# Entries settled by their text are remembered up to this many, of messages up to this long.
+_SETTLED_MAX = 10_000
+_SETTLED_CHARS = 2_000
+
 Builder = Callable[[LogEntry, "re.Match[str]"], "Event | EventRun | Sequence[Event] | None"]
 
 
@@ -31,6 +35,9 @@ class Rule:
     # Also read the thrown exception's own line (the first continuation line): applications log
     # "send failed" and put the client's words, naming the partition, in the exception.
     thrown: bool = False
+    # The builder declines by the entry's message and continuation alone, never its time, place or writer: an
+    # entry it declined may be settled by its text (RuleSet.classify).
+    declines_by_text: bool = False
 
     def logger_matches(self, logger: str | None) -> bool:
         if logger is None:
@@ -77,6 +84,11 @@ class RuleSet:
         # so the hot loop tests one substring per rule and nothing else.
         self._by_logger: dict[str | None, tuple[tuple[str, tuple[str, ...], Rule], ...]] = {}
         self.needles = _NeedleTable(self)
+        # (logger, message) -> (category, why) of entries without continuation lines that gave no events, where
+        # the outcome is the text's alone (no builder ran, or only builders that decline by text): a controller
+        # writes the same empty "Topics not in preferred replica for broker N Map()" every five minutes per
+        # broker, and each tried every controller rule.
+        self._settled: dict[tuple[str | None, str], tuple[str, str | None]] = {}
 
     def for_logger(self, logger: str | None) -> tuple[Rule, ...]:
         return tuple(r for _, _, r in self.screen(logger))
@@ -93,8 +105,14 @@ class RuleSet:
     def classify(self, entry: LogEntry) -> tuple[str, list[Event], str | None]:
         """('parsed', events, None) | ('other', [], None) | ('unrecognized', [], why). The events may hold
         EventRuns (one for many events of a line that differ in a few fields)."""
+        cont = entry.continuation
+        by_text = not cont  # the outcome is a function of (logger, message) while no builder says otherwise
+        if by_text:
+            known = self._settled.get((entry.logger, entry.message))
+            if known is not None:
+                return known[0], [], known[1]
         tried: list[str] | None = None
-        thrown = entry.continuation[0] if entry.continuation else None
+        thrown = cont[0] if cont else None
         for first, rest, rule in self.screen(entry.logger):
             msg = entry.message
             if first not in msg or (rest and not all(n in msg for n in rest)):
@@ -111,6 +129,7 @@ class RuleSet:
                 continue
             out = rule.build(entry, m)
             if out is None:
+                by_text = by_text and rule.declines_by_text
                 continue  # the builder looked closer and declined: not this template
             events = [out] if isinstance(out, (Event, EventRun)) else list(out)
             for ev in events:
@@ -118,9 +137,12 @@ class RuleSet:
                     ev.detail = {}
                 ev.detail.setdefault("template", rule.name)
             return "parsed", events, None
-        if tried:
-            return "unrecognized", [], "looks like " + ", ".join(tried) + " but did not parse"
-        return "other", [], None
+        outcome = ("unrecognized", "looks like " + ", ".join(tried) + " but did not parse") if tried else ("other", None)
+        if by_text and len(entry.message) <= _SETTLED_CHARS:
+            if len(self._settled) >= _SETTLED_MAX:
+                self._settled.clear()
+            self._settled[(entry.logger, entry.message)] = outcome
+        return outcome[0], [], outcome[1]
 
 
 # --- small helpers shared by the template modules -------------------------------------------------

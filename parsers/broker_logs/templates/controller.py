@@ -331,10 +331,11 @@ def _assignments_listed(entry, m):
 
 RULES = [
     Rule("controller.assignments_by_preferred", CONTROLLER_LOGGERS, ("referred replicas by broker ",),
-         re.compile(_C + r"(?P<what>[Pp]referred replicas by broker) (?P<dump>.*)$"), _assignments_listed),
+         re.compile(_C + r"(?P<what>[Pp]referred replicas by broker) (?P<dump>.*)$"), _assignments_listed,
+         declines_by_text=True),
     Rule("controller.assignments_not_preferred", CONTROLLER_LOGGERS, ("opics not in preferred replica",),
          re.compile(_C + r"(?P<what>[Tt]opics not in preferred replica(?: for broker \d+)?) (?P<dump>.*)$"),
-         _assignments_listed),
+         _assignments_listed, declines_by_text=True),
     Rule("controller.isr_before_removal", CONTROLLER_LOGGERS, ("Removing replica ", " from ISR "),
          re.compile(_C + r"Removing replica (?P<r>\d+) from ISR (?P<isr>[\d,]*) for partition (?P<tp>\S+?)\.?$"),
          _isr_before_removal),
@@ -386,11 +387,12 @@ RULES = [
          re.compile(_C + r"(?P<phase>Initialized|Updated) broker epochs cache: (?P<map>.*)$"), _broker_epochs),
     # --- elections, reassignment ----------------------------------------------------------------
     Rule("controller.preferred.started.010", CONTROLLER_LOGGERS, ("Starting preferred replica leader election",),
-         re.compile(_C + r"Starting preferred replica leader election for partitions ?(?P<parts>.*)$"), _preferred_started),
+         re.compile(_C + r"Starting preferred replica leader election for partitions ?(?P<parts>.*)$"), _preferred_started,
+         declines_by_text=True),
     Rule("controller.preferred.started.24", CONTROLLER_LOGGERS, ("Starting replica leader election (",),
          re.compile(_C + r"Starting replica leader election \((?P<etype>\w+)\) for partitions ?(?P<parts>.*?) "
                     r"triggered by (?P<trigger>\w+)$"),
-         _preferred_started),
+         _preferred_started, declines_by_text=True),
     Rule("controller.preferred.done", CONTROLLER_LOGGERS, ("replica leader election. ",),
          re.compile(_C + r"Partition (?P<tp>\S+) (?P<how>completed|failed to complete) preferred replica leader "
                     r"election\. (?:New leader|Leader) is (?P<leader>-?\d+)$"),
@@ -413,7 +415,8 @@ RULES = [
          re.compile(_DELETION + r"Deletion of topic (?P<topic>\S+) successfully completed$"),
          _topic_deleted),
     Rule("controller.topic_deletion_queued", CONTROLLER_LOGGERS, ("List of topics to be deleted: ",),
-         re.compile(_C + r"List of topics to be deleted: (?P<topics>.*)$"), _deletions_queued("controller_startup")),
+         re.compile(_C + r"List of topics to be deleted: (?P<topics>.*)$"), _deletions_queued("controller_startup"),
+         declines_by_text=True),
     Rule("controller.topic_deletion_request", CONTROLLER_LOGGERS, ("Starting topic deletion for topics ",),
          re.compile(r"^\[(?:Controller (?:id=)?|DeleteTopicsListener on )(?P<cid>\d+)\]:? Starting topic deletion for "
                     r"topics (?P<topics>.*)$"), _deletions_queued("request")),
