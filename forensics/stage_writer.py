@@ -13,6 +13,7 @@ and ``_src`` (a container stream's source, by index among the stream's sources).
 from __future__ import annotations
 
 import os
+from itertools import chain
 from operator import attrgetter
 from typing import Iterable
 
@@ -65,30 +66,34 @@ def event_batch(events: list, schema: pa.Schema = ARROW_SCHEMA, extra: dict | No
 
 
 def event_batches(events: list, schema: pa.Schema = ARROW_SCHEMA, extra: dict | None = None) -> list[pa.RecordBatch]:
-    """``event_batch`` of a list that may hold EventRuns: a batch of its plain events (if any), then one of
-    every run's events."""
+    """``event_batch`` of a list that may hold EventRuns: a batch of its plain events (if any), then one of the
+    runs of each shape (their own fields), shapes in the order first met. The order of a staged file's rows is
+    not the output's: the write sorts every part by (cluster, time, file, line, index in line)."""
     runs = [i for i, ev in enumerate(events) if type(ev) is EventRun]
     if not runs:
         return [event_batch(events, schema, extra)] if events else []
     at = set(runs)
     single = [ev for i, ev in enumerate(events) if i not in at]
     single_extra = None if extra is None else {k: [v for i, v in enumerate(vs) if i not in at] for k, vs in extra.items()}
-    ran = [events[i] for i in runs]
+    shapes: dict[tuple, list[int]] = {}
+    for i in runs:
+        shapes.setdefault(events[i].fields, []).append(i)
+    return ([event_batch(single, schema, single_extra)] if single else []) + \
+        [_runs_batch([events[i] for i in shape], shape, schema, extra) for shape in shapes.values()]
+
+
+def _runs_batch(ran: list, runs: list[int], schema: pa.Schema, extra: dict | None) -> pa.RecordBatch:
+    """The events of runs of one shape (``runs``: their places in the list ``extra`` follows) as one batch."""
     lengths = np.array([len(run) for run in ran], dtype=np.int64)
     # Row r belongs to run run_of[r]: what a run's events share is one value per run, taken per row.
     run_of = pa.array(np.repeat(np.arange(len(ran)), lengths))
-    own_fields = set(ran[0].fields) if all(run.fields == ran[0].fields for run in ran) else None
+    own_fields = ran[0].fields
     cols = []
     for f in schema:
         name = f.name
-        if own_fields is not None and name in own_fields:
-            k = ran[0].fields.index(name)
-            vals = [v for run in ran for v in run.columns[k]]
-            cols.append(pa.array(list(map(cut_raw, vals)) if name == "raw" else vals, type=f.type))
-            continue
-        if own_fields is None and any(name in run.fields for run in ran):  # runs of other shapes: value by value
-            vals = [v for run in ran for v in (run.columns[run.fields.index(name)] if name in run.fields
-                                               else [getattr(run.base, name)] * len(run))]
+        if name in own_fields:
+            k = own_fields.index(name)
+            vals = list(chain.from_iterable(run.columns[k] for run in ran))
             cols.append(pa.array(list(map(cut_raw, vals)) if name == "raw" else vals, type=f.type))
             continue
         if name == "source_sub":
@@ -108,8 +113,7 @@ def event_batches(events: list, schema: pa.Schema = ARROW_SCHEMA, extra: dict | 
             cols.append(pa.nulls(len(run_of), f.type))
         else:
             cols.append(pa.array(per_run, type=f.type).take(run_of))
-    batch = pa.RecordBatch.from_arrays(cols, schema=schema)
-    return ([event_batch(single, schema, single_extra)] if single else []) + [batch]
+    return pa.RecordBatch.from_arrays(cols, schema=schema)
 
 
 def range_key(cluster: pa.Array, ts: pa.Array) -> tuple[pa.Array, pa.Array]:

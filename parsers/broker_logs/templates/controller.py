@@ -255,18 +255,28 @@ def _all_leaders(entry, m):
     text = m["dump"] + "".join(entry.continuation or ())
     cid = _cid(m)
     head = entry.line[: entry.line.find("All leaders = ") + 14]
-    evs = []
+    cols: tuple[list, ...] = ([], [], [], [], [], [], [], [])  # _LEADERS_RUN_FIELDS: one event per partition
+    topics, partitions, leaders, isrs, leader_epochs, controller_epochs, zk_versions, raws = cols
     for item in _LEADERS_ITEM.finditer(text):
         tp = split_topic_partition(item["tp"])
         st = leader_isr_epoch(item["v"])
         if tp is None or st is None:
             continue
-        evs.append(Event("partition_state_observed", controller_id=cid, topic=tp[0], partition=tp[1],
-                         leader=st["leader"], isr=st["isr"], leader_epoch=st["leader_epoch"],
-                         controller_epoch=st["controller_epoch"], zk_version=st["zk_version"],
-                         detail={"via": "controller_leadership_dump"},
-                         raw=f"{head}... {item.group(0)} ..."))
-    return evs or None
+        topics.append(tp[0])
+        partitions.append(tp[1])
+        leaders.append(st["leader"])
+        isrs.append(st["isr"])
+        leader_epochs.append(st["leader_epoch"])
+        controller_epochs.append(st["controller_epoch"])
+        zk_versions.append(st["zk_version"])
+        raws.append(f"{head}... {item.group(0)} ...")
+    if not topics:
+        return None
+    return EventRun(Event("partition_state_observed", controller_id=cid, detail={"via": "controller_leadership_dump"}),
+                    _LEADERS_RUN_FIELDS, cols)
+
+
+_LEADERS_RUN_FIELDS = ("topic", "partition", "leader", "isr", "leader_epoch", "controller_epoch", "zk_version", "raw")
 
 
 def _isr_before_removal(entry, m):

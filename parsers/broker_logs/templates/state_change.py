@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from parsers.broker_logs.rules import Rule, int_list
-from parsers.schema import Event
+from parsers.schema import Event, EventRun
 from parsers.broker_logs.templates.shapes import (
     ident_id,
     request_partition_state,
@@ -203,15 +203,18 @@ def _psm_startup(entry, m):
         return None  # a controller of an empty cluster: routine
     # Each event cites the line by position; its raw text is a rendering of its own item, not a
     # copy of a dump that can hold tens of thousands of partitions.
+    # One event per partition, as one EventRun (what they share is the run's base).
     head = entry.line[: entry.line.find(" -> ") + 4]
-    evs = []
-    for topic, partition, state in items:
-        d = {"via": "controller_startup"}
-        if not complete:
-            d["dump_incomplete"] = True
-        evs.append(Event("partition_state_observed", controller_id=cid, topic=topic, partition=partition,
-                         to_state=state, detail=d, raw=f"{head}... {topic}-{partition} -> {state} ..."))
-    return evs
+    d = {"via": "controller_startup"}
+    if not complete:
+        d["dump_incomplete"] = True
+    topics, partitions, states = zip(*items)
+    raws = [f"{head}... {topic}-{partition} -> {state} ..." for topic, partition, state in items]
+    return EventRun(Event("partition_state_observed", controller_id=cid, detail=d), _PSM_RUN_FIELDS,
+                    (list(topics), list(partitions), list(states), raws))
+
+
+_PSM_RUN_FIELDS = ("topic", "partition", "to_state", "raw")
 
 
 def _update_metadata_sent(entry, m):
