@@ -165,6 +165,32 @@ def test_zookeeper_log_is_read_to_its_last_written_entry(tmp_path):
     assert list(r.got.values())[0] == data[:end]
 
 
+def test_zookeeper_log_first_seen_after_its_first_entry_is_the_same_file_as_it_fills(tmp_path):
+    """ZooKeeper writes its entries in place into the zeros it preallocated: a log looked at when it held one entry
+    has other first bytes once the next are written, and is the same file (read on, not 'replaced' and read again
+    from its start)."""
+    from conftest import SAMPLES
+    from parsers.zookeeper.txnlog import read_txnlog
+
+    data = (SAMPLES / "rf1_broker_kill" / "zookeeper" / "version-2" / "log.100000001").read_bytes()
+    log = read_txnlog(data)
+    first, end = log.records[1].offset, log.end_offset  # the first entry's end; the last entry's
+    d = tmp_path / "version-2"
+    d.mkdir()
+    p = d / "log.100000001"
+    with open(p, "wb") as fh:
+        fh.write(data[:first])
+        fh.truncate(len(data))
+    r = Reader(tmp_path)
+    r.poll()
+    with open(p, "r+b") as fh:
+        fh.seek(first)
+        fh.write(data[first:end])
+    r.poll()
+    assert not r.t.take_notes()
+    assert list(r.got.values()) == [data[:end]]
+
+
 def test_a_line_left_without_its_line_break_is_noted_once_where_it_stops(tmp_path):
     log = tmp_path / "server.log"
     _append(log, _line(1) + "[2021-08-16 09:00:02,000] INFO the broker was killed while writi")

@@ -175,6 +175,7 @@ class Table:
         if gz:
             head = _gunzip_head(path)
         framing = _framing(display, head)
+        head = _written(head, framing)
         self.seq += 1
         lid = f"f{self.seq}"
         used = {f.display for f in self.files.values()}
@@ -240,7 +241,7 @@ class Table:
         if len(f.head) < 2 * FINGERPRINT and size * 2 > len(f.head):
             head = _read_head(f.path)  # the fingerprint grows with the file, up to FINGERPRINT bytes
             if head is not None and head[:len(f.head) // 2].hex() == f.head:
-                f.head = head.hex()
+                f.head = _written(head, f.framing).hex()
         if size < f.offered and f.framing != INPLACE:
             return self._restart(f, st, now, f"shrank from {f.offered:,} to {size:,} bytes (truncated or replaced "
                                  "in place)")
@@ -314,6 +315,12 @@ def _framing(display: str, head: bytes) -> str:
     if b"\x00" in sample and not re.search(rb"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d", sample):
         return SKIP
     return TEXT
+
+
+def _written(head: bytes, framing: str) -> bytes:
+    """What of a file's first bytes says which file it is: a ZooKeeper log's zeros after its last entry are room
+    preallocated for the entries to come, written in place (FileTxnLog.append), not what it holds."""
+    return head.rstrip(b"\0") if framing == INPLACE else head
 
 
 def _read_head(path: str) -> bytes | None:
