@@ -227,6 +227,16 @@ class IngestResult:
         return sum(s.events for s in self.summaries)
 
 
+def events_stay_in_python(inputs: Inputs) -> bool:
+    """Whether, on a local master, no event of these inputs goes through the JVM: every file is local, so its
+    task stages its events and ``write_outputs`` writes them with pyarrow (``forensics.stage_output``); the
+    ``ingest`` command then starts its JVM with C1 only (``spark.driver_jit_options``). A remote URI is read by
+    ``binaryFile`` and its events cross Arrow and Spark's sort."""
+    from forensics.filetasks import local_path
+
+    return LOCAL_TASKS and STAGE_EVENTS and all(local_path(r) is not None for r in inputs.files)
+
+
 def _glob_escape(p: str) -> str:
     # Spark treats load() paths as globs; a '[' in a file name must not be read as a class.
     return re.sub(r"([\[\]{}*?])", r"\\\1", p)

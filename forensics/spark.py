@@ -14,6 +14,7 @@ from importlib import resources
 from pathlib import Path
 
 from forensics.jvm_archive import driver_options
+from forensics.staging import shares_filesystem
 
 
 def _defaults_conf_sets(key: str) -> bool:
@@ -66,24 +67,30 @@ def local_driver_memory(master: str | None) -> str | None:
     return f"{max(1024, min(8192, total_mb // 4))}m"
 
 
-def driver_jit_options(master: str | None) -> str:
-    """The driver JVM's JIT for a cluster master (standalone, YARN, Kubernetes): C1 only. There the driver plans
-    a few dozen queries and gathers small results; HotSpot's C2 compiler threads still spent 0.56-0.66 CPU s
+def driver_jit_options(master: str | None, rows_in_python: bool = False) -> str:
+    """The driver JVM's JIT: C1 only for a cluster master (standalone, YARN, Kubernetes), and for a local master
+    whose caller says the rows stay in Python (``rows_in_python``: the ``ingest`` command over local files, whose
+    tasks stage their events and write them with pyarrow, ``forensics.stage_output``). A cluster master's driver
+    plans a few dozen queries and gathers small results; HotSpot's C2 compiler threads still spent 0.56-0.66 CPU s
     of each replay compiling Spark's analyser and planner in the fifth and sixth runs (benchmarks/journal/replay.md,
-    standalone pair), and where the driver shares a CPU with an executor, or its planning thread with the
-    compiler, that time is taken from the run. A local master is left alone: its JVM is the executors too,
-    and their per-row code needs C2."""
-    if not master or master.startswith("local"):
+    standalone pair). A local ingest's JVM schedules tasks and reads back small rows, yet its C2 threads compiled
+    for 10 of its 21.5 CPU s on a 280 MB rotated corpus (C1 only: JIT 1.9, JVM 12.8 CPU s; benchmarks/journal/
+    ingest.md). Any other local master is left alone: its JVM is the executors too, and their per-row code needs
+    C2."""
+    if not master:
         return ""
-    return "-XX:TieredStopAtLevel=1"
+    if not master.startswith("local") or (rows_in_python and shares_filesystem(master)):
+        return "-XX:TieredStopAtLevel=1"
+    return ""
 
 
 # Rows per Arrow batch between the JVM and Python workers (see get_spark: no byte limit, so a row limit).
 ARROW_BATCH_ROWS = 1_000
 
 
-def get_spark(master: str | None = None, app_name: str = "kafka-forensics"):
-    """Reuse the active session if there is one (tests share a single session)."""
+def get_spark(master: str | None = None, app_name: str = "kafka-forensics", rows_in_python: bool = False):
+    """Reuse the active session if there is one (tests share a single session). ``rows_in_python``: the caller's
+    rows stay out of the JVM (``driver_jit_options``); it only matters to a JVM this call starts."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
@@ -101,7 +108,7 @@ def get_spark(master: str | None = None, app_name: str = "kafka-forensics"):
         builder = builder.config("spark.driver.memory", memory)
     java_opts = f"-Dlog4j2.configurationFile=file:{log4j} -Dlog4j.configurationFile=file:{log4j}"
     # the driver maps the class archive that `warm-up` built, if any (forensics.jvm_archive)
-    driver_opts = " ".join(x for x in (java_opts, driver_options(), driver_jit_options(m)) if x)
+    driver_opts = " ".join(x for x in (java_opts, driver_options(), driver_jit_options(m, rows_in_python)) if x)
     builder = (
         builder.config("spark.sql.session.timeZone", "UTC")
         # Parquet timestamps as int64 microseconds (the legacy INT96 reads back as nanoseconds elsewhere)

@@ -38,11 +38,11 @@ def default_cluster(sources: list[str], cluster: str | None) -> str:
     return name
 
 
-def start_spark(master: str | None):
+def start_spark(master: str | None, rows_in_python: bool = False):
     from forensics.spark import get_spark
 
     try:
-        return get_spark(master)
+        return get_spark(master, rows_in_python=rows_in_python)
     except Exception as exc:  # noqa: BLE001 - Java/py4j errors for a bad master URL, no Java, ...
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise UserError(f"cannot start Spark (master {master or 'local[*]'}): {first}") from None
