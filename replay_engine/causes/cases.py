@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from replay_engine.common.facts import Ref
+from replay_engine.common.frozen import quick_init
 
 ALL_REPLICAS_OFFLINE = "all_replicas_offline"
 NO_LIVE_ISR = "no_live_isr_unclean_disabled"
@@ -40,6 +41,7 @@ SERVING = "serving"  # ``broker``'s own line at ``ts`` shows it running as the p
 #   controller (refs: that line)
 
 
+@quick_init
 @dataclass(frozen=True)
 class Claim:
     what: str
@@ -50,6 +52,7 @@ class Claim:
     refs: tuple[Ref, ...] = ()
 
 
+@quick_init
 @dataclass(frozen=True)
 class Case:
     """Why one partition had no leader: the kind, the facts claimed, and the evidence chain.

@@ -25,6 +25,7 @@ from replay_engine.causes.text import fmt_duration, fmt_ts, render
 from replay_engine.common.facts import TP, Ref
 from replay_engine.common.partition import BrokerPeriod, Tenure
 from replay_engine.common.timeline import Episode
+from replay_engine.common.frozen import quick_init
 
 __all__ = ["ALL_REPLICAS_OFFLINE", "NO_LIVE_ISR", "NO_LIVE_ISR_UNKNOWN_AR", "NO_CONTROLLER", "CONTROLLER_DID_NOT_ACT",
            "LEADER_FAILOVER", "DELETED", "REASSIGNING", "UNKNOWN", "UNCLEAN_ELECTION", "Cause", "World", "explain",
@@ -234,6 +235,7 @@ def down_claim(world: World, b: int, ts: int) -> Claim:
     return Claim(BROKER_DOWN, broker=b, ts=p.start, how=cause, refs=(p.start_ref,) if p.start_ref is not None else ())
 
 
+@quick_init
 @dataclass(frozen=True)
 class Situation:
     """What every classifier reads, derived from the episode and the world alone (computed once per episode)."""

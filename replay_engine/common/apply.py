@@ -29,6 +29,7 @@ from typing import Any
 from replay_engine.common import facts as F
 from replay_engine.common.partition import UNKNOWN, PState
 from replay_engine.common.states import PARTITION_VALID_PREVIOUS
+from replay_engine.common.frozen import quick_init
 
 DECIDED, RECORDED, OBSERVED = "decided", "recorded", "observed"
 INVALID_TRANSITION = "invalid_partition_transition"
@@ -53,6 +54,7 @@ def invalid_text(tp: F.TP, current: str, target: str) -> str:
             f"states before moving to {target} state. Instead it is in {current} state")
 
 
+@quick_init
 @dataclass(frozen=True)
 class Change:
     """What one decision does to one partition (KEEP = left as it is)."""

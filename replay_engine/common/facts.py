@@ -26,10 +26,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from parsers.schema import iso_utc
+from replay_engine.common.frozen import quick_init
 
 TP = tuple[str, int]
 
 
+@quick_init
 @dataclass(frozen=True)
 class Ref:
     """Provenance: the event a fact (or a statement in a report) rests on."""

@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from replay_engine.common.facts import TP, Ref
+from replay_engine.common.frozen import quick_init
 
 UNKNOWN = "Unknown"
 
@@ -85,6 +86,7 @@ class Decision:
         }
 
 
+@quick_init
 @dataclass(frozen=True)
 class BrokerPeriod:
     """A broker's up or down period: the replay's and the image's alike (a replay that ends or amends one replaces it,
@@ -100,6 +102,7 @@ class BrokerPeriod:
     evidence: tuple[Ref, ...] = ()
 
 
+@quick_init
 @dataclass(frozen=True)
 class Tenure:
     """A controller's tenure: the replay's and the image's alike (ended by replacing it, as a period)."""

@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterable, TypeVar
 
 from parsers.schema import iso_utc
 from replay_engine.common.facts import TP, Ref
+from replay_engine.common.frozen import quick_init
 
 T = TypeVar("T")
 
@@ -31,6 +32,7 @@ def timeline_arrow_schema():
     ])
 
 
+@quick_init
 @dataclass(frozen=True)
 class View:
     leader: int | None

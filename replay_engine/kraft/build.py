@@ -24,10 +24,12 @@ from typing import AbstractSet
 
 from replay_engine import rules as R
 from replay_engine.rules.rule import Version
+from replay_engine.common.frozen import quick_init
 
 NO_LEADER = -1
 
 
+@quick_init
 @dataclass(frozen=True)
 class Registration:
     """What ``PartitionChangeBuilder`` reads of a ``PartitionRegistration``."""
@@ -39,6 +41,7 @@ class Registration:
     last_known_elr: tuple[int, ...] = ()
 
 
+@quick_init
 @dataclass(frozen=True)
 class ChangeRecord:
     """The fields a ``PartitionChangeRecord`` sets (None: not set). ``leader`` set means a new leader epoch."""
@@ -57,6 +60,7 @@ class ChangeRecord:
                             reg.last_known_elr if self.last_known_elr is None else self.last_known_elr)
 
 
+@quick_init
 @dataclass(frozen=True)
 class BrokerEvent:
     """The broker event a record is written for (generateLeaderAndIsrUpdates' arguments); all None: an event of no
