@@ -99,3 +99,29 @@ def test_the_replays_own_steps_keep_elr_and_elect_the_last_known_leader():
             and d.trigger.cite() in (logs + "432", logs + "487", logs + "540")]
     assert [(d.trigger.cite()[len(logs):], d.after["leader"], d.unclean) for d in mine] == \
         [("432", -1, False), ("487", -1, False), ("540", 1, True)]
+
+
+def test_one_broker_events_partitions_each_read_their_own_topics_unclean_setting():
+    # ReplicationControlManager.generateLeaderAndIsrUpdates (3.7.0 metadata/.../controller/ReplicationControlManager
+    # .java) builds each partition's change with Election.UNCLEAN where uncleanLeaderElectionEnabledForTopic(topic):
+    # broker 1, the only ISR member of a-0 and b-0, fenced, the out-of-sync replica 2 leads a-0 (unclean.leader.election
+    # .enable=true on topic a) and b-0 stays leaderless. The replay builds the record once per registration and
+    # setting alike within the event: two topics alike but for the setting are two records.
+    from replay_engine.common import facts as F
+    from replay_engine.common.config import ConfigState
+    from replay_engine.kraft.facts import KraftStream
+    from replay_engine.kraft.replay import KraftReplay
+
+    def ref(pos, event):
+        return F.Ref(pos, event, "controller.log", pos, event)
+
+    facts = [F.BrokerRegistered(b, ref(b, "broker_registered"), broker=b, epoch=10 + b, via="kraft_record",
+                                view="controller", fenced=False) for b in (1, 2)]
+    facts.append(F.TopicConfig(3, ref(3, "config_record"), topic="a", config={"unclean.leader.election.enable": "true"}))
+    facts += [F.PartitionRegistration(4 + i, ref(4 + i, "partition_record"), tp=(t, 0), leader=1, isr=(1,),
+                                      leader_epoch=0, zk_version=0, replicas=(1, 2), snapshot=True)
+              for i, t in enumerate(("a", "b"))]
+    facts.append(F.BrokerDown(10, ref(10, "broker_fenced"), broker=1, cause="fenced", view="controller"))
+    replay = KraftReplay(ConfigState(version=(3, 7, 0)))
+    replay.run(KraftStream(facts))
+    assert {d.tp: (d.after["leader"], d.unclean) for d in replay.decisions} == {("a", 0): (2, True), ("b", 0): (-1, False)}
