@@ -49,3 +49,23 @@ def test_offsets_logged_at_the_election_win_over_the_shrink():
 def test_no_offsets_means_possible_loss_not_a_number():
     got = estimate(decision(events_of(SHRINK.replace("orders-0", "other-0"), "kafka-1/server.log")), [])
     assert got["lost_messages"] is None and got["possible_data_loss"] is True
+
+
+def test_indexed_lines_find_what_a_scan_finds():
+    # ``estimates`` asks each writer's lines by bisection (_Offsets): the same line as _after's scan of them, whatever
+    # order their times come in (lines of several files merged) and whatever epochs they state
+    import random
+    from types import SimpleNamespace
+
+    from replay_engine.estimates.dataloss import _after, _Offsets
+
+    rng = random.Random(45)
+    for _ in range(300):
+        lines = [SimpleNamespace(event_type="become_leader", broker_id=2, topic="orders", partition=0,
+                                 ts=rng.choice([None, *range(0, 40, 3)]), leader_epoch=rng.choice([None, 5, 6, 7, 8]),
+                                 detail=rng.choice([None, {}, {"offset": rng.randrange(100)}]))
+                 for _ in range(rng.randrange(12))]
+        index = _Offsets(lines)
+        for ts in range(-1, 42, 2):
+            for epoch in (None, 6, 7):
+                assert index.after(ts, epoch) is _after(lines, ("orders", 0), 2, ts, ("become_leader",), epoch)

@@ -9,6 +9,8 @@ Without offsets in the evidence the loss is "possible", never invented.
 """
 from __future__ import annotations
 
+import bisect
+import itertools
 from typing import Any
 
 from parsers.schema import Event, iso_utc
@@ -42,13 +44,16 @@ def _shrink_before(events: list[Event], tp, broker: int, ts: int) -> tuple[int, 
 
 def _log_end(events: list[Event], tp, broker: int | None, ts: int, become: str, epoch, evidence: list,
              basis: list[str], said_after: str, said_before: str,
-             by_writer: dict[tuple, list[Event]] | None = None) -> int | None:
+             by_writer: dict[tuple, _Offsets] | None = None) -> int | None:
     """A broker's log end offset around the election: what it logged on taking its new role, else what the
     leader recorded when it left the ISR before; its evidence and the sentence saying which, appended."""
     if broker is None:
         return None
-    own = events if by_writer is None else by_writer.get((tp[0], tp[1], become, broker), ())
-    e = _after(own, tp, broker, ts, (become,), epoch)
+    if by_writer is None:
+        e = _after(events, tp, broker, ts, (become,), epoch)
+    else:
+        own = by_writer.get((tp[0], tp[1], become, broker))
+        e = None if own is None else own.after(ts, epoch)
     if e is not None:
         offset, ev, said = int(e.detail["offset"]), e, said_after
     else:
@@ -61,21 +66,47 @@ def _log_end(events: list[Event], tp, broker: int | None, ts: int, become: str, 
     return offset
 
 
+class _Offsets:
+    """One broker's lines of one type about one partition that give an offset, in order, for ``_after`` asked of
+    them again and again (each unclean election of the partition asks twice): ``reach[i]``, the latest time among
+    the first i + 1 lines, is sorted, so the first line at or after a time is found by bisection, whatever order
+    the lines' times are in."""
+
+    __slots__ = ("lines", "reach")
+
+    def __init__(self, lines: list[Event]):
+        self.lines = [e for e in lines if e.ts is not None and (e.detail or {}).get("offset") is not None]
+        self.reach = list(itertools.accumulate((e.ts for e in self.lines), max))
+
+    def after(self, ts: int, epoch: int | None) -> Event | None:
+        """``_after`` over these lines."""
+        lines = self.lines
+        for i in range(bisect.bisect_left(self.reach, ts), len(lines)):
+            e = lines[i]
+            if e.ts >= ts and (epoch is None or e.leader_epoch is None or e.leader_epoch >= epoch):
+                return e
+        return None
+
+
 # the lines an estimate reads: the new leader's and the old leader's offsets, and ISR shrinks' end offsets
 _READ = frozenset({"become_leader", "become_follower", "isr_shrink"})
 
 
 def estimates(decisions: list[Decision], events: list[Event]) -> list[dict[str, Any]]:
     """``estimate`` of each unclean election, each over its own partition's lines, indexed once (in their order):
-    a scan of every event per election was 80% of a KRaft replay with thousands of them."""
-    index: dict[tuple, list[Event]] = {}
+    a scan of every event per election was 80% of a KRaft replay with thousands of them. A partition's ISR
+    shrinks are all ``_shrink_before`` reads of it; a writer's lines of its new role, all ``_after`` reads."""
+    shrinks: dict[tuple, list[Event]] = {}
     by_writer: dict[tuple, list[Event]] = {}  # (topic, partition, type, broker) -> its lines, in order
     if decisions:
         for e in events:
             if e.event_type in _READ and e.topic is not None:
-                index.setdefault((e.topic, e.partition), []).append(e)
-                by_writer.setdefault((e.topic, e.partition, e.event_type, e.broker_id), []).append(e)
-    return [_estimate(d, index.get(tuple(d.tp), []), by_writer) for d in decisions]
+                if e.event_type == "isr_shrink":
+                    shrinks.setdefault((e.topic, e.partition), []).append(e)
+                else:
+                    by_writer.setdefault((e.topic, e.partition, e.event_type, e.broker_id), []).append(e)
+    offsets = {key: _Offsets(lines) for key, lines in by_writer.items()}
+    return [_estimate(d, shrinks.get(tuple(d.tp), []), offsets) for d in decisions]
 
 
 def estimate(d: Decision, events: list[Event]) -> dict[str, Any]:
@@ -83,8 +114,9 @@ def estimate(d: Decision, events: list[Event]) -> dict[str, Any]:
     return _estimate(d, events, None)
 
 
-def _estimate(d: Decision, events: list[Event], by_writer: dict[tuple, list[Event]] | None) -> dict[str, Any]:
-    """``by_writer``: ``events`` by (topic, partition, type, broker), where ``estimates`` indexed them."""
+def _estimate(d: Decision, events: list[Event], by_writer: dict[tuple, _Offsets] | None) -> dict[str, Any]:
+    """``by_writer``: the lines of ``events`` that give an offset by (topic, partition, type, broker), where
+    ``estimates`` indexed them."""
     tp = d.tp
     old_isr = list(d.before.get("isr") or [])
     old = d.before.get("leader")
