@@ -93,6 +93,14 @@ class World:
                                                                   compare=False)
     _before: dict[int, dict[int, BrokerPeriod | None]] = field(default_factory=dict, init=False, repr=False,
                                                                compare=False)
+    # each partition's assignment times, the configurations' times, and (configuration's place, topic) -> its
+    # unclean.leader.election.enable: asked of every episode
+    _ar_times: dict[TP, list[int]] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _config_times: list[int] | None = field(default=None, init=False, repr=False, compare=False)
+    _unclean_cfg: dict[tuple[int, str], Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+    # answers asked again at the same time: the partitions a broker took down with it share their episodes' start
+    _down_claims: dict[tuple[int, int], Claim] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _controllers: dict[int, Tenure | None] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def alive(self, b: int, ts: int) -> bool | None:
         ps = self.periods.get(b)
@@ -171,14 +179,34 @@ class World:
         hist = self.ar_history.get(tp)
         if not hist:
             return None
-        i = bisect_right([t for t, _ in hist], ts)
+        times = self._ar_times.get(tp)
+        if times is None or len(times) != len(hist):
+            times = self._ar_times[tp] = [t for t, _ in hist]
+        i = bisect_right(times, ts)
         return hist[max(i - 1, 0)][1]
 
-    def config_at(self, ts: int) -> ConfigImage | None:
+    def _config_index(self, ts: int) -> int | None:
         if not self.config_history:
             return None
-        i = bisect_right([t for t, _ in self.config_history], ts)
-        return self.config_history[max(i - 1, 0)][1]
+        if self._config_times is None or len(self._config_times) != len(self.config_history):
+            self._config_times = [t for t, _ in self.config_history]
+        return max(bisect_right(self._config_times, ts) - 1, 0)
+
+    def config_at(self, ts: int) -> ConfigImage | None:
+        i = self._config_index(ts)
+        return None if i is None else self.config_history[i][1]
+
+    def unclean_at(self, topic: str, ts: int) -> Resolved | None:
+        """``config_at(ts).unclean_enabled(topic)``, resolved once per configuration and topic (a configuration of the
+        history is never changed: each is a frozen image)."""
+        i = self._config_index(ts)
+        if i is None:
+            return None
+        key = (i, topic)
+        got = self._unclean_cfg.get(key)
+        if got is None:
+            got = self._unclean_cfg[key] = self.config_history[i][1].unclean_enabled(topic)
+        return got
 
     def view_at(self, tenure: Tenure, ts: int) -> tuple[frozenset[int], Ref] | None:
         """The live brokers ``tenure``'s controller last stated in office at or before ``ts``, with the line."""
@@ -207,10 +235,11 @@ class World:
         return got
 
     def controller_at(self, ts: int) -> Tenure | None:
-        for t in self.tenures:
-            if t.start <= ts and (t.end is None or ts < t.end):
-                return t
-        return None
+        if ts in self._controllers:
+            return self._controllers[ts]
+        got = self._controllers[ts] = next((t for t in self.tenures if t.start <= ts and (t.end is None or ts < t.end)),
+                                           None)
+        return got
 
 
 _CAUSE_OF_EVENT = {"broker_failed": "controller_detected", "broker_deregistered": "deleted",
@@ -226,6 +255,13 @@ def _how_down(world: World, down: BrokerPeriod) -> str | None:
 
 def down_claim(world: World, b: int, ts: int) -> Claim:
     """How broker ``b`` came to be down at ``ts``, citing the event that opened its down period."""
+    got = world._down_claims.get((b, ts))
+    if got is None:
+        got = world._down_claims[(b, ts)] = _down_claim(world, b, ts)
+    return got
+
+
+def _down_claim(world: World, b: int, ts: int) -> Claim:
     p = world.period_at(b, ts)
     if p is None or p.state != "down":
         return Claim(BROKER_NOT_RUNNING, broker=b, ts=ts)
@@ -278,8 +314,7 @@ def situation(ep: Episode, world: World) -> Situation:
     failed = world.failed_between(tp, ep.start, ep.end or 1 << 62)
     # state changes during the outage (e.g. the "leader -1" write), at most a few
     head = [first.opened_by, *failed[:3], *(i.opened_by for i in ep.intervals[1:4])]
-    cfg = world.config_at(ep.start)
-    unclean = cfg.unclean_enabled(ep.topic) if cfg is not None else None
+    unclean = world.unclean_at(ep.topic, ep.start)
     members = list(ar) if ar else list(isr or [])
     alive = {b: world.alive(b, ep.start) for b in members}
     when = {b: ep.start for b in members}
