@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
+import operator
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Sequence
 
 from parsers.schema import Event
 from replay_engine.zk.from_events import ClusterContext, cluster_context
@@ -152,14 +154,35 @@ def ordered(events: list[Event], writers: dict[str, int]) -> list[Event]:
     two nodes) once: the copy that sorts first; each metadata log's records in offset order (``in_offset_order``)."""
     seen: set[tuple] = set()
     out = []
+    by_file: dict[str | None, list[int]] = {}  # the records' places in ``out``, by file
     for e in sorted(events, key=order_key(writers)):
         if e.source_kind == "kraft_metadata":
             key = (e.source_pos, e.source_sub, e.event_type, e.topic, e.partition, e.subject_broker)
             if key in seen:
                 continue
             seen.add(key)
+            by_file.setdefault(e.source_file, []).append(len(out))
         out.append(e)
-    return in_offset_order(out)
+    return _in_offset_order(out, by_file)
+
+
+_POSITION = operator.attrgetter("source_pos", "source_sub")
+
+
+def _offset_order(records: list[Event]) -> list[int] | None:
+    """The records' places sorted by (offset, index), None read as -1; None when they are in that order already. The
+    keys are compared as they are (in C) unless a None decides a comparison, which then raises and all is decided
+    again with -1 (None == None compares alike either way)."""
+    keys = list(map(_POSITION, records))
+    try:
+        if all(map(operator.le, keys, itertools.islice(keys, 1, None))):
+            return None
+        return sorted(range(len(records)), key=keys.__getitem__)
+    except TypeError:
+        keys = [(-1 if a is None else a, -1 if b is None else b) for a, b in keys]
+        if all(map(operator.le, keys, itertools.islice(keys, 1, None))):
+            return None
+        return sorted(range(len(records)), key=keys.__getitem__)
 
 
 def in_offset_order(events: list[Event]) -> list[Event]:
@@ -173,17 +196,25 @@ def in_offset_order(events: list[Event]) -> list[Event]:
     for i, e in enumerate(events):
         if e.source_kind == "kraft_metadata":
             by_file.setdefault(e.source_file, []).append(i)
+    return _in_offset_order(events, by_file)
+
+
+def _in_offset_order(events: list[Event], by_file: dict[str | None, list[int]]) -> list[Event]:
+    """``in_offset_order``, the records' places given by file (each file's in order)."""
     slots: dict[str, list[int]] = {}
     for f, places in by_file.items():
-        slots.setdefault(_directory(f or ""), []).extend(places)
+        slot = slots.get(_directory(f or ""))
+        if slot is None:
+            slots[_directory(f or "")] = places
+        else:  # several files of one log (segments): their places merged
+            slot.extend(places)
+            slot.sort()
     for places in slots.values():
-        places.sort()
         records = [events[i] for i in places]
-        keys = [(e.source_pos if e.source_pos is not None else -1, e.source_sub if e.source_sub is not None else -1)
-                for e in records]
-        if all(a <= b for a, b in zip(keys, keys[1:])):
+        order = _offset_order(records)
+        if order is None:
             continue  # in offset order already (a stable sort would keep every record where it is)
-        in_log = [records[i] for i in sorted(range(len(records)), key=keys.__getitem__)]
+        in_log = [records[i] for i in order]
         if any(a is not b for a, b in zip(records, in_log)):
             for i, e in zip(places, in_log):
                 events[i] = e
@@ -215,9 +246,11 @@ class KraftPass:
         return bool(spans) and any(a <= e.ts < b for a, b in spans)
 
 
-def kraft_pass(events: list[Event], version: tuple[int, ...] | None, writers: dict[str, int]) -> KraftPass:
+def kraft_pass(events: list[Event], version: tuple[int, ...] | None, writers: dict[str, int],
+               replay_lines: Sequence[bool] | None = None) -> KraftPass:
     """``events``: one cluster's events in ``ordered`` order, at least those ``phase1_needs``; ``version``: the
-    Kafka version whose rules say which records a renounce rolled back; ``writers``: ``ClusterContext.writers``."""
+    Kafka version whose rules say which records a renounce rolled back; ``writers``: ``ClusterContext.writers``;
+    ``replay_lines``: ``is_replay_line`` of each event, where the caller has it."""
     from replay_engine import rules as R
 
     reverted = reverted_on_renounce(events)
@@ -235,26 +268,28 @@ def kraft_pass(events: list[Event], version: tuple[int, ...] | None, writers: di
                   and e.partition is not None and (e.topic or (e.detail or {}).get("topic_id"))
                   and event_key(e) not in skip), None)
     active = active_spans(events)
-    return KraftPass(start_up_bursts(events, active), frozenset(skip), tuple(renounce_findings(events, undone)),
+    return KraftPass(start_up_bursts(events, active, replay_lines), frozenset(skip), tuple(renounce_findings(events, undone)),
                      broker_events(events, R.decide("kraft.registration.cleanup", version)),
                      tuple(quorum_epoch_holes(events)),
                      None if first is None else order_key(writers)(first),
                      active={w: tuple(spans) for w, spans in active.items()})
 
 
-def start_up_bursts(events: list[Event], active: dict[int, list[tuple[int, int]]] | None = None
-                    ) -> dict[tuple, tuple[tuple[int, int], ...]]:
+def start_up_bursts(events: list[Event], active: dict[int, list[tuple[int, int]]] | None = None,
+                    replay_lines: Sequence[bool] | None = None) -> dict[tuple, tuple[tuple[int, int], ...]]:
     """Per writer, the time ranges of its start-up bursts: ``BURST_MIN`` or more "Replayed" lines within
     ``BURST_WINDOW_US``. A window is a run of whole milliseconds (lines of one time all fall in it or none), so
     a line is history exactly when its time is in one of its writer's ranges. The active controller's own lines are
     never history: it replays each record as it writes it, and not again when Raft commits it (3.9.0-rc3
     QuorumController.QuorumMetaLogListener.handleCommit: "the records were already replayed"), so a burst of them
-    (a fence changing fifty partitions) is live."""
+    (a fence changing fifty partitions) is live. ``replay_lines``: as ``kraft_pass``."""
     active = active if active is not None else active_spans(events)
     in_active = within(active)
     by_writer: dict[tuple, list[int]] = {}
-    for e in events:
-        if e.ts is not None and is_replay_line(e) and not in_active(e.broker_id, e.ts):
+    if replay_lines is None:
+        replay_lines = [is_replay_line(e) for e in events]
+    for e, replayed in zip(events, replay_lines):
+        if e.ts is not None and replayed and not in_active(e.broker_id, e.ts):
             by_writer.setdefault((e.broker_id, e.source_file), []).append(e.ts)
     out: dict[tuple, tuple[tuple[int, int], ...]] = {}
     for writer, ts in by_writer.items():
@@ -333,25 +368,29 @@ def active_spans(events: list[Event]) -> dict[int, list[tuple[int, int]]]:
     return out
 
 
-def in_bursts(bursts: dict[tuple, tuple[tuple[int, int], ...]]) -> Callable[[Event], bool]:
+def in_bursts(bursts: dict[tuple, tuple[tuple[int, int], ...]]) -> Callable[..., bool]:
+    """``test(e, replay_line=None)``: ``e`` is a line of one of its writer's start-up bursts (``replay_line``:
+    ``is_replay_line(e)``, where the caller has it)."""
     starts = {w: [a for a, _ in rs] for w, rs in bursts.items()}
 
-    def test(e: Event) -> bool:
+    def test(e: Event, replay_line: bool | None = None) -> bool:
         rs = bursts.get((e.broker_id, e.source_file)) if e.ts is not None else None
-        if not rs or not is_replay_line(e):
+        if not rs or not (is_replay_line(e) if replay_line is None else replay_line):
             return False
         k = bisect.bisect_right(starts[(e.broker_id, e.source_file)], e.ts) - 1
         return k >= 0 and e.ts <= rs[k][1]
     return test
 
 
-def echo_lines(events: list[Event]) -> set[int]:
+def echo_lines(events: list[Event], replay_lines: Sequence[bool] | None = None) -> set[int]:
     """Indexes of "Replayed" lines that echo another quorum member's line of the same record (its key names
-    the partition: matched within each partition's own lines)."""
+    the partition: matched within each partition's own lines). ``replay_lines``: as ``kraft_pass``."""
     echoes: set[int] = set()
     last: dict[tuple, tuple[int, Any]] = {}
+    if replay_lines is None:
+        replay_lines = [is_replay_line(e) for e in events]
     for i, e in enumerate(events):
-        if e.ts is None or not is_replay_line(e):
+        if e.ts is None or not replay_lines[i]:
             continue
         d = e.detail or {}
         key = (e.event_type, e.subject_broker, e.topic, e.partition, d.get("broker_epoch"), d.get("fenced"),

@@ -15,6 +15,7 @@ event. A partition shard converts its own partitions' events and every cluster-w
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable
 
@@ -22,8 +23,8 @@ from parsers.schema import Event
 from replay_engine.common import facts as F
 from replay_engine.zk.from_events import ClusterContext, ref_of
 from replay_engine.kraft.evidence import previous_registration
-from replay_engine.kraft.context import (KraftPass, echo_lines, event_key, in_bursts, kraft_context, kraft_pass,
-                                      metadata_log, order_key, ordered)
+from replay_engine.kraft.context import (KraftPass, echo_lines, event_key, in_bursts, is_replay_line, kraft_context,
+                                      kraft_pass, metadata_log, order_key, ordered)
 
 KRAFT_TYPES = frozenset({"partition_record", "partition_change", "topic_record", "topic_removed", "kraft_leader_change",
                          "broker_fenced", "broker_unfenced", "broker_registration_change", "broker_unregistered",
@@ -36,10 +37,7 @@ _OBSERVED_LINES = {"become_leader": "leader", "become_follower": "follower", "le
 
 def is_kraft(events: list[Event]) -> bool:
     """KRaft evidence and no ZooKeeper-mode controller activity."""
-    counts: dict[str, int] = {}
-    for e in events:
-        counts[e.event_type] = counts.get(e.event_type, 0) + 1
-    return is_kraft_counts(counts)
+    return is_kraft_counts(Counter(e.event_type for e in events))
 
 
 def is_kraft_counts(counts: dict[str, int]) -> bool:
@@ -74,10 +72,11 @@ def kraft_facts(events: list[Event], version: tuple[int, ...] | None = None, kpa
     what the whole cluster says (``kraft_pass``), by default of these events; ``keep_tp``: a shard's partitions
     (``cut``)."""
     ctx = ctx if ctx is not None else kraft_context(events)
+    replay_lines = [is_replay_line(e) for e in events]  # each line's test, read by the passes below alike
     if kpass is None:
-        kpass = kraft_pass(events, version, ctx.writers)
+        kpass = kraft_pass(events, version, ctx.writers, replay_lines)
     history = in_bursts(kpass.bursts)
-    echoes = echo_lines(events)
+    echoes = echo_lines(events, replay_lines)
     names = dict(ctx.topic_ids)
     steps = kpass.broker_events
     skip = kpass.skip
@@ -101,7 +100,7 @@ def kraft_facts(events: list[Event], version: tuple[int, ...] | None = None, kpa
             continue  # rolled back by the controller's renounce, or appended and never committed: not replayed
         if i in echoes:
             continue
-        if history(ev):
+        if history(ev, replay_lines[i]):
             # the state it describes, not something that just happened (as of the snapshot being loaded, if one is)
             out.extend(_restated(ev, names, loading.get(ev.controller_id if ev.controller_id is not None
                                                         else ev.broker_id)))
