@@ -9,6 +9,7 @@ writes its sentence.
 """
 from __future__ import annotations
 
+import functools
 import re
 
 from bisect import bisect_left, bisect_right
@@ -644,7 +645,13 @@ def _eligible(s: Situation) -> tuple[int, ...]:
 
 
 def _strategy(r: Ref) -> str | None:
-    m = _STRATEGY.search(r.text or "")
+    return _strategy_of(r.text or "")
+
+
+@functools.lru_cache(maxsize=4096)
+def _strategy_of(text: str) -> str | None:
+    """The election strategy a failed election's line names (a partition's line is read by each of its episodes)."""
+    m = _STRATEGY.search(text)
     return m.group(1) if m else None
 
 

@@ -173,22 +173,33 @@ def _attempt(broker: int | None, group: list[Event]) -> FailedStart:
                        d.get("message") or "", _proof(ev, d), len(group))
 
 
-def during(fails: list[FailedStart], brokers: Iterable[int], start: int, end: int | None) -> list[FailedStart]:
-    """The attempts of these brokers that fell inside [start, end] (end None: to the end of the evidence)."""
-    want = set(brokers)
+def during(fails: list[FailedStart], of_broker: dict[int | None, list[int]], brokers: Iterable[int], start: int,
+           end: int | None) -> list[FailedStart]:
+    """The attempts of these brokers that fell inside [start, end] (end None: to the end of the evidence), in their
+    order in ``fails``; ``of_broker``: each broker's attempts' places in ``fails`` (``by_broker``)."""
     hi = end if end is not None else 1 << 62
-    return [f for f in fails if f.broker in want and start <= f.start <= hi]
+    return [fails[i] for i in sorted(i for b in set(brokers) for i in of_broker.get(b, ())
+                                     if start <= fails[i].start <= hi)]
+
+
+def by_broker(fails: list[FailedStart]) -> dict[int | None, list[int]]:
+    """Each broker's attempts' places in ``fails``: an outage asks only of its own brokers' attempts."""
+    out: dict[int | None, list[int]] = {}
+    for i, f in enumerate(fails):
+        out.setdefault(f.broker, []).append(i)
+    return out
 
 
 def annotate(leaderless: list, fails: list[FailedStart]) -> None:
     """Add to each outage's cause the brokers that tried to come back during it and failed."""
     if not fails:
         return
+    of_broker = by_broker(fails)
     for lp in leaderless:
         ep, cause = lp.episode, lp.cause
         brokers = cause.details.get("cause_brokers") or cause.details.get("replicas") or \
             cause.details.get("isr_at_loss") or []
-        hits = during(fails, brokers, ep.start, ep.end)
+        hits = during(fails, of_broker, brokers, ep.start, ep.end)
         if not hits:
             continue
         cause.summary = cause.summary.rstrip() + " " + "; ".join(_cap(f.sentence(False)) for f in hits[:3]) + "."

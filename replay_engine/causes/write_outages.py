@@ -80,8 +80,7 @@ class UnderMinIsr:
 Resolve = Callable[[str, int], Resolved]  # (topic, ts) -> min.insync.replicas as it stood
 
 
-def _need(resolve: Resolve, topic: str, ts: int) -> tuple[int, str]:
-    r = resolve(topic, ts)
+def _need(r: Resolved) -> tuple[int, str]:
     try:
         return max(int(str(r.value).strip()), 1), r.source
     except ValueError:
@@ -93,6 +92,9 @@ def under_min_isr(intervals: list[Interval], resolve: Resolve) -> list[UnderMinI
     out: list[UnderMinIsr] = []
     run: list[Interval] = []  # the open run of one partition's short intervals
     need_of_run: tuple[int, str] = (1, "")
+    # each setting read once: a resolver answers each (topic, configuration) with the same Resolved, which is kept
+    # here with what it reads as (so its id names it while the loop runs)
+    needs: dict[int, tuple[Resolved, tuple[int, str]]] = {}
 
     def close() -> None:
         first = run[0]
@@ -102,7 +104,14 @@ def under_min_isr(intervals: list[Interval], resolve: Resolve) -> list[UnderMinI
 
     for iv in intervals:  # sorted by partition, then start (TimelineBuilder.finish)
         v = iv.view
-        need, source = _need(resolve, iv.topic, iv.start) if v.isr is not None else (1, "")
+        if v.isr is not None:
+            r = resolve(iv.topic, iv.start)
+            got = needs.get(id(r))
+            if got is None:
+                got = needs[id(r)] = (r, _need(r))
+            need, source = got[1]
+        else:
+            need, source = 1, ""
         short = not v.leaderless and v.leader is not None and v.leader >= 0 and v.isr is not None and len(v.isr) < need
         same = bool(run) and (run[-1].topic, run[-1].partition) == (iv.topic, iv.partition) and run[-1].end == iv.start
         if short and same:
