@@ -92,7 +92,7 @@ def gantt_figure(view: ClusterView, sel: Selection, idx: EvidenceIndex, tz: str,
     drawn = set(sel.rows)
     for ep in view.episodes:
         if (ep.topic, ep.partition) in drawn:
-            for s in ep.spans:
+            for s in ep.intervals:
                 ep_of[id(s)] = ep
     traces: dict[str, dict[str, Any]] = {}
     order: list[str] = []
@@ -119,7 +119,7 @@ def gantt_figure(view: ClusterView, sel: Selection, idx: EvidenceIndex, tz: str,
             tr["x"].append((max(end, s.start) - s.start) / 1000)
             tr["hovertext"].append(_hover(s, ep, rf, hi, tz))
             tr["customdata"].append([idx.cite_id(s.opened_by), idx.episode_id(ep)])
-            if ep is not None and ep.spans[0] is s:
+            if ep is not None and ep.intervals[0] is s:
                 starts_x.append(axis_time(s.start, tz))
                 starts_y.append(label)
     # legend order: leaders by broker id, then unknown, then no leader (drawn last = on top)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from dashboards.timefmt import parse_iso
-from replay_engine.common.timeline import outage_runs
+from replay_engine.common.timeline import Episode as Outage, outage_runs
 
 # The timeline events that mean "a controlled shutdown moved this partition" (ZooKeeper and KRaft logs).
 SHUTDOWN_EVENTS = frozenset({"controlled_shutdown_requested"})
@@ -56,14 +56,10 @@ class Span:
 
 
 @dataclass
-class Episode:
-    """Consecutive leaderless spans of one partition and what the replay said about them."""
+class Episode(Outage["Span"]):
+    """Consecutive leaderless spans of one partition (the replay's episode, ``intervals`` being the spans) and what
+    the replay said about them."""
 
-    topic: str
-    partition: int
-    start: int
-    end: int | None
-    spans: list[Span]
     kind: str | None = None
     summary: str | None = None
     chain: list[Cite] = field(default_factory=list)
@@ -154,8 +150,7 @@ def spans_from_rows(rows: Iterable[dict[str, Any]]) -> list[Span]:
 
 def episodes_of(spans: list[Span]) -> list[Episode]:
     """The replay's own rule (replay_engine.common.timeline.outage_runs): touching leaderless spans merge."""
-    return [Episode(run[0].topic, run[0].partition, run[0].start, run[-1].end, run)
-            for run, _ in outage_runs(spans, lambda s: s.leaderless)]
+    return [Episode.of_run(run) for run, _ in outage_runs(spans, lambda s: s.leaderless)]
 
 
 def _attach_causes(episodes: list[Episode], leaderless_docs: list[dict[str, Any]]) -> None:

@@ -8,7 +8,7 @@ still names the dead broker), or it is offline/being deleted.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, TypeVar
+from typing import Any, Callable, Generic, Iterable, TypeVar
 
 from parsers.schema import iso_utc
 from replay_engine.common.facts import TP, Ref
@@ -166,15 +166,22 @@ class TimelineBuilder:
 
 
 @dataclass
-class Episode:
-    """Consecutive leaderless intervals of one partition, merged: one outage of that partition."""
+class Episode(Generic[T]):
+    """Consecutive leaderless items of one partition's timeline, merged by ``outage_runs``: one outage of that
+    partition. The replay's are of its intervals; the dashboards' (``dashboards.model.Episode``) of the timeline rows
+    it reads back, with what the replay said of each."""
 
     topic: str
     partition: int
     start: int
     end: int | None
-    intervals: list[Interval]
+    intervals: list[T]
     closed_by: Ref | None = None  # what gave the partition a leader again
+
+    @classmethod
+    def of_run(cls, run: list[T], closed_by: Ref | None = None):
+        """The episode of one run of ``outage_runs``: from its first item's start to its last one's end."""
+        return cls(run[0].topic, run[0].partition, run[0].start, run[-1].end, run, closed_by)
 
     @property
     def duration_us(self) -> int | None:
@@ -210,6 +217,5 @@ def leaderless_episodes(intervals: list[Interval], unavailable: bool = False) ->
     def out(iv: Interval) -> bool:
         return iv.view.unavailable if unavailable else iv.view.leaderless
 
-    return [Episode(run[0].topic, run[0].partition, run[0].start, run[-1].end, run,
-                    closer.opened_by if closer is not None else None)
+    return [Episode.of_run(run, closer.opened_by if closer is not None else None)
             for run, closer in outage_runs(intervals, out)]
