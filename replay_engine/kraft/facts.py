@@ -348,11 +348,23 @@ def _partition_change(ev: Event, names: dict[str, str], steps: dict[tuple[str, i
     return [F.PartitionChange(ev.ts or 0, ref_of(ev), tp=tp, leader=ev.leader, isr=_t(ev.isr),
                               leader_epoch=ev.leader_epoch, zk_version=ev.zk_version,
                               controller_epoch=ev.controller_epoch, replicas=_t(ev.replicas),
-                              changed=frozenset(changed if changed is not None else d.get("changed") or ()),
+                              changed=_changed(changed if changed is not None else d.get("changed") or ()),
                               elr=_t(d.get("elr")),
                               last_known_elr=_t(d.get("last_known_elr")), previous=previous_registration(d),
                               broker_events=events, metadata_log=metadata, topic_id=d.get("topic_id"),
                               restated=restated)]
+
+
+_CHANGED: dict[tuple[str, ...], frozenset[str]] = {}
+
+
+def _changed(names: Iterable[str]) -> frozenset[str]:
+    """The fields a change names, as a set made once per combination (a cluster's changes name a few)."""
+    key = tuple(names)
+    got = _CHANGED.get(key)
+    if got is None:
+        got = _CHANGED[key] = frozenset(key)
+    return got
 
 
 def _unclean_line(ev: Event, names: dict[str, str], steps, restated: bool = False) -> list[F.Fact]:
