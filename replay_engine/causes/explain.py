@@ -102,8 +102,16 @@ class World:
     # answers asked again at the same time: the partitions a broker took down with it share their episodes' start
     _down_claims: dict[tuple[int, int], Claim] = field(default_factory=dict, init=False, repr=False, compare=False)
     _controllers: dict[int, Tenure | None] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _alive: dict[tuple[int, int], bool | None] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def alive(self, b: int, ts: int) -> bool | None:
+        key = (b, ts)
+        if key in self._alive:
+            return self._alive[key]
+        got = self._alive[key] = self._alive_at(b, ts)
+        return got
+
+    def _alive_at(self, b: int, ts: int) -> bool | None:
         ps = self.periods.get(b)
         if not ps:
             return None

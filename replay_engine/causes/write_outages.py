@@ -104,17 +104,16 @@ def under_min_isr(intervals: list[Interval], resolve: Resolve) -> list[UnderMinI
 
     for iv in intervals:  # sorted by partition, then start (TimelineBuilder.finish)
         v = iv.view
-        if v.isr is not None:
+        short = False
+        if v.isr is not None and v.leader is not None and v.leader >= 0 and not v.leaderless:
+            # led, with an ISR: short of the setting in force (read only here: it counts for short intervals alone)
             r = resolve(iv.topic, iv.start)
             got = needs.get(id(r))
             if got is None:
                 got = needs[id(r)] = (r, _need(r))
             need, source = got[1]
-        else:
-            need, source = 1, ""
-        short = not v.leaderless and v.leader is not None and v.leader >= 0 and v.isr is not None and len(v.isr) < need
-        same = bool(run) and (run[-1].topic, run[-1].partition) == (iv.topic, iv.partition) and run[-1].end == iv.start
-        if short and same:
+            short = len(v.isr) < need
+        if short and run and (run[-1].topic, run[-1].partition) == (iv.topic, iv.partition) and run[-1].end == iv.start:
             run.append(iv)
             continue
         if run:

@@ -15,6 +15,7 @@ always come from the logs.
 """
 from __future__ import annotations
 
+import functools
 import heapq
 import re
 from dataclasses import dataclass, field, replace
@@ -127,12 +128,14 @@ class ClusterContext:
     controller_view: tuple[int, int] | None = None
 
 
+@functools.lru_cache(maxsize=4096)
 def log_window_kind(source_file: str | None, logger: str | None = None) -> str | None:
     """Which controller record a log file's time span covers: its state-change or controller log.
 
     A file named for neither (a container's stdout, a collector's export, a server.log that an
     operator's log4j config shares) still holds those records where the line's logger is the
-    one Kafka's log4j.properties routes to them: state.change.logger, kafka.controller.*."""
+    one Kafka's log4j.properties routes to them: state.change.logger, kafka.controller.*. Asked of every line: kept
+    per (file, logger), a cluster's few."""
     if source_file:
         name = source_file.rsplit("/", 1)[-1]
         if "state-change" in name:
