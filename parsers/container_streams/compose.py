@@ -41,3 +41,52 @@ def pieces(lines: Iterable[tuple[int, str]], path: str) -> Iterator[Piece]:
             continue
         stamp, text = split_stamp(line[m.end():])
         yield Piece("line", pos, m.group(1), text, stamp)
+
+
+# Bulk reading: the prefixes a stream repeats ("kafka-1  | "), each checked by _PREFIX once. Bounded: a stream
+# has a few services; a file of other lines must not grow it.
+_KNOWN: dict[str, str] = {}
+_KNOWN_CAP = 4096
+
+
+def route(lines: list[str]) -> tuple[list[str | None], list[str], list[str | None]]:
+    """A block of lines -> (source, text, stamp) per line, as ``pieces`` reads them, without a Piece per line.
+
+    The source is None for a line this does not take (a colour code in it, a carriage return at its end, no
+    prefix seen before or none at all): its text is then the line itself, for ``pieces``. A prefix is the
+    line up to the first '|' and one character more: no service name or padding holds a '|'."""
+    names: list[str | None] = []
+    texts: list[str] = []
+    stamps: list[str | None] = []
+    known = _KNOWN
+    for line in lines:
+        bar = line.find("|")
+        key = line[:bar + 2]
+        name = known.get(key)
+        if name is None:
+            name = _learn(key) if bar > 0 else None
+        if name is None or "\x1b" in line or line.endswith("\r"):
+            names.append(None)
+            texts.append(line)
+            stamps.append(None)
+            continue
+        text = line[bar + 2:]
+        names.append(name)
+        if text[:1].isdigit():
+            stamp, text = split_stamp(text)
+            stamps.append(stamp)
+        else:
+            stamps.append(None)
+        texts.append(text)
+    return names, texts, stamps
+
+
+def _learn(key: str) -> str | None:
+    """The service a line starting with ``key`` (up to one past its first '|') belongs to, when ``_PREFIX``
+    takes exactly that much of it: '|' then a space, or '|' ending the line."""
+    m = _PREFIX.match(key)
+    if m is None or m.end() != len(key):
+        return None
+    if len(_KNOWN) < _KNOWN_CAP:
+        _KNOWN[key] = m.group(1)
+    return m.group(1)

@@ -24,6 +24,9 @@ class Grammar:
     share: float  # of the sampled lines that must match
     reorder: bool = False  # export in no particular order: sort each source by its entries' own keys
     json: bool = False  # one JSON object per line: a record that parses is whole, a cut one does not parse
+    # A block of lines -> (sources, texts, stamps), a line read as ``pieces`` reads it or (source None) left
+    # to ``pieces``: for a grammar whose every line is one piece on its own (no record spans lines).
+    route: Callable[[list[str]], tuple[list, list, list]] | None = None
 
 
 GRAMMARS: dict[str, Grammar] = {
@@ -32,12 +35,19 @@ GRAMMARS: dict[str, Grammar] = {
     "ecs_export": Grammar(ecs.NAME, ecs.line_matches, ecs.pieces, 0.8, reorder=True, json=True),
     "cri": Grammar(cri.NAME, cri.line_matches, cri.pieces, 0.8),
     "kubectl_prefix": Grammar(kubectl.NAME_PREFIX, kubectl.prefix_matches, kubectl.prefix_pieces, 0.8),
-    "compose": Grammar(compose.NAME, compose.line_matches, compose.pieces, 0.6),
+    "compose": Grammar(compose.NAME, compose.line_matches, compose.pieces, 0.6, route=compose.route),
     "loki_default": Grammar(loki.NAME_DEFAULT, loki.default_matches, loki.default_pieces, 0.8),
     "kubectl_timestamps": Grammar(kubectl.NAME_TIMESTAMPS, kubectl.timestamps_matches, kubectl.timestamps_pieces, 0.8),
     # decided on the sample as a whole (see detect_lines), not line by line
     "loki_raw": Grammar(loki.NAME_RAW, lambda line: False, loki.raw_pieces, 1.0),
 }
+# Off: every line goes through its grammar's ``pieces`` (the tests compare the two readings).
+ROUTED = True
+
+
+def route_of(grammar: Grammar) -> Callable[[list[str]], tuple[list, list, list]] | None:
+    """The grammar's block router, when it has one and routing is on."""
+    return grammar.route if ROUTED else None
 
 
 def sample(text: str, n: int = SAMPLE_LINES) -> list[str]:

@@ -12,13 +12,26 @@ from __future__ import annotations
 import fnmatch
 import re
 from dataclasses import dataclass
+from typing import Iterable
 
-_SELF = re.compile(
-    r"\[(?:KafkaServer|BrokerServer|ControllerServer|QuorumController) id=(\d+)\]"
-    r"|\[KafkaRaftServer nodeId=(\d+)\]"
-    r"|\[Controller id=(\d+)[\] ]"
-    r"|^\s*(?:broker|node)\.id = (\d+)\s*$"
+# What a line says of its own id, split in two so that a search starts only at a '[' (re scans for a
+# pattern's leading literal in C): a bracketed log ident anywhere in the line, or a whole line of the
+# configuration dump. No line is both (the dump's line holds no '[').
+_BRACKETED = re.compile(
+    r"\[(?:(?:KafkaServer|BrokerServer|ControllerServer|QuorumController) id=(\d+)\]"
+    r"|KafkaRaftServer nodeId=(\d+)\]"
+    r"|Controller id=(\d+)[\] ])"
 )
+_CONFIGURED = re.compile(r"^\s*(?:broker|node)\.id = (\d+)\s*$")
+
+
+def self_named(text: str) -> Iterable[re.Match]:
+    """The places where ``text`` names its writer's id, in order; the id is a match's one group that is set."""
+    if ".id = " in text:
+        m = _CONFIGURED.match(text)
+        if m is not None:
+            return (m,)
+    return _BRACKETED.finditer(text)
 
 
 @dataclass(frozen=True)
@@ -34,7 +47,7 @@ def named_ids(texts: list[str], positions: list[int]) -> dict[int, tuple[str, in
     for text, pos in zip(texts, positions):
         if "id" not in text:
             continue
-        for m in _SELF.finditer(text):
+        for m in self_named(text):
             bid = int(next(g for g in m.groups() if g is not None))
             if bid not in found:
                 found[bid] = (m.group(0).strip().rstrip(" "), pos)

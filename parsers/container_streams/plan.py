@@ -13,8 +13,8 @@ from parsers.common.textranges import (
     plan_ranges,
     skip_lines,
 )
-from parsers.container_streams.detect import GRAMMARS, detect_head
-from parsers.container_streams.survey import LOOKAHEAD_LINES, merge_surveys, survey, survey_range
+from parsers.container_streams.detect import GRAMMARS, detect_head, route_of
+from parsers.container_streams.survey import LOOKAHEAD_LINES, merge_surveys, survey, survey_blocks, survey_range
 
 
 def _numbered(path: str, size: int, gz: bool) -> Iterator[tuple[int, str]]:
@@ -78,6 +78,15 @@ def survey_part(path: str, display: str, size: int, gz: bool, key: str, start: i
     end = first_no + owned
     last = [first_no - 1]
 
+    def blocks() -> Iterator[tuple[int, list[str]]]:
+        with open(path, "rb") as fh:
+            chunks = gunzip_stream(fh, size, ReadProblems()) if gz else file_chunks(fh, start)
+            for first, lines in line_blocks(chunks, ReadProblems(), MAX_LINE_CHARS, first_no):
+                last[0] = min(first + len(lines) - 1, end + LOOKAHEAD_LINES - 1)
+                yield first, lines
+                if last[0] == end + LOOKAHEAD_LINES - 1:
+                    return
+
     def numbered() -> Iterator[tuple[int, str]]:
         with open(path, "rb") as fh:
             chunks = gunzip_stream(fh, size, ReadProblems()) if gz else file_chunks(fh, start)
@@ -88,7 +97,10 @@ def survey_part(path: str, display: str, size: int, gz: bool, key: str, start: i
                     last[0] = n
                     yield n, text
 
-    got = survey_range(numbered(), display, key, end)
+    if route_of(GRAMMARS[key]) is not None:
+        got = survey_blocks(blocks(), display, key, end)
+    else:
+        got = survey_range(numbered(), display, key, end)
     got["last"] = last[0]
     return got
 

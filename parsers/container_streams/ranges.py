@@ -32,11 +32,13 @@ from parsers.common.context import SourceContext
 from parsers.common.textio import ReadProblems
 from parsers.common.textranges import file_chunks, gunzip_stream, line_blocks
 from parsers.container_streams.demux import _CHECKED, _KAFKA_LOGGER, MAX_REPORTED
-from parsers.container_streams.detect import GRAMMARS
+from parsers.container_streams.detect import GRAMMARS, route_of
+from parsers.container_streams.records import Piece
 from parsers.container_streams.survey import split_parts
 from parsers.schema import Event, EventRun
 
 CHUNK_LINES = 200_000  # lines of one source read as one part (about 50 MB of text)
+_READ_ON_LINES = 256  # lines routed at a time past a range's end
 
 
 class _Source:
@@ -80,71 +82,133 @@ def read_range(path: str, size: int, ctx: SourceContext, survey: dict, start: in
     then ("range", None, dict): the range's own accounting (collector lines, quarantined records, read
     problems of the lines it owns). Events are in each source's order, not yet attributed nor finished."""
     grammar = GRAMMARS[survey["key"]]
-    infos = survey["sources"]
-    end = first_no + owned
     problems = ReadProblems(bad_lines=[])
-    sources: dict[str, _Source] = {}
-    acc = new_accounting()
-    reading_on = False
+    reader = _RangeReader(grammar, survey["sources"], ctx, first_no, first_no + owned, chunk_lines)
+    route = route_of(grammar)
     exhausted = False
-    last = None
-    last_src: _Source | None = None
-
-    def flush(src: _Source) -> Iterator[tuple[str, str, Any]]:
-        if src.texts:
-            yield from _read_part(src, ctx)
-            src.texts, src.pos, src.stamps = [], [], []
-
     with open(path, "rb") as fh:
         chunks = gunzip_stream(fh, size, problems) if gz else file_chunks(fh, start)
-        numbered = _numbered(line_blocks(chunks, problems, MAX_LINE_CHARS, first_no))
-        for piece in grammar.pieces(numbered, ctx.path):
-            last, last_src = piece, None
-            if piece.pos >= end:
-                if not reading_on:
-                    reading_on = True
-                    for s in sources.values():
-                        s.open = s.taken
-                if piece.kind == "line":
-                    src = sources.get(piece.source or "?")
-                    if src is not None and src.open:
-                        last_src = src
-                        for i, part in enumerate(split_parts(piece.text)):
-                            text = f"{piece.stamp} {part}" if src.prefixed and piece.stamp else part
-                            if src.is_anchor(text):
-                                src.open = False
-                                break
-                            _take(src, text, piece, i == 0, acc)
-                if not any(s.open for s in sources.values()):
+        blocks = line_blocks(chunks, problems, MAX_LINE_CHARS, first_no)
+        if route is None:
+            for piece in grammar.pieces(_numbered(blocks), ctx.path):
+                yield from reader.piece(piece)
+                if reader.done:
                     break
-                continue
-            if count_outside(acc, piece, ctx.path):
-                continue
-            name = piece.source or "?"
-            src = sources.get(name)
-            if src is None:
-                src = sources[name] = _Source(name, infos[name], ctx.tz, infos[name]["first"] < first_no)
-            last_src = src
-            for i, part in enumerate(split_parts(piece.text)):
-                text = f"{piece.stamp} {part}" if src.prefixed and piece.stamp else part
-                if src.skip:
-                    if not src.is_anchor(text):
-                        continue
-                    src.skip = False
-                elif len(src.texts) >= chunk_lines and src.is_anchor(text):
-                    for got in flush(src):
-                        yield got
-                _take(src, text, piece, i == 0, acc)
+            else:
+                exhausted = True
         else:
-            exhausted = True
-    if exhausted and not grammar.json and last is not None and last.kind == "line" and \
-            last.pos == problems.unterminated_line and last_src is not None and last_src.pos and \
-            last_src.pos[-1] == last.pos:
+            for first, lines in blocks:
+                yield from reader.block(first, lines, route)
+                if reader.done:
+                    break
+            else:
+                exhausted = True
+    acc, last_src = reader.acc, reader.last_src
+    if exhausted and not grammar.json and reader.last_line == problems.unterminated_line and \
+            last_src is not None and last_src.pos and last_src.pos[-1] == reader.last_line:
         acc["cut"] = _cut_line(last_src, ctx.path)
-    for name in sorted(sources):
-        for got in flush(sources[name]):
-            yield got
-    yield "range", None, close_accounting(acc, problems, first_no, end)
+    for name in sorted(reader.sources):
+        yield from reader.flush(reader.sources[name])
+    yield "range", None, close_accounting(acc, problems, first_no, reader.end)
+
+
+class _RangeReader:
+    """The pieces of one range, in file order, put in their sources' buffers; a buffer that is full is read
+    (``flush``) at its source's next header. ``done``: past the range's end, every source's last entry
+    has ended. ``last_line``/``last_src``: the last piece's line when it is a source's (None otherwise) and
+    the source it went to (for a cut last line)."""
+
+    def __init__(self, grammar, infos: dict, ctx: SourceContext, first_no: int, end: int, chunk_lines: int):
+        self.grammar, self.infos, self.ctx = grammar, infos, ctx
+        self.first_no, self.end, self.chunk_lines = first_no, end, chunk_lines
+        self.sources: dict[str, _Source] = {}
+        self.acc = new_accounting()
+        self.reading_on = False
+        self.done = False
+        self.last_line: int | None = None
+        self.last_src: _Source | None = None
+
+    def flush(self, src: _Source) -> Iterator[tuple[str, str, Any]]:
+        if src.texts:
+            yield from _read_part(src, self.ctx)
+            src.texts, src.pos, src.stamps = [], [], []
+
+    def piece(self, piece) -> Iterator[tuple[str, str, Any]]:
+        self.last_line, self.last_src = (piece.pos if piece.kind == "line" else None), None
+        sources = self.sources
+        if piece.pos >= self.end:
+            if not self.reading_on:
+                self.reading_on = True
+                for s in sources.values():
+                    s.open = s.taken
+            if piece.kind == "line":
+                src = sources.get(piece.source or "?")
+                if src is not None and src.open:
+                    self.last_src = src
+                    for i, part in enumerate(split_parts(piece.text)):
+                        text = f"{piece.stamp} {part}" if src.prefixed and piece.stamp else part
+                        if src.is_anchor(text):
+                            src.open = False
+                            break
+                        _take(src, text, piece, i == 0, self.acc)
+            if not any(s.open for s in sources.values()):
+                self.done = True
+            return
+        if count_outside(self.acc, piece, self.ctx.path):
+            return
+        name = piece.source or "?"
+        src = sources.get(name)
+        if src is None:
+            info = self.infos[name]
+            src = sources[name] = _Source(name, info, self.ctx.tz, info["first"] < self.first_no)
+        self.last_src = src
+        for i, part in enumerate(split_parts(piece.text)):
+            text = f"{piece.stamp} {part}" if src.prefixed and piece.stamp else part
+            if src.skip:
+                if not src.is_anchor(text):
+                    continue
+                src.skip = False
+            elif len(src.texts) >= self.chunk_lines and src.is_anchor(text):
+                yield from self.flush(src)
+            _take(src, text, piece, i == 0, self.acc)
+
+    def block(self, first: int, lines: list[str], route) -> Iterator[tuple[str, str, Any]]:
+        """A block of lines through ``route``: a line of a source the range reads on as it is (one part, no
+        stamp to put before it, no header to wait for, its buffer not full) is put in the buffer here, what
+        ``piece`` would do with it; any other line goes to ``piece``. Past its end a range reads only up to
+        each source's next header: those lines are routed a few at a time."""
+        k = max(0, self.end - first)
+        if len(lines) - k <= _READ_ON_LINES:
+            yield from self._routed(first, lines, route)
+            return
+        for at in range(k, len(lines), _READ_ON_LINES):
+            if at == k and k:
+                yield from self._routed(first, lines[:k], route)
+            if self.done:
+                return
+            yield from self._routed(first + at, lines[at:at + _READ_ON_LINES], route)
+            if self.done:
+                return
+
+    def _routed(self, first: int, lines: list[str], route) -> Iterator[tuple[str, str, Any]]:
+        names, texts, stamps = route(lines)
+        sources, end, chunk_lines = self.sources, self.end, self.chunk_lines
+        pieces, path = self.grammar.pieces, self.ctx.path
+        n = first - 1
+        for name, text, stamp in zip(names, texts, stamps):
+            n += 1
+            if n < end and name is not None:
+                src = sources.get(name)
+                if src is not None and not src.skip and not src.prefixed and len(src.texts) < chunk_lines:
+                    src.texts.append(text)
+                    src.pos.append(n)
+                    src.stamps.append(stamp)
+                    self.last_line, self.last_src = n, src
+                    continue
+            for piece in (pieces([(n, text)], path) if name is None else (Piece("line", n, name, text, stamp),)):
+                yield from self.piece(piece)
+                if self.done:
+                    return
 
 
 def new_accounting() -> dict[str, Any]:

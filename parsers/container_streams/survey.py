@@ -20,7 +20,7 @@ from itertools import chain
 
 from parsers.broker_logs.broker_log import SNIFF_LINES
 from parsers.container_streams.detect import GRAMMARS, detect_head
-from parsers.container_streams.identity import named_ids
+from parsers.container_streams.identity import named_ids, self_named
 
 
 def split_parts(text: str) -> list[str]:
@@ -117,33 +117,69 @@ def survey_range(numbered: Iterable[tuple[int, str]], path: str, key: str, end: 
             continue
         if piece.joined > 1 and consumed[0] >= end:
             crossing = True
-        if piece.kind != "line":
-            continue
-        name = piece.source or "?"
-        src = sources.get(name)
-        if src is None:
-            src = sources[name] = {"first": piece.pos, "head": [], "stamped": False, "ids": {}, "back": 0, "fwd": 0,
-                                   "first_stamp": None, "last_stamp": None}
-        stamp = piece.stamp
-        if stamp is not None:
-            src["stamped"] = True
-        for part in split_parts(piece.text):
-            if len(src["head"]) < SNIFF_LINES:
-                src["head"].append([part, stamp])
-            if "id" in part:
-                for bid, (words, pos) in named_ids([part], [piece.pos]).items():
-                    src["ids"].setdefault(str(bid), [words, pos])
-            if stamp is not None:
-                prev = src["last_stamp"]
-                if prev is not None:
-                    if stamp < prev:
-                        src["back"] += 1
-                    elif stamp > prev:
-                        src["fwd"] += 1
-                else:
-                    src["first_stamp"] = stamp
-                src["last_stamp"] = stamp
+        if piece.kind == "line":
+            _surveyed(sources, piece.source or "?", piece.pos, piece.text, piece.stamp)
     return {"sources": sources, "crossing": crossing}
+
+
+def survey_blocks(blocks: Iterable[tuple[int, list[str]]], path: str, key: str, end: int) -> dict:
+    """``survey_range`` of the lines of ``blocks`` before ``end``, for a grammar that routes a block at once
+    (``Grammar.route``: no record spans lines, so none crosses the end)."""
+    grammar = GRAMMARS[key]
+    route, pieces = grammar.route, grammar.pieces
+    sources: dict[str, dict] = {}
+    for first, lines in blocks:
+        if first >= end:
+            continue
+        names, texts, stamps = route(lines[:end - first] if first + len(lines) > end else lines)
+        n = first - 1
+        for name, text, stamp in zip(names, texts, stamps):
+            n += 1
+            if name is None:
+                for piece in pieces([(n, text)], path):
+                    if piece.kind == "line":
+                        _surveyed(sources, piece.source or "?", piece.pos, piece.text, piece.stamp)
+                continue
+            src = sources.get(name)
+            if src is None or stamp is not None or len(src["head"]) < SNIFF_LINES:
+                _surveyed(sources, name, n, text, stamp)
+            elif "id" in text:  # what _surveyed does with the line of a source past its head, with no stamp
+                _note_ids(src["ids"], text, n)
+    return {"sources": sources, "crossing": False}
+
+
+def _surveyed(sources: dict[str, dict], name: str, pos: int, text: str, stamp: str | None) -> None:
+    """One record of a source into the range's survey: its lines' head, the ids they name, its stamp."""
+    src = sources.get(name)
+    if src is None:
+        src = sources[name] = {"first": pos, "head": [], "stamped": False, "ids": {}, "back": 0, "fwd": 0,
+                               "first_stamp": None, "last_stamp": None}
+    if stamp is not None:
+        src["stamped"] = True
+    head = src["head"]
+    for part in split_parts(text) if "\n" in text or text.endswith("\r") else (text,):
+        if len(head) < SNIFF_LINES:
+            head.append([part, stamp])
+        if "id" in part:
+            _note_ids(src["ids"], part, pos)
+        if stamp is not None:
+            prev = src["last_stamp"]
+            if prev is not None:
+                if stamp < prev:
+                    src["back"] += 1
+                elif stamp > prev:
+                    src["fwd"] += 1
+            else:
+                src["first_stamp"] = stamp
+            src["last_stamp"] = stamp
+
+
+def _note_ids(ids: dict[str, list], text: str, pos: int) -> None:
+    """The ids a line names as its writer's (``identity.named_ids``), each kept where it is first named."""
+    for m in self_named(text):
+        bid = str(int(next(g for g in m.groups() if g is not None)))
+        if bid not in ids:
+            ids[bid] = [m.group(0).strip().rstrip(" "), pos]
 
 
 def merge_surveys(key: str, ranges: list[dict], lines: int) -> dict | None:

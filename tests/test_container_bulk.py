@@ -1,0 +1,163 @@
+"""A ``docker compose logs`` stream read in bulk gives what the line-by-line reading gives.
+
+In bulk, ``compose.route`` hands each line of a block to its service at once (source, text, stamp), and a
+range (``ranges.read_range``) or a range's survey (``plan.survey_part``) puts a plain line straight into its
+source's buffer or survey, with no Piece per line; with ``detect.ROUTED`` off every line goes through
+``compose.pieces`` and the per-piece reading. The stream is one real cluster's logs
+(../shared/real_logs/AndreasTraut__kafka_2.13-2.8.0: its server, controller and state-change logs as three
+services, stack traces of 20+ lines in the state-change log), interleaved at random, with what Compose and
+operators add around them: Compose's own lines, colour codes, ``--timestamps`` stamps, a service of echo
+lines with no log header (read with the collector's stamp put before it), an unprefixed pasted log line, an
+empty service line, a '|' in a message, and a last line cut short. Ranges are cut small (a multi-line entry
+then spans a cut, and blocks end inside a source's entry) and sources' buffers are read every few hundred
+lines (``chunk_lines``), so every branch of the range reading is taken by both readings.
+"""
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import random
+import re
+from pathlib import Path
+
+import pytest
+from conftest import REAL_LOGS
+
+from parsers.common.context import SourceContext
+from parsers.container_streams import compose, detect
+from parsers.container_streams.identity import named_ids, self_named
+from parsers.container_streams.plan import plan_from_parts, stream_head, survey_part
+from parsers.container_streams.ranges import read_range
+from parsers.schema import Event
+
+CLUSTER = REAL_LOGS / "AndreasTraut__kafka_2.13-2.8.0" / "logs"
+SERVICES = {"kafka-1": "server.log", "kafka-2": "controller.log", "kafka-3": "state-change.log"}
+
+
+def _lines(prefix: str) -> list[str]:
+    out = []
+    for p in sorted(CLUSTER.glob(prefix + "*")):
+        data = gzip.decompress(p.read_bytes()) if p.suffix == ".gz" else p.read_bytes()
+        out.extend(data.decode("utf-8", "replace").splitlines())
+    return out
+
+
+def _stream(timestamps: bool, seed: int) -> str:
+    """The services' lines interleaved at random (each service's own order kept), as Compose prints them."""
+    rng = random.Random(seed)
+    queues = {name: _lines(prefix) for name, prefix in SERVICES.items()}
+    queues["init-1"] = [f"waiting for zookeeper ({i})" for i in range(40)]  # no log header of its own
+    width = max(map(len, queues))
+    at = {name: 0 for name in queues}
+    out = ["Attaching to init-1, kafka-1, kafka-2, kafka-3"]
+    second = 0
+    while at:
+        name = rng.choice(sorted(at))
+        line = queues[name][at[name]]
+        at[name] += 1
+        if at[name] == len(queues[name]):
+            del at[name]
+        second += 1
+        stamp = f"2021-05-03T10:{second // 3600 % 60:02d}:{second % 60:02d}.{second % 1000:03d}000000Z "
+        prefix = f"{name.ljust(width)} |"
+        if rng.random() < 0.01:
+            prefix = f"\x1b[36m{prefix}\x1b[0m"  # a coloured prefix (a terminal)
+        out.append(f"{prefix} {stamp if timestamps else ''}{line}")
+        if rng.random() < 0.002:
+            out.append(rng.choice([
+                "kafka-2 exited with code 137",  # Compose's own
+                "",
+                f"{'kafka-1'.ljust(width)} |",  # an empty line of the service: the bar ends the line
+                f"{'kafka-3'.ljust(width)} | a message | with bars | in it",
+                f"{'kafka-9'.ljust(width)} |no space after the bar",
+                "[2021-05-03 10:00:00,000] INFO pasted without its prefix (kafka.server.KafkaServer)",
+                f"{'kafka-1'.ljust(width)} | \x1b[31m[2021-05-03 10:00:00,001] ERROR coloured text (kafka.x)\x1b[0m",
+            ]))
+    return "\n".join(out)[:-7]  # the last line cut short: no line end
+
+
+@pytest.fixture(scope="module", params=[False, True], ids=["plain", "timestamps"])
+def stream(request, tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("bulk") / "compose.log"
+    path.write_text(_stream(request.param, seed=48), encoding="utf-8")
+    return path
+
+
+def test_route_reads_every_line_as_pieces_does(stream):
+    lines = stream.read_text(encoding="utf-8").split("\n")
+    names, texts, stamps = compose.route(lines)
+    taken = 0
+    for n, (line, name, text, stamp) in enumerate(zip(lines, names, texts, stamps), 1):
+        (piece,) = compose.pieces([(n, line)], "x")
+        if name is None:
+            assert text == line
+            continue
+        taken += 1
+        assert (piece.kind, piece.source, piece.text, piece.stamp) == ("line", name, text, stamp), line
+    # Every line of a service with a plain prefix is taken in bulk; only the odd ones are left to pieces.
+    plain = sum(1 for line in lines if re.match(r"^[a-z0-9-]+ +\|( |$)", line) and "\x1b" not in line)
+    assert taken == plain > 0.9 * len(lines)
+
+
+def _plain(item):
+    """A value read back as plain data: events as their rows, dataclasses as dicts."""
+    if isinstance(item, Event):
+        return item.as_row()
+    if dataclasses.is_dataclass(item):
+        return dataclasses.asdict(item)
+    if isinstance(item, dict):
+        return {k: _plain(v) for k, v in item.items()}
+    if isinstance(item, (list, tuple)):
+        return [_plain(v) for v in item]
+    return item
+
+
+def _read(path: Path, range_bytes: int, chunk_lines: int) -> list:
+    size = path.stat().st_size
+    key, ranges = stream_head(str(path), size, False, range_bytes)
+    assert key == "compose"
+    parts = [survey_part(str(path), "x", size, False, key, a, f, o) for a, _e, f, o in ranges]
+    survey, ranges = plan_from_parts(str(path), "x", size, False, range_bytes, key, ranges, parts)
+    assert survey["ranged"]
+    out = [parts, survey]
+    for a, _e, f, o in ranges:
+        out.append([(kind, name, _plain(got)) for kind, name, got in
+                    read_range(str(path), size, SourceContext("x", "c", None, "UTC"), survey, a, f, o, False,
+                               chunk_lines=chunk_lines)])
+    return out
+
+
+@pytest.mark.parametrize("range_bytes,chunk_lines", [(1 << 40, 200_000), (150_000, 300), (40_000, 60)])
+def test_ranges_read_in_bulk_as_line_by_line(stream, monkeypatch, range_bytes, chunk_lines):
+    bulk = _read(stream, range_bytes, chunk_lines)
+    monkeypatch.setattr(detect, "ROUTED", False)
+    by_line = _read(stream, range_bytes, chunk_lines)
+    assert len(bulk) == len(by_line) > 2
+    for a, b in zip(bulk, by_line):
+        assert a == b
+    events = sum(len(got) for rng in bulk[2:] for kind, _n, got in rng if kind == "events")
+    assert events > 1000
+    assert bulk[1]["sources"]["kafka-2"]["ids"]  # the controller names itself ([Controller id=N])
+
+
+def test_self_named_finds_what_the_one_pattern_found():
+    """``identity.self_named`` (a bracket search and a dump-line match) against the single pattern it replaced,
+    on every line of the cluster's logs that holds "id" and on made-up lines of each form."""
+    old = re.compile(
+        r"\[(?:KafkaServer|BrokerServer|ControllerServer|QuorumController) id=(\d+)\]"
+        r"|\[KafkaRaftServer nodeId=(\d+)\]"
+        r"|\[Controller id=(\d+)[\] ]"
+        r"|^\s*(?:broker|node)\.id = (\d+)\s*$")
+    made_up = ["\tbroker.id = 2", "node.id = 3 ", "  broker.id = 4\x0b", "broker.id = 5 [Controller id=6]",
+               "[KafkaRaftServer nodeId=7] x [QuorumController id=8] [Controller id=9 epoch=1]",
+               "[Controller id=10]x[Controller id=11]", "xbroker.id = 12", "[ControllerServer id=13]",
+               "[BrokerServer id=14] broker.id = 15", "[Controller id=]", "broker.id = "]
+    lines = [t for prefix in SERVICES.values() for t in _lines(prefix) if "id" in t] + made_up
+    assert len(lines) > 1000
+    for t in lines:
+        assert [(m.group(0), next(g for g in m.groups() if g is not None)) for m in self_named(t)] == \
+               [(m.group(0), next(g for g in m.groups() if g is not None)) for m in old.finditer(t)], t
+    assert named_ids(made_up, list(range(len(made_up)))) == {
+        2: ("broker.id = 2", 0), 3: ("node.id = 3", 1), 4: ("broker.id = 4", 2), 6: ("[Controller id=6]", 3),
+        7: ("[KafkaRaftServer nodeId=7]", 4), 8: ("[QuorumController id=8]", 4), 9: ("[Controller id=9", 4), 10: ("[Controller id=10]", 5),
+        11: ("[Controller id=11]", 5), 13: ("[ControllerServer id=13]", 7), 14: ("[BrokerServer id=14]", 8)}
