@@ -311,7 +311,7 @@ static long long hour_base(PyObject *hour_fn, const char *p, int *ok)
     return v;
 }
 
-/* skip(lines, i, end, screen_of, hour_fn, writer_ids, first, last, backwards_us)
+/* skip(lines, i, end, screen_of, hour_fn, writer_ids, first, last, backwards_us[, lead, lead_cap, line0])
  *   -> (j, routine one-line entries, [(index, stamp in microseconds, writer or None, lines, level, logger,
  *       message) of the ones a rule may want and of every entry with continuation lines],
  *       first, last, latest stamp text or None, entries dated back, index of the first of them
@@ -319,15 +319,23 @@ static long long hour_base(PyObject *hour_fn, const char *p, int *ok)
  * Accounts the entries in lines[i:j] (lines[i] a strict header); j is the first line left
  * to the Python scan (j == i: none taken). first and last are the time line's new earliest and
  * latest stamps.
- * screen_of: a dict logger -> needles, filled through screen_of.__missing__ (a defaultdict-like). */
+ * screen_of: a dict logger -> needles, filled through screen_of.__missing__ (a defaultdict-like).
+ * Optional lead, lead_cap, line0: a range's reader recording its first entries (Chronology.lead, a list, while
+ * it holds fewer than lead_cap): each entry not dated back is appended as (stamp, line0 + index), as
+ * Chronology.see records it, until the list holds lead_cap. */
 static PyObject *skip(PyObject *self, PyObject *args)
 {
-    PyObject *lines, *screens, *hour_fn, *writer_ids;
-    Py_ssize_t i, end;
+    PyObject *lines, *screens, *hour_fn, *writer_ids, *lead = Py_None;
+    Py_ssize_t i, end, lead_cap = 0, line0 = 0;
     long long first, last, back_us;
-    if (!PyArg_ParseTuple(args, "O!nnOOO!LLL", &PyList_Type, &lines, &i, &end, &screens, &hour_fn,
-                          &PyDict_Type, &writer_ids, &first, &last, &back_us))
+    if (!PyArg_ParseTuple(args, "O!nnOOO!LLL|Onn", &PyList_Type, &lines, &i, &end, &screens, &hour_fn,
+                          &PyDict_Type, &writer_ids, &first, &last, &back_us, &lead, &lead_cap, &line0))
         return NULL;
+    if (lead != Py_None && !PyList_Check(lead)) {
+        PyErr_SetString(PyExc_TypeError, "lead must be a list or None");
+        return NULL;
+    }
+    int recording = lead != Py_None && PyList_GET_SIZE(lead) < lead_cap;
     if (end > PyList_GET_SIZE(lines))
         end = PyList_GET_SIZE(lines);
     Py_ssize_t start = i, n_back = 0, back_at = -1, n_routine = 0;
@@ -426,19 +434,30 @@ static PyObject *skip(PyObject *self, PyObject *args)
             n_routine++;
         }
         Py_XDECREF(key);
-        /* Chronology.see, recording off */
+        /* Chronology.see */
+        int record = 1;
         if (ts >= last) {
             last = ts;
         } else {
             if (ts < first)
                 first = ts;
             if (ts < last - back_us) {
+                record = 0;
                 if (n_back++ == 0) {
                     back_at = i;
                     back_ts = ts;
                     back_last = last;
                 }
             }
+        }
+        if (record && recording) {
+            PyObject *pair = Py_BuildValue("(Ln)", ts, line0 + i);
+            if (pair == NULL || PyList_Append(lead, pair) < 0) {
+                Py_XDECREF(pair);
+                goto error;
+            }
+            Py_DECREF(pair);
+            recording = PyList_GET_SIZE(lead) < lead_cap;
         }
         if (!have_best || memcmp(p + 1, best, 23) > 0) {
             memcpy(best, p + 1, 23);

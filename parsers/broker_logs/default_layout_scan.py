@@ -28,6 +28,19 @@ except ImportError:  # pragma: no cover - a machine without a C compiler
     _routine = None
 else:
     _routine.set_idents(BRACKETED_IDENTS)
+
+
+def _records_lead(routine) -> bool:
+    """Does this build of ``skip`` record a range's first entries (Chronology.lead)? An older build, not yet
+    rebuilt in place, does not: the entries of a range's recording then stay with the Python scan."""
+    try:
+        routine.skip([], 0, 0, {}, None, {}, 0, 0, 0, None, 0, 0)
+    except TypeError:
+        return False
+    return True
+
+
+LEAD_IN_C = _routine is not None and _records_lead(_routine)
 # Off: every entry goes through the Python below (the equivalence test compares the two).
 COMPILED = True
 
@@ -140,6 +153,7 @@ def scan(
     if skip is not None:
         needles = rules.needles
         backwards_us = chron.backwards_us
+        lead_in_c = LEAD_IN_C
     for first, block in blocks:
         k, end = 0, len(block)
         while k < end:
@@ -162,12 +176,15 @@ def scan(
                     if cur is not None:
                         close(cur)
                     quarantining = False
-                    if skip is not None and not recording and chron.last is not None:
+                    if skip is not None and chron.last is not None and (lead_in_c or not recording):
                         # The entries from here that C can account (ASCII, closed by the next strict header).
                         sync()
                         j, n_routine, wanted, chron.first, chron.last, latest, n_back, back_at, back_ts, back_last = \
                             skip(block, k - 1, end, needles, hour_base, writer_ids, chron.first, chron.last,
-                                 backwards_us)
+                                 backwards_us, *((chron.lead if recording else None, chron.lead_cap, first)
+                                                 if lead_in_c else ()))
+                        if recording:
+                            chron.recording = recording = len(chron.lead) < chron.lead_cap
                         if n_back:
                             if chron.backwards is None:
                                 chron.backwards = [0, first + back_at, (back_last - back_ts) / 1e6]
