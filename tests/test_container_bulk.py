@@ -161,3 +161,62 @@ def test_self_named_finds_what_the_one_pattern_found():
         2: ("broker.id = 2", 0), 3: ("node.id = 3", 1), 4: ("broker.id = 4", 2), 6: ("[Controller id=6]", 3),
         7: ("[KafkaRaftServer nodeId=7]", 4), 8: ("[QuorumController id=8]", 4), 9: ("[Controller id=9", 4), 10: ("[Controller id=10]", 5),
         11: ("[Controller id=11]", 5), 13: ("[ControllerServer id=13]", 7), 14: ("[BrokerServer id=14]", 8)}
+
+
+def test_a_range_reads_on_only_up_to_the_last_record_of_its_open_sources(tmp_path, monkeypatch):
+    """kafka-3 (the state-change log) logs only in the first fifth of the stream. A range that took its lines
+    reads on past its end for kafka-3's entry to finish; once past kafka-3's last record (the survey knows
+    it) nothing is left for it to read, where before it read on to the end of the file. What the ranges give
+    is what the whole stream gives (``parse_container_stream``), by either survey (one pass, by ranges)."""
+    from test_container_ranges import _ctx, _same, _whole
+
+    from parsers.container_streams import ranges as R
+    from parsers.container_streams.plan import plan_stream
+    from parsers.container_streams.stream_merge import add_event_counts, finish_source_events, merge_stream
+
+    rng = random.Random(3)
+    one, three = _lines(SERVICES["kafka-1"]), _lines(SERVICES["kafka-3"])[:400]
+    rows, k3 = [], 0
+    for i, line in enumerate(one):
+        rows.append(f"kafka-1 | {line}")
+        if k3 < len(three) and i < len(one) // 5 and rng.random() < 0.2:
+            rows.append(f"kafka-3 | {three[k3]}")
+            k3 += 1
+    path = tmp_path / "compose.log"
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    last3 = max(n for n, r in enumerate(rows, 1) if r.startswith("kafka-3"))
+    read_on = []
+    piece = R._RangeReader.piece
+
+    def counted(self, p):
+        if p.pos >= self.end:
+            read_on.append(p.pos)
+        return piece(self, p)
+
+    monkeypatch.setattr(R._RangeReader, "piece", counted)
+    size = path.stat().st_size
+    ctx = _ctx(path)
+    for by_parts in (False, True):
+        if by_parts:
+            key, plan = stream_head(str(path), size, False, 60_000)
+            parts = [survey_part(str(path), ctx.path, size, False, key, a, f, o) for a, _e, f, o in plan]
+            survey, plan = plan_from_parts(str(path), ctx.path, size, False, 60_000, key, plan, parts)
+        else:
+            survey, plan = plan_stream(str(path), ctx.path, size, False, 60_000)
+        assert survey["sources"]["kafka-3"]["last"] == last3 and len(plan) > 10
+        read_on.clear()
+        got_ranges, got_parts, events = [], {}, {}
+        for a, _e, f, o in plan:
+            for kind, name, got in read_range(str(path), size, ctx, survey, a, f, o, False, chunk_lines=50):
+                if kind == "events":
+                    events.setdefault(name, []).extend(got)
+                elif kind == "part":
+                    got_parts.setdefault(name, []).append(got)
+                else:
+                    got_ranges.append(got)
+        assert len(read_on) < len(rows) // 8, len(read_on)  # up to the open sources' next headers, not the rest
+        s = merge_stream(ctx, size, survey, got_ranges, got_parts)
+        brokers = {x["name"]: x["broker_id"] for x in s.streams}
+        out = [ev for name in sorted(events) for ev in finish_source_events(events[name], brokers[name])]
+        add_event_counts(s, out)
+        _same(_whole(path), (out, s))

@@ -20,7 +20,7 @@ from functools import lru_cache
 from typing import Any
 
 from parsers.broker_logs.broker_log import MAX_LINE_CHARS, Reading, _is_binary
-from parsers.broker_logs.broker_log_ranges import LEAD_CAP, _anchor_test
+from parsers.broker_logs.broker_log_ranges import LEAD_CAP, OWN_ALL, _anchor_test
 from parsers.broker_logs.log4j_layout import (
     BadTimestamp,
     LocalClock,
@@ -124,6 +124,7 @@ class _RangeReader:
         self.sources: dict[str, _Source] = {}
         self.acc = new_accounting()
         self.reading_on = False
+        self.stop_after = OWN_ALL  # reading on: the last record of the sources open at the range's end
         self.done = False
         self.last_line: int | None = None
         self.last_src: _Source | None = None
@@ -133,6 +134,12 @@ class _RangeReader:
             yield from _read_part(src, self.ctx)
             src.texts, src.pos, src.stamps = [], [], []
 
+    def _reach(self) -> int:
+        """The last record of the sources still open past the range's end: beyond it nothing is left to read
+        (the rest of the file is other sources'; a source that logs no more kept a range reading to the end)."""
+        return max((self.infos[s.name].get("last", OWN_ALL) for s in self.sources.values() if s.open),
+                   default=OWN_ALL)
+
     def piece(self, piece) -> Iterator[tuple[str, str, Any]]:
         self.last_line, self.last_src = (piece.pos if piece.kind == "line" else None), None
         sources = self.sources
@@ -141,6 +148,10 @@ class _RangeReader:
                 self.reading_on = True
                 for s in sources.values():
                     s.open = s.taken
+                self.stop_after = self._reach()
+            if piece.pos > self.stop_after:
+                self.done = True
+                return
             if piece.kind == "line":
                 src = sources.get(piece.source or "?")
                 if src is not None and src.open:
@@ -149,6 +160,7 @@ class _RangeReader:
                         text = f"{piece.stamp} {part}" if src.prefixed and piece.stamp else part
                         if src.is_anchor(text):
                             src.open = False
+                            self.stop_after = self._reach()
                             break
                         _take(src, text, piece, i == 0, self.acc)
             if not any(s.open for s in sources.values()):

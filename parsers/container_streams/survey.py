@@ -62,6 +62,7 @@ def survey(numbered: Iterable[tuple[int, str]], path: str, cuts: Iterable[int] =
         src = sources.get(name)
         if src is None:
             src = sources[name] = {"first": piece.pos, "head": [], "stamped": False, "ids": {}, "back": 0, "fwd": 0}
+        src["last"] = piece.pos
         if piece.joined > 1:
             # The record's parts run from piece.pos to the line just read: no range may start inside.
             i = bisect.bisect_right(cut_list, piece.pos)
@@ -143,7 +144,10 @@ def survey_blocks(blocks: Iterable[tuple[int, list[str]]], path: str, key: str, 
             src = sources.get(name)
             if src is None or stamp is not None or len(src["head"]) < SNIFF_LINES:
                 _surveyed(sources, name, n, text, stamp)
-            elif "id" in text:  # what _surveyed does with the line of a source past its head, with no stamp
+                continue
+            # what _surveyed does with the line of a source past its head, with no stamp
+            src["last"] = n
+            if "id" in text:
                 _note_ids(src["ids"], text, n)
     return {"sources": sources, "crossing": False}
 
@@ -154,6 +158,7 @@ def _surveyed(sources: dict[str, dict], name: str, pos: int, text: str, stamp: s
     if src is None:
         src = sources[name] = {"first": pos, "head": [], "stamped": False, "ids": {}, "back": 0, "fwd": 0,
                                "first_stamp": None, "last_stamp": None}
+    src["last"] = pos
     if stamp is not None:
         src["stamped"] = True
     head = src["head"]
@@ -199,6 +204,7 @@ def merge_surveys(key: str, ranges: list[dict], lines: int) -> dict | None:
             if src is None:
                 src = sources[name] = {"first": got["first"], "head": [], "stamped": False, "ids": {}, "back": 0,
                                        "fwd": 0}
+            src["last"] = got["last"]
             src["head"].extend(got["head"][:SNIFF_LINES - len(src["head"])])
             src["stamped"] = src["stamped"] or got["stamped"]
             for bid, found in got["ids"].items():
