@@ -273,3 +273,64 @@ def test_registrations_replayed_by_a_3_5_controller():
              "RegisterBrokerRecord(brokerId=1, isMigratingZkBroker=false, incarnationId=8J8etVfmTdCEgtsOjSKwfQ, "
              f"brokerEpoch=1713, endPoints=[], features=[], rack=null, fenced=true, inControlledShutdown=false) {CCM}")
     assert (ev.event_type, ev.subject_broker, ev.detail["broker_epoch"]) == ("broker_registered", 1, 1713)
+
+
+def _diffs(root) -> list[str]:
+    """The diff of every distinct "partition change for T-P with topic ID X: <diff>" line under root."""
+    import gzip
+    import re
+
+    rx = re.compile(r"partition change for \S+ with topic ID [\w-]+: (.*?)(?: \(org\.apache[^)]*\))?$")
+    out = set()
+    for p in sorted(root.rglob("*")):
+        if not p.is_file():
+            continue
+        data = p.read_bytes()
+        if data[:2] == b"\x1f\x8b":
+            data = gzip.decompress(data)
+        if b"partition change for " not in data:
+            continue
+        for line in data.decode("utf-8", "replace").splitlines():
+            m = rx.search(line)
+            if m:
+                out.add(m.group(1))
+    return sorted(out)
+
+
+def _each_field_searched(diff: str) -> dict:
+    """What a search per field finds (the definition templates/kraft.py's single pass keeps)."""
+    from parsers.broker_logs.rules import int_list
+    from parsers.broker_logs.templates import kraft
+
+    values = {}
+    for k, rx in kraft._DIFF_LIST.items():
+        d = rx.search(diff)
+        if d:
+            values[k] = (int_list(d.group(1)), int_list(d.group(2)))
+    for k, rx in kraft._DIFF_INT.items():
+        d = rx.search(diff)
+        if d:
+            values[k] = (int(d.group(1)), int(d.group(2)))
+    return values
+
+
+def test_partition_change_diffs_read_in_one_pass_as_field_by_field():
+    """ReplicationControlManager's "partition change for ..." diffs (PartitionChangeBuilder, 3.3 .. 4.x) of a real
+    KRaft cluster (real_logs2 BMTushyath__RFIDSAS, 3.9: elections, ELR, unclean recoveries) and issue snippets, and
+    made-up orders and repeats: the single pass finds each field's first item, in the same order of fields."""
+    from conftest import REAL_LOGS, REAL_LOGS2
+    from parsers.broker_logs.templates.kraft import diff_values
+
+    real = _diffs(REAL_LOGS2 / "BMTushyath__RFIDSAS") + _diffs(REAL_LOGS / "issue_snippets")
+    assert len(real) > 20
+    made_up = [
+        "leaderEpoch: 1 -> 2, leader: -1 -> 1, isr: [1, 2] -> [1], isr: [3] -> [4]",
+        "lastKnownElr: [1] -> [], elr: [2] -> [2, 3], partitionEpoch: 5 -> 6, replicas: [1,2] -> [2,1]",
+        "leader: none -> 1, leader: 3 -> 4, leaderRecoveryState: RECOVERED -> RECOVERING",
+        "isr: [1] -> [1], xisr: [5] -> [6], leaderEpochs: 1 -> 2, leader: 2 -> -1",
+        "",
+    ]
+    for diff in real + made_up:
+        got = diff_values(diff)
+        want = _each_field_searched(diff)
+        assert got == want and list(got) == list(want), diff
