@@ -163,7 +163,9 @@ class StageWriter:
             if self._writer is None:
                 import pyarrow.parquet as pq
 
-                self._writer = pq.ParquetWriter(self._tmp, self.schema)
+                # No column statistics: the readers find row groups by the descriptor (the parts' writers) or read
+                # them whole (Spark), and min/max of every text column was a sixth of the write.
+                self._writer = pq.ParquetWriter(self._tmp, self.schema, write_statistics=False)
             for at in range(0, batch.num_rows, GROUP_ROWS):
                 group = batch.slice(at, GROUP_ROWS)
                 self._writer.write_batch(group, row_group_size=group.num_rows)

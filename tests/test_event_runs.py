@@ -72,3 +72,23 @@ def _table(batches):
     import pyarrow as pa
 
     return pa.Table.from_batches(batches)
+
+
+def test_a_staged_file_reads_back_as_its_batches_without_statistics(tmp_path):
+    """A real controller log (2.3: dumps as runs, plain events) staged by StageWriter: read back, the same rows in
+    row groups of at most GROUP_ROWS; no column statistics were written (nothing reads them)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from forensics.stage_writer import GROUP_ROWS, StageWriter
+
+    got, _ = _read(FILES[2], True)
+    writer = StageWriter(str(tmp_path / "x.parquet"), FILES[2])
+    writer.write(got)
+    desc = writer.close()
+    pf = pq.ParquetFile(desc["path"])
+    assert pf.read().to_pylist() == pa.Table.from_batches(event_batches(got, ARROW_SCHEMA)).to_pylist()
+    assert [g["rows"] for g in desc["groups"]] == [pf.metadata.row_group(i).num_rows for i in range(pf.num_row_groups)]
+    assert max(g["rows"] for g in desc["groups"]) <= GROUP_ROWS
+    meta = pf.metadata.row_group(0)
+    assert not any(meta.column(i).is_stats_set for i in range(meta.num_columns))
