@@ -200,3 +200,23 @@ def write_events(spark, descriptors: list[dict], fixups: Fixups, out_dir: str) -
     open(os.path.join(out_dir, "_SUCCESS"), "wb").close()
     return sum(r["rows"] for r in rows)
 
+
+
+QUARANTINE_ARROW = pa.schema([pa.field("source_file", pa.string()), pa.field("source_pos", pa.int64()),
+                              pa.field("category", pa.string()), pa.field("reason", pa.string()),
+                              pa.field("raw", pa.string())])
+
+
+def write_quarantine(rows: list[dict], out_dir: str) -> None:
+    """The quarantined lines (``ingest.quarantine_rows``: already in order) as ``out_dir``'s Parquet file, with the
+    columns and types Spark's write of the ``quarantine`` DataFrame gives, and ``_SUCCESS``."""
+    import shutil
+
+    import pyarrow.parquet as pq
+
+    if os.path.exists(out_dir):
+        shutil.rmtree(out_dir)
+    os.makedirs(out_dir)
+    table = pa.Table.from_pylist(rows, schema=QUARANTINE_ARROW)
+    pq.write_table(table, os.path.join(out_dir, "part-00000.parquet"), use_dictionary=True, compression="snappy")
+    open(os.path.join(out_dir, "_SUCCESS"), "wb").close()
