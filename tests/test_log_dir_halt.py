@@ -21,6 +21,7 @@ from parsers.dispatch import parse_source
 from parsers.schema import iso_utc, us_of_iso
 from replay_engine.common import facts as F
 from replay_engine.api import replay_cluster
+from replay_engine.causes.text import fmt_duration
 from replay_engine.zk.from_events import build_facts
 
 CLUSTER = "NikhilDighe9975__kafka_setup"
@@ -67,6 +68,10 @@ def test_what_a_halt_left_is_told_and_ends_no_earlier_than_the_next_start(events
             continue  # halted while (re)starting, or it led nothing then
         with_outage += 1
         assert "had no serving leader until" in f["sentence"]
+        if f["unserved_until"] is not None:
+            # printed as every output prints a duration (issue 45: one implementation; the report's own)
+            lasted = us_of_iso(f["unserved_until"]) - h
+            assert f"{f['unserved_until']} ({fmt_duration(lasted)})" in f["sentence"], f["sentence"]
         nxt = next((s for s in starts if s > h), None)
         if f["unserved_until"] is None:
             continue  # to the end of the evidence

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Iterable
 
 from parsers.schema import Event, iso_utc
+from replay_engine.causes.text import fmt_duration
 from replay_engine.common.facts import TP, Ref
 
 # Cause -> the operator's words (what to look at), used in sentences and reports.
@@ -90,7 +91,7 @@ class FailedStart:
                 n, until = len(self.unserved), self.unserved_until
                 them = "the partition it led" if n == 1 else f"the {n} partitions it led"
                 out += (f"; {them} had no serving leader until " + (
-                    f"{iso_utc(until)} ({_duration(until - self.start)})" if until is not None
+                    f"{iso_utc(until)} ({fmt_duration(until - self.start)})" if until is not None
                     else "the end of the evidence") + " (its ZooKeeper session outlived the process)")
             return out
         tail = ""
@@ -109,11 +110,6 @@ class FailedStart:
                         "unserved": [{"topic": t, "partition": p, "until": iso_utc(e)} for t, p, e in self.unserved]})
         out["sentence"] = self.sentence(unserved)
         return out
-
-
-def _duration(us: int) -> str:
-    s = us / 1e6
-    return f"{s:.1f} s" if s < 90 else f"{s / 60:.0f} min" if s < 7200 else f"{s / 3600:.1f} h"
 
 
 def _subject(ev: Event) -> int | None:
