@@ -21,7 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from parsers.schema import ARROW_SCHEMA, Event, EventRun, cut_raw, dump_detail
+from parsers.schema import ARROW_SCHEMA, RAW_LIMIT, Event, EventRun, Packed, cut_raw, dump_detail
 
 ATTR = "_attr"
 SRC = "_src"
@@ -39,6 +39,8 @@ NULL_TS = -(1 << 63)
 
 _PLAIN = tuple(f.name for f in ARROW_SCHEMA if f.name not in ("detail", "raw"))
 _GET_PLAIN = attrgetter(*_PLAIN)
+_BASE = attrgetter("base")
+_INT32_MAX = (1 << 31) - 1
 
 
 def event_batch(events: list, schema: pa.Schema = ARROW_SCHEMA, extra: dict | None = None) -> pa.RecordBatch:
@@ -84,36 +86,72 @@ def event_batches(events: list, schema: pa.Schema = ARROW_SCHEMA, extra: dict | 
 
 def _runs_batch(ran: list, runs: list[int], schema: pa.Schema, extra: dict | None) -> pa.RecordBatch:
     """The events of runs of one shape (``runs``: their places in the list ``extra`` follows) as one batch."""
-    lengths = np.array([len(run) for run in ran], dtype=np.int64)
-    # Row r belongs to run run_of[r]: what a run's events share is one value per run, taken per row.
-    run_of = pa.array(np.repeat(np.arange(len(ran)), lengths))
+    lengths = np.fromiter(map(len, ran), dtype=np.int64, count=len(ran))
+    rows = int(lengths.sum())
     own_fields = ran[0].fields
+    # What the runs' events share, one tuple per run's base transposed in C (as event_batch reads events).
+    shared = dict(zip(_PLAIN, zip(*map(_GET_PLAIN, map(_BASE, ran)))))
+    run_of = []  # row r belongs to run run_of[0][r], made when a shared value differs between runs
     cols = []
     for f in schema:
         name = f.name
         if name in own_fields:
             k = own_fields.index(name)
-            vals = list(chain.from_iterable(run.columns[k] for run in ran))
-            cols.append(pa.array(list(map(cut_raw, vals)) if name == "raw" else vals, type=f.type))
+            cols.append(_own_column([run.columns[k] for run in ran], f))
             continue
         if name == "source_sub":
             first_row = np.repeat(np.cumsum(lengths) - lengths, lengths)
-            base_sub = np.repeat(np.array([run.base.source_sub for run in ran], dtype=np.int64), lengths)
-            cols.append(pa.array(base_sub + np.arange(int(lengths.sum())) - first_row, type=f.type))
+            base_sub = np.repeat(np.array(shared[name], dtype=np.int64), lengths)
+            cols.append(pa.array(base_sub + np.arange(rows) - first_row, type=f.type))
             continue
         if extra is not None and name in extra:
             per_run = [extra[name][i] for i in runs]
         elif name == "row_kind":
-            per_run = ["event"] * len(ran)
+            per_run = ["event"]
         elif name == "detail":
             per_run = [dump_detail(run.base.detail) for run in ran]
         else:
-            per_run = [getattr(run.base, name) for run in ran]
-        if all(v is None for v in per_run):  # most fields of a dump's events: a take of nulls costs as one of values
-            cols.append(pa.nulls(len(run_of), f.type))
-        else:
-            cols.append(pa.array(per_run, type=f.type).take(run_of))
+            per_run = shared[name]
+        first = per_run[0]
+        if per_run.count(first) == len(per_run):  # one value for every run (a file's cluster, source, level ...)
+            cols.append(pa.nulls(rows, f.type) if first is None else pa.repeat(pa.scalar(first, f.type), rows))
+            continue
+        if not run_of:
+            run_of.append(pa.array(np.repeat(np.arange(len(ran)), lengths)))
+        cols.append(pa.array(per_run, type=f.type).take(run_of[0]))
     return pa.RecordBatch.from_arrays(cols, schema=schema)
+
+
+def _own_column(columns: list, f: pa.Field) -> pa.Array:
+    """The runs' own values of one field, in order: ``Packed`` buffers joined as they are, lists value by value;
+    raw texts cut as ``cut_raw`` cuts them."""
+    if not all(type(c) is Packed for c in columns) or len({c.kind for c in columns}) != 1:
+        vals = list(chain.from_iterable(columns))
+        return pa.array(list(map(cut_raw, vals)) if f.name == "raw" else vals, type=f.type)
+    kind = columns[0].kind
+    data = b"".join([c.data for c in columns])
+    if kind == "int":
+        arr = pa.Array.from_buffers(pa.int32(), len(data) // 4, [None, pa.py_buffer(data)])
+        return arr if arr.type == f.type else arr.cast(f.type)
+    # Each run's ends count from its own start: shifted by what the runs before it hold.
+    counts = np.fromiter(map(len, columns), dtype=np.int64, count=len(columns))
+    sizes = np.fromiter((len(c.data) for c in columns), dtype=np.int64, count=len(columns))
+    if kind == "ints":
+        sizes //= 4
+    offsets = np.zeros(int(counts.sum()) + 1, dtype=np.int64)
+    offsets[1:] = np.frombuffer(b"".join([c.ends for c in columns]), dtype=np.int32)
+    offsets[1:] += np.repeat(np.cumsum(sizes) - sizes, counts)
+    large = int(offsets[-1]) > _INT32_MAX
+    offs = pa.py_buffer(offsets if large else offsets.astype(np.int32))
+    if kind == "ints":
+        values = pa.Array.from_buffers(pa.int32(), len(data) // 4, [None, pa.py_buffer(data)])
+        arr = (pa.LargeListArray if large else pa.ListArray).from_arrays(
+            pa.Array.from_buffers(pa.int64() if large else pa.int32(), len(offsets), [None, offs]), values)
+    else:
+        arr = pa.Array.from_buffers(pa.large_string() if large else pa.string(), len(offsets) - 1, [None, offs, pa.py_buffer(data)])
+        if f.name == "raw" and (np.diff(offsets) > RAW_LIMIT).any():  # bytes, never fewer than characters
+            arr = pa.array(list(map(cut_raw, arr.to_pylist())), type=f.type)
+    return arr if arr.type == f.type else arr.cast(f.type)
 
 
 def range_key(cluster: pa.Array, ts: pa.Array) -> tuple[pa.Array, pa.Array]:

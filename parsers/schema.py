@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import json
+from array import array
 from dataclasses import dataclass
 from typing import Any, Iterable
 
@@ -124,11 +125,11 @@ class EventRun:
     assignment: one event per partition): ``base`` holds what they share, ``columns`` the values of
     ``fields`` per event, in order; event i's ``source_sub`` is ``base.source_sub + i``. A reader that
     hands events on one by one expands it (``events``); one that writes them as columns (the ingest's
-    staged files) takes it as it is. Both give the same events."""
+    staged files) takes it as it is. Both give the same events. A column is a list or a ``Packed``."""
 
     base: Event
     fields: tuple[str, ...]
-    columns: tuple[list, ...]
+    columns: tuple[list | Packed, ...]
 
     def __len__(self) -> int:
         return len(self.columns[0])
@@ -157,6 +158,32 @@ class EventRun:
                 setattr(ev, name, v)
             out.append(ev)
         return out
+
+
+@dataclass(frozen=True, slots=True)
+class Packed:
+    """One column of an EventRun in Arrow's layout, with no Python object per value (the compiled dump reader,
+    parsers/broker_logs/_dumps.c, gives them; the staged files' writer takes the buffers as they are): ``kind``
+    "int" (``data``: int32 values), "text" (``data``: UTF-8; ``ends``: each value's end in it, int32) or "ints"
+    (a list of int32 per value: ``ends`` indexes ``data``'s values). Native byte order. Iterated, it gives the
+    values a list column would hold (int, str, list[int])."""
+
+    kind: str
+    data: bytes
+    ends: bytes = b""
+
+    def __len__(self) -> int:
+        return len(self.data if self.kind == "int" else self.ends) // 4
+
+    def __iter__(self):
+        if self.kind == "int":
+            return iter(array("i", self.data).tolist())
+        ends = array("i", self.ends).tolist()
+        values = self.data.decode() if self.kind == "text" else array("i", self.data).tolist()
+        if self.kind == "text" and len(values) != len(self.data):  # not ASCII: ends count bytes
+            values = self.data
+            return (values[a:b].decode() for a, b in zip([0] + ends, ends))
+        return (values[a:b] for a, b in zip([0] + ends, ends))
 
 
 def expand_runs(events: list) -> list[Event]:

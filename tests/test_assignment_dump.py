@@ -108,6 +108,10 @@ MADE_UP = [
     "preferred replicas by broker Map(1 -> Map(a\x1cb-0 -> List(1), t-1 -> List(1)))",
     "preferred replicas by broker Map(1 -> Map(t-007 -> List( 01 , 2 )))",
     "preferred replicas by broker Map(1 -> Map([x]y -> List(1), [x]y-0 -> List(1), [[t,1] -> List(3)))",
+    # an event's partition and replicas are int32 columns: the largest is read compiled, one past it left to Python
+    "preferred replicas by broker Map(1 -> Map(t-2147483647 -> List(2147483647, 1)))",
+    "preferred replicas by broker Map(1 -> Map(t-1 -> List(1), t-2147483648 -> List(1)))",
+    "preferred replicas by broker Map(1 -> Map(t-1 -> List(1), t-2 -> List(2, 2147483648)))",
 ]
 
 
@@ -120,6 +124,10 @@ def test_made_up_dumps_read_the_same_compiled_and_in_python(message):
         assert took and [(e["topic"], e["partition"], e["replicas"]) for e in c] == [
             ("t", 0, [1, 2]), ("t", 1, [2, 1]), ("u", 3, [2])]
         assert c[2]["raw"] == HEAD + "preferred replicas by broker ... u-3 -> Vector(2) ..."
+    if "2147483647" in message:
+        assert took and [(e["partition"], e["replicas"]) for e in c] == [(2147483647, [2147483647, 1])]
+    if "2147483648" in message:
+        assert not took and 2147483648 in [x for e in c for x in [e["partition"]] + e["replicas"]]
 
 
 @settings(max_examples=300, deadline=None)

@@ -1,4 +1,4 @@
-/* A controller's assignment dump read into columns without a Python object per regular-expression match.
+/* A controller's assignment dump read into Arrow's layout, without a Python object per item.
  *
  * templates/controller.py's _assignments_listed reads "preferred replicas by broker Map(...)" and "topics not in
  * preferred replica Map(...)" (KafkaController.checkAndTriggerPartitionRebalance, DEBUG, every five minutes, one
@@ -13,12 +13,18 @@
  *     a Seq (pieces of digits, spaces around them);
  *   raw: head + item + " ...".
  *
+ * The columns come back as bytes in Arrow's layout (parsers.schema.Packed): topics and raws as ASCII text with
+ * each item's end (int32), partitions as int32, the ARs as int32 values with each item's end among them. Per item
+ * nothing is allocated: a dump of thousands of partitions was a list, a string and an int each, and the cyclic
+ * collector's passes over those lists.
+ *
  * None (the Python path) for: a non-ASCII character in text or head, an item whose partition is not of those two
- * shapes (the Python skips it or reads it otherwise), an empty AR or one Python's int() would refuse, a number of
- * more than 18 digits.
+ * shapes (the Python skips it or reads it otherwise), an empty AR or one Python's int() would refuse, a number
+ * past int32 (the event's column type: the Python path gives the int, which the Arrow writer refuses alike).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stdint.h>
 #include <string.h>
 
 static int is_digit(char c) { return c >= '0' && c <= '9'; }
@@ -69,14 +75,6 @@ static int parse_int(const char *p, Py_ssize_t n, long long *out)
     return 1;
 }
 
-static PyObject *ascii_str(const char *p, Py_ssize_t n)
-{
-    PyObject *o = PyUnicode_New(n, 127);
-    if (o != NULL)
-        memcpy(PyUnicode_DATA(o), p, (size_t)n);
-    return o;
-}
-
 /* "topic-N" or "[topic,N]": 1 with the topic's span and N, 0 for any other shape */
 static int partition_of(const char *s, Py_ssize_t a, Py_ssize_t b, Py_ssize_t *t0, Py_ssize_t *t1, long long *part)
 {
@@ -102,12 +100,41 @@ static int partition_of(const char *s, Py_ssize_t a, Py_ssize_t b, Py_ssize_t *t
     return 1;
 }
 
-/* "1, 2, 3": a list of ints, NULL with no error set for a shape int() would refuse or an empty AR */
-static PyObject *replicas_of(const char *s, Py_ssize_t a, Py_ssize_t b)
+/* A growing byte buffer: a column's data as Arrow lays it out */
+typedef struct {
+    char *p;
+    Py_ssize_t n, cap;
+} Buf;
+
+static int put(Buf *b, const void *src, Py_ssize_t n)
 {
-    PyObject *out = PyList_New(0);
-    if (out == NULL)
-        return NULL;
+    if (b->n + n > b->cap) {
+        Py_ssize_t cap = b->cap ? b->cap : 256;
+        while (cap < b->n + n)
+            cap *= 2;
+        char *np = PyMem_Realloc(b->p, (size_t)cap);
+        if (np == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        b->p = np;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, src, (size_t)n);
+    b->n += n;
+    return 0;
+}
+
+static int put_i32(Buf *b, long long v)
+{
+    int32_t x = (int32_t)v;
+    return put(b, &x, 4);
+}
+
+/* "1, 2, 3" appended to values as int32: 1, or 0 for a shape int() would refuse, an empty AR or a value past
+ * int32 (the Python loop's int, which Arrow's int32 column refuses alike) */
+static int replicas_of(const char *s, Py_ssize_t a, Py_ssize_t b, Buf *values)
+{
     Py_ssize_t i = a;
     for (;;) {
         Py_ssize_t j = i;
@@ -119,32 +146,18 @@ static PyObject *replicas_of(const char *s, Py_ssize_t a, Py_ssize_t b)
         while (y > x && s[y - 1] == ' ')
             y--;
         long long v;
-        if (!parse_int(s + x, y - x, &v)) {
-            Py_DECREF(out);
-            return NULL;
-        }
-        PyObject *o = PyLong_FromLongLong(v);
-        if (o == NULL || PyList_Append(out, o) < 0) {
-            Py_XDECREF(o);
-            Py_DECREF(out);
-            return NULL;
-        }
-        Py_DECREF(o);
+        if (!parse_int(s + x, y - x, &v) || v > INT32_MAX)
+            return 0;
+        if (put_i32(values, v) < 0)
+            return -1;
         if (j >= b)
             break;
         i = j + 1;
     }
-    return out;
+    return 1;
 }
 
-static int append_new(PyObject *list, PyObject *o)
-{
-    if (o == NULL)
-        return -1;
-    int rc = PyList_Append(list, o);
-    Py_DECREF(o);
-    return rc;
-}
+enum { TOPICS, TOPIC_ENDS, PARTS, AR, AR_ENDS, RAWS, RAW_ENDS, NBUF };
 
 static PyObject *assignments(PyObject *self, PyObject *args)
 {
@@ -158,13 +171,10 @@ static PyObject *assignments(PyObject *self, PyObject *args)
     const char *h = (const char *)PyUnicode_DATA(head);
     Py_ssize_t hn = PyUnicode_GET_LENGTH(head);
 
-    PyObject *topics = PyList_New(0), *parts = PyList_New(0), *reps = PyList_New(0), *raws = PyList_New(0);
-    PyObject *last_topic = NULL;  /* borrowed from topics: a dump names a topic's partitions one after another */
-    char *buf = NULL;
-    Py_ssize_t cap = 0;
+    Buf b[NBUF];
+    memset(b, 0, sizeof b);
     int python = 0;  /* a shape left to the Python loop */
-    if (topics == NULL || parts == NULL || reps == NULL || raws == NULL)
-        goto fail;
+    PyObject *out = NULL;
 
     Py_ssize_t p = 0;
     while (p < n && !python) {
@@ -193,63 +203,56 @@ static PyObject *assignments(PyObject *self, PyObject *args)
         }
         Py_ssize_t t0, t1;
         long long part;
-        if (!partition_of(s, p, tp_end, &t0, &t1, &part)) {
+        if (!partition_of(s, p, tp_end, &t0, &t1, &part) || part > INT32_MAX) {
             python = 1;
             break;
         }
-        PyObject *ar_list = replicas_of(s, ar, ar_end);
-        if (ar_list == NULL) {
-            if (PyErr_Occurred())
-                goto fail;
+        int ok = replicas_of(s, ar, ar_end, &b[AR]);
+        if (ok < 0)
+            goto done;
+        if (ok == 0) {
             python = 1;
             break;
         }
-        if (append_new(reps, ar_list) < 0)
-            goto fail;
-        if (last_topic != NULL && PyUnicode_GET_LENGTH(last_topic) == t1 - t0
-            && memcmp(PyUnicode_DATA(last_topic), s + t0, (size_t)(t1 - t0)) == 0) {
-            if (PyList_Append(topics, last_topic) < 0)
-                goto fail;
-        } else {
-            if (append_new(topics, ascii_str(s + t0, t1 - t0)) < 0)
-                goto fail;
-            last_topic = PyList_GET_ITEM(topics, PyList_GET_SIZE(topics) - 1);
+        /* every offset an int32, as Arrow's string and list columns hold them */
+        if (b[TOPICS].n + (t1 - t0) > INT32_MAX || b[RAWS].n + hn + (end - p) + 4 > INT32_MAX) {
+            python = 1;
+            break;
         }
-        if (append_new(parts, PyLong_FromLongLong(part)) < 0)
-            goto fail;
-        Py_ssize_t rn = hn + (end - p) + 4;
-        if (rn > cap) {
-            char *nb = PyMem_Realloc(buf, (size_t)rn);
-            if (nb == NULL) {
-                PyErr_NoMemory();
-                goto fail;
-            }
-            buf = nb;
-            cap = rn;
-        }
-        memcpy(buf, h, (size_t)hn);
-        memcpy(buf + hn, s + p, (size_t)(end - p));
-        memcpy(buf + hn + (end - p), " ...", 4);
-        if (append_new(raws, ascii_str(buf, rn)) < 0)
-            goto fail;
+        if (put(&b[TOPICS], s + t0, t1 - t0) < 0 || put_i32(&b[TOPIC_ENDS], b[TOPICS].n) < 0
+            || put_i32(&b[PARTS], part) < 0 || put_i32(&b[AR_ENDS], b[AR].n / 4) < 0
+            || put(&b[RAWS], h, hn) < 0 || put(&b[RAWS], s + p, end - p) < 0 || put(&b[RAWS], " ...", 4) < 0
+            || put_i32(&b[RAW_ENDS], b[RAWS].n) < 0)
+            goto done;
         p = end;
     }
-    PyMem_Free(buf);
     if (python) {
-        Py_DECREF(topics); Py_DECREF(parts); Py_DECREF(reps); Py_DECREF(raws);
-        Py_RETURN_NONE;
+        Py_INCREF(Py_None);
+        out = Py_None;
+        goto done;
     }
-    return Py_BuildValue("(NNNN)", topics, parts, reps, raws);
+    out = PyTuple_New(NBUF);
+    if (out == NULL)
+        goto done;
+    for (int i = 0; i < NBUF; i++) {
+        PyObject *o = PyBytes_FromStringAndSize(b[i].p ? b[i].p : "", b[i].n);
+        if (o == NULL) {
+            Py_CLEAR(out);
+            goto done;
+        }
+        PyTuple_SET_ITEM(out, i, o);
+    }
 
-fail:
-    PyMem_Free(buf);
-    Py_XDECREF(topics); Py_XDECREF(parts); Py_XDECREF(reps); Py_XDECREF(raws);
-    return NULL;
+done:
+    for (int i = 0; i < NBUF; i++)
+        PyMem_Free(b[i].p);
+    return out;
 }
 
 static PyMethodDef METHODS[] = {
     {"assignments", assignments, METH_VARARGS,
-     "assignments(text, head) -> (topics, partitions, replicas, raws), or None for a shape left to Python"},
+     "assignments(text, head) -> (topics, topic_ends, partitions, replicas, replica_ends, raws, raw_ends) as bytes "
+     "(parsers.schema.Packed), or None for a shape left to Python"},
     {NULL, NULL, 0, NULL},
 };
 

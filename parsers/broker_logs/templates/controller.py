@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from parsers.broker_logs.rules import Rule, int_list
-from parsers.schema import Event, EventRun
+from parsers.schema import Event, EventRun, Packed
 from parsers.broker_logs.templates.shapes import (
     assignment_map,
     ident_id,
@@ -315,7 +315,11 @@ def _assignments_listed(entry, m):
     got = _dumps.assignments(text, head) if (_dumps is not None and COMPILED) else None
     base = Event("partition_state_observed", controller_id=_cid(m), detail={"via": "controller_assignment"})
     if got is not None:
-        return EventRun(base, _RUN_FIELDS, got) if got[0] else None
+        topics, topic_ends, partitions, replicas, replica_ends, raws, raw_ends = got
+        if not topic_ends:
+            return None
+        return EventRun(base, _RUN_FIELDS, (Packed("text", topics, topic_ends), Packed("int", partitions),
+                                            Packed("ints", replicas, replica_ends), Packed("text", raws, raw_ends)))
     topics, partitions, replicas, raws = [], [], [], []
     for item, tp_text, ar_text in _ASSIGNMENT_ITEM.findall(text):
         topic, sep, part = tp_text.rpartition("-")
