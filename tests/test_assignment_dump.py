@@ -71,7 +71,8 @@ def _dump_lines(root: Path) -> list[str]:
 
 @pytest.fixture(autouse=True)
 def _built():
-    assert controller._dumps is not None, "the C extension was not built (pip install -e . builds it)"
+    assert controller._dumps is not None, "the C extension was not built, or built from an older _dumps.c " \
+        "(pip install -e . or python setup.py build_ext --inplace builds it)"
 
 
 @pytest.mark.parametrize("root", [SAMPLES, REAL_LOGS, REAL_LOGS2], ids=lambda p: p.name)

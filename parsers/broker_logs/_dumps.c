@@ -258,4 +258,13 @@ static PyMethodDef METHODS[] = {
 
 static struct PyModuleDef MODULE = {PyModuleDef_HEAD_INIT, "_dumps", NULL, -1, METHODS};
 
-PyMODINIT_FUNC PyInit__dumps(void) { return PyModule_Create(&MODULE); }
+/* LAYOUT: what assignments returns (2: Packed buffers); the Python side leaves a build of another layout unused */
+PyMODINIT_FUNC PyInit__dumps(void)
+{
+    PyObject *m = PyModule_Create(&MODULE);
+    if (m != NULL && PyModule_AddIntConstant(m, "LAYOUT", 2) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -300,6 +300,8 @@ try:  # the same reading compiled, for the common shapes (setup.py builds it; wi
     from parsers.broker_logs import _dumps
 except ImportError:  # pragma: no cover - a machine without a C compiler
     _dumps = None
+if getattr(_dumps, "LAYOUT", None) != 2:  # built from an older _dumps.c (lists): the loop below until it is rebuilt
+    _dumps = None
 # Off: every dump goes through the Python loop (tests/test_assignment_dump.py compares the two).
 COMPILED = True
 
