@@ -291,6 +291,85 @@ static int wanted(PyObject *screen, const char *m, Py_ssize_t n)
     return 0;
 }
 
+/* Are all of a rule's needles (first, rest) in the text? -1 on error. */
+static int all_in(PyObject *pair, const char *m, Py_ssize_t n, int marked)
+{
+    Py_ssize_t len;
+    const char *f = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(pair, 0), &len);
+    if (f == NULL)
+        return -1;
+    if (!contains(m, n, f, len, marked))
+        return 0;
+    PyObject *rest = PyTuple_GET_ITEM(pair, 1);
+    for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(rest); j++) {
+        const char *r = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(rest, j), &len);
+        if (r == NULL)
+            return -1;
+        if (!contains(m, n, r, len, marked))
+            return 0;
+    }
+    return 1;
+}
+
+/* next_wanted(needles, thrown_flags, message, thrown, start) -> 2 * i, or 2 * i + 1, or -1
+ * RuleSet.classify's needle screen from rule start on: the first rule i >= start whose needles (first, rest) are
+ * all in the message (2 * i), or, for a rule that reads a thrown exception's first line (thrown_flags[i] != 0,
+ * thrown a str), all in that line (2 * i + 1); -1: no rule from start on. Needles and message are compared as
+ * UTF-8 bytes, where a substring of the text is a substring of its bytes and nothing else is. */
+static PyObject *next_wanted(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 5 || !PyTuple_Check(args[0]) || !PyBytes_Check(args[1]) || !PyUnicode_Check(args[2]) ||
+        (args[3] != Py_None && !PyUnicode_Check(args[3]))) {
+        PyErr_SetString(PyExc_TypeError, "next_wanted(tuple, bytes, str, str or None, int)");
+        return NULL;
+    }
+    PyObject *screen = args[0];
+    Py_ssize_t start = PyLong_AsSsize_t(args[4]);
+    if (start == -1 && PyErr_Occurred())
+        return NULL;
+    Py_ssize_t k = PyTuple_GET_SIZE(screen);
+    if (PyBytes_GET_SIZE(args[1]) < k) {
+        PyErr_SetString(PyExc_ValueError, "a thrown flag for every rule");
+        return NULL;
+    }
+    const char *flags = PyBytes_AS_STRING(args[1]);
+    Py_ssize_t n, tn = 0;
+    const char *m = PyUnicode_AsUTF8AndSize(args[2], &n);
+    if (m == NULL)
+        return NULL;
+    const char *t = NULL;
+    if (args[3] != Py_None) {
+        t = PyUnicode_AsUTF8AndSize(args[3], &tn);
+        if (t == NULL)
+            return NULL;
+    }
+    if (start < 0)
+        start = 0;
+    int marked = k - start >= 3;  /* below that a memmem or two costs less than marking the pairs */
+    if (marked)
+        mark_pairs(m, n);
+    for (Py_ssize_t i = start; i < k; i++) {
+        PyObject *pair = PyTuple_GET_ITEM(screen, i);
+        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) < 2 || !PyTuple_Check(PyTuple_GET_ITEM(pair, 1))) {
+            PyErr_SetString(PyExc_TypeError, "needles must be (first, rest) pairs");
+            return NULL;
+        }
+        int got = all_in(pair, m, n, marked);
+        if (got < 0)
+            return NULL;
+        if (got)
+            return PyLong_FromSsize_t(2 * i);
+        if (t != NULL && flags[i]) {
+            got = all_in(pair, t, tn, 0);
+            if (got < 0)
+                return NULL;
+            if (got)
+                return PyLong_FromSsize_t(2 * i + 1);
+        }
+    }
+    return PyLong_FromLong(-1);
+}
+
 /* hour text (13 chars) -> its first microsecond, through clock.hour_base (which caches); 0 and
  * *ok = 0 when the hour is impossible (the Python path reports it). */
 static long long hour_base(PyObject *hour_fn, const char *p, int *ok)
@@ -487,6 +566,8 @@ error:
 static PyMethodDef methods[] = {
     {"set_idents", set_idents, METH_O, "The bracketed log-ident names, in writer.py's order."},
     {"skip", skip, METH_VARARGS, "Account the routine one-line entries from lines[i]; see the module comment."},
+    {"next_wanted", (PyCFunction)(void (*)(void))next_wanted, METH_FASTCALL,
+     "RuleSet.classify's needle screen from a rule on; see its comment."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -16,6 +16,27 @@ from typing import Callable, Iterable, Sequence
 from parsers.broker_logs.log4j_layout import LogEntry
 from parsers.schema import Event, EventRun
 
+try:  # the needle screen in C (setup.py builds it; without it, or in an older build, the same in Python)
+    from parsers.broker_logs import _routine
+except ImportError:  # pragma: no cover - a machine without a C compiler
+    _routine = None
+_NEXT_WANTED_C = getattr(_routine, "next_wanted", None)
+# Off: classify screens in Python (the equivalence test compares the two).
+COMPILED = True
+
+
+def next_wanted(needles: tuple, thrown_flags: bytes, message: str, thrown: str | None, start: int) -> int:
+    """The first rule i >= start whose needles (first, rest) are all in the message: 2 * i; else, for a rule that
+    reads a thrown exception's first line (thrown_flags[i]), all in ``thrown``: 2 * i + 1; -1 when none.
+    ``_routine.next_wanted`` is the same in C."""
+    for i in range(start, len(needles)):
+        first, rest = needles[i]
+        if first in message and (not rest or all(n in message for n in rest)):
+            return 2 * i
+        if thrown_flags[i] and thrown is not None and first in thrown and all(n in thrown for n in rest):
+            return 2 * i + 1
+    return -1
+
 # Entries settled by their text are remembered up to this many, of messages up to this long.
 _SETTLED_MAX = 10_000
 _SETTLED_CHARS = 2_000
@@ -89,6 +110,8 @@ class RuleSet:
         # writes the same empty "Topics not in preferred replica for broker N Map()" every five minutes per
         # broker, and each tried every controller rule.
         self._settled: dict[tuple[str | None, str], tuple[str, str | None]] = {}
+        # logger -> (its rules, their (first, rest) needles, which read a thrown exception): classify's screen
+        self._plans: dict[str | None, tuple[tuple[Rule, ...], tuple, bytes]] = {}
 
     def for_logger(self, logger: str | None) -> tuple[Rule, ...]:
         return tuple(r for _, _, r in self.screen(logger))
@@ -102,6 +125,14 @@ class RuleSet:
                 self._by_logger[logger] = got
         return got
 
+    def _plan(self, logger: str | None) -> tuple[tuple[Rule, ...], tuple, bytes]:
+        screen = self.screen(logger)
+        plan = (tuple(r for _, _, r in screen), tuple((first, rest) for first, rest, _ in screen),
+                bytes(r.thrown for _, _, r in screen))
+        if len(self._plans) < 10_000:
+            self._plans[logger] = plan
+        return plan
+
     def classify(self, entry: LogEntry) -> tuple[str, list[Event], str | None]:
         """('parsed', events, None) | ('other', [], None) | ('unrecognized', [], why). The events may hold
         EventRuns (one for many events of a line that differ in a few fields)."""
@@ -113,23 +144,30 @@ class RuleSet:
                 return known[0], [], known[1]
         tried: list[str] | None = None
         thrown = cont[0] if cont else None
-        for first, rest, rule in self.screen(entry.logger):
-            msg = entry.message
-            if first not in msg or (rest and not all(n in msg for n in rest)):
-                if not (rule.thrown and thrown is not None and first in thrown
-                        and all(n in thrown for n in rest)):
-                    continue
-                msg = thrown
+        plan = self._plans.get(entry.logger)
+        if plan is None:
+            plan = self._plan(entry.logger)
+        rules, needles, flags = plan
+        nxt = _NEXT_WANTED_C if COMPILED and _NEXT_WANTED_C is not None else next_wanted
+        message = entry.message
+        # One screen per rule that may want the entry, not one test per rule of its logger in Python.
+        k = nxt(needles, flags, message, thrown, 0)
+        while k >= 0:
+            i = k >> 1
+            rule = rules[i]
+            msg = thrown if k & 1 else message
             m = rule.regex.search(msg) if rule.search else rule.regex.match(msg)
             if m is None:
-                if first:  # without needles a miss is routine, not a missed variant
+                if needles[i][0]:  # without needles a miss is routine, not a missed variant
                     if tried is None:
                         tried = []
                     tried.append(rule.name)
+                k = nxt(needles, flags, message, thrown, i + 1)
                 continue
             out = rule.build(entry, m)
             if out is None:
                 by_text = by_text and rule.declines_by_text
+                k = nxt(needles, flags, message, thrown, i + 1)
                 continue  # the builder looked closer and declined: not this template
             events = [out] if isinstance(out, (Event, EventRun)) else list(out)
             for ev in events:
