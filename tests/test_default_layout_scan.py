@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from parsers.broker_logs import default_layout_scan
 from parsers.broker_logs.broker_log import parse_broker_log
 from parsers.common.accounting import FileSummary
 from parsers.common.context import SourceContext
@@ -110,3 +111,31 @@ def test_any_mix_of_lines_parses_the_same_on_both_paths(lines, terminated, tz):
     text = "\n".join(lines) + ("\n" if terminated else "")
     fast, ref = _both(text.encode(), tz=tz)
     assert fast == ref
+
+
+# A 3.x broker's configuration as it starts (NikhilDighe9975__kafka_setup/logs/server.log.2024-07-18-19.gz:126-422):
+# "[2024-07-18 18:07:50,333] INFO KafkaConfig values: " names no logger (the strict header does not take it), then
+# 295 tab-indented "key = value" lines, then " (kafka.server.KafkaConfig)" closes it.
+CONFIG_LOG = REAL_LOGS / "NikhilDighe9975__kafka_setup/logs/server.log.2024-07-18-19.gz"
+
+
+def test_a_real_configuration_dump_is_read_as_the_reference_reads_it_without_parsing_its_lines_as_headers(monkeypatch):
+    lines = gzip.decompress(CONFIG_LOG.read_bytes()).decode().splitlines()
+    assert lines[125].endswith("INFO KafkaConfig values: ") and lines[421] == " (kafka.server.KafkaConfig)"
+    asked = []
+    real = default_layout_scan.header_of
+
+    def header_of(parse, line_no, text, open_entry):
+        asked.append(text)
+        return real(parse, line_no, text, open_entry)
+
+    monkeypatch.setattr(default_layout_scan, "header_of", header_of)
+    for part in (lines[125:425], lines[126:425], lines[100:130]):  # whole, without its header (strays), cut
+        fast, ref = _both(("\n".join(part) + "\n").encode())
+        assert fast == ref
+    fast, _ = _both(("\n".join(lines[125:425]) + "\n").encode())
+    config = [e for e in fast[0] if e["event_type"] == "broker_config"]
+    assert len(config) == 1 and config[0]["source_pos"] == 1 and '"broker.id":"0"' in config[0]["detail"]
+    assert fast[1]["parsed"] == 297  # the entry's 297 lines
+    # no line that cannot be a header of Kafka's layout (it does not start with '[') was parsed as one
+    assert asked and not any(t[:1] != "[" for t in asked)

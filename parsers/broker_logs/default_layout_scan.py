@@ -103,6 +103,10 @@ def scan(
     # open entry: [line_no, text, strict match or None, Header or None, n_lines, continuation]
     cur: list | None = None
     quarantining = False
+    # Every header of Kafka's layout starts with '[' (KafkaDefaultLayout.parse): any other line continues the open
+    # entry, as header_of says of it, without the two parses that fail (a broker's "KafkaConfig values:" entry,
+    # which no logger closes on its first line, goes on for ~300 tab-indented lines at every start).
+    by_bracket = type(layout) is KafkaDefaultLayout
 
     def micros(stamp: str) -> int:
         return hour_base(stamp[:13]) + int(stamp[14:16]) * 60_000_000 + int(stamp[17:19]) * 1_000_000 + \
@@ -162,6 +166,14 @@ def scan(
             k += 1
             if is_binary is not None and is_binary(text):
                 on_orphan(Orphan(i, text, "quarantined", "binary data in a text log"))
+                continue
+            if by_bracket and text[:1] != "[":
+                if cur is None:
+                    on_orphan(stray(i, text, quarantining))
+                    continue
+                cur[4] += 1
+                if len(cur[5]) < MAX_KEPT_CONTINUATION:
+                    cur[5].append(text)
                 continue
             m = match(text)
             if m is not None:
