@@ -18,8 +18,10 @@ import pytest
 from conftest import REAL_LOGS, REAL_LOGS2
 
 from parsers.broker_logs import rules
+from parsers.broker_logs.broker_log import parse_broker_log
 from parsers.broker_logs.rules import RuleSet, next_wanted
 from parsers.broker_logs.templates import RULES
+from parsers.common.accounting import FileSummary
 from parsers.common.context import SourceContext
 from parsers.dispatch import parse_source
 from parsers.schema import expand_runs
@@ -37,7 +39,7 @@ _C = rules._NEXT_WANTED_C
 
 
 def _entries(path, monkeypatch) -> list:
-    """Every entry of a real log that reaches classify."""
+    """Every entry of a real log."""
     seen = []
     real = RuleSet.classify
 
@@ -46,7 +48,9 @@ def _entries(path, monkeypatch) -> list:
         return real(self, entry)
 
     monkeypatch.setattr(RuleSet, "classify", recording)
-    parse_source(path.read_bytes(), SourceContext(str(path.name), "c", None))
+    data = gzip.decompress(path.read_bytes())
+    # the reference path: every entry goes to classify, routine or not
+    parse_broker_log(data, SourceContext(path.name, "c", None), FileSummary(path=path.name, kind="broker_log"), fast=False)
     monkeypatch.setattr(RuleSet, "classify", real)
     return seen
 
@@ -108,3 +112,35 @@ def test_each_branch_of_the_screen_is_the_python_screens():
     # a needle only in the thrown line is found there (odd), and only for a rule that reads it
     assert _C(needles[2:3], b"\1", "Uncaught exception", "java.lang.OutOfMemoryError: x", 0) == 1
     assert _C(needles[2:3], b"\0", "Uncaught exception", "java.lang.OutOfMemoryError: x", 0) == -1
+
+
+def _any_rule_wants(logger, message: str, cont: list[str]) -> bool:
+    """The screen as the rules define it, rule by rule: the routine scan hands an entry to classify when this holds."""
+    thrown = cont[0] if cont else None
+    for rule in RULES.rules:
+        if not rule.logger_matches(logger):
+            continue
+        needles = rule.needles or ("",)
+        if all(n in message for n in needles):
+            return True
+        if rule.thrown and thrown is not None and all(n in thrown for n in needles):
+            return True
+    return False
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_the_routine_scan_screens_each_real_entry_as_its_rules_define(path, compiled, monkeypatch):
+    entries = _entries(path, monkeypatch)
+    monkeypatch.setattr(rules, "COMPILED", compiled)
+    wanted_by_thrown = routine = 0
+    for e in entries:
+        want = _any_rule_wants(e.logger, e.message, e.continuation)
+        assert RULES.wants(e.logger, e.message, e.continuation) == want, e.line_no
+        wanted_by_thrown += want and not _any_rule_wants(e.logger, e.message, [])
+        routine += not want
+        # the same entry cut to its header line: wanted by its message alone, or routine
+        assert RULES.wants(e.logger, e.message, []) == _any_rule_wants(e.logger, e.message, []), e.line_no
+    assert routine > 0
+    if path == THROWN:
+        assert wanted_by_thrown > 0

@@ -45,17 +45,6 @@ LEAD_IN_C = _routine is not None and _records_lead(_routine)
 COMPILED = True
 
 
-def wants(needles: tuple, message: str, cont: list[str]) -> bool:
-    """RuleSet.classify's needle screen: False when no rule's needles are in the entry (no rule would
-    try its regex); a thrown exception's first line counts for the rules that read it."""
-    for first, rest, rule in needles:
-        if first in message and (not rest or all(n in message for n in rest)):
-            return True
-        if rule.thrown and cont and first in cont[0] and all(n in cont[0] for n in rest):
-            return True
-    return False
-
-
 def scan(
     blocks: Iterable[tuple[int, list[str]]],
     layout: Layout,
@@ -89,7 +78,7 @@ def scan(
     writer_of = writer_id
     writer_ids = summary.writer_ids
     see = chron.see
-    screen = rules.screen  # memoised per logger
+    wants = rules.wants  # the needle screen, memoised per logger
     good_hours: set[str] = set()
     routine_lines = 0
     # In UTC the strict stamps sort as text in time order: a routine entry later than the latest
@@ -130,7 +119,7 @@ def scan(
                 recording = chron.recording
             return
         message, cont, stamp = m[6], e[5], e[1][1:24]
-        if not wants(screen(m[7]), message, cont):
+        if not wants(m[7], message, cont):
             # (re's \d takes any decimal digit: a stamp written in other digits does not sort as its time)
             if by_text and last_stamp is not None and stamp >= last_stamp and not recording and stamp.isascii():
                 last_stamp, stale = stamp, True
@@ -206,7 +195,7 @@ def scan(
                             routine_lines += n_routine
                             for at, ts, writer, n, level, logger, message in wanted:
                                 cont = block[at + 1:at + min(n, MAX_KEPT_CONTINUATION + 1)]
-                                if n > 1 and not wants(screen(logger), message, cont):
+                                if n > 1 and not wants(logger, message, cont):
                                     routine_lines += n
                                     continue
                                 line = block[at]

@@ -133,6 +133,15 @@ class RuleSet:
             self._plans[logger] = plan
         return plan
 
+    def wants(self, logger: str | None, message: str, cont: list[str]) -> bool:
+        """Would classify try some rule's regex on this entry: are a rule's needles all in the message, or, for a
+        rule that reads a thrown exception, all in the first continuation line? (No: the entry is routine.)"""
+        plan = self._plans.get(logger)
+        if plan is None:
+            plan = self._plan(logger)
+        nxt = _NEXT_WANTED_C if COMPILED and _NEXT_WANTED_C is not None else next_wanted
+        return nxt(plan[1], plan[2], message, cont[0] if cont else None, 0) >= 0
+
     def classify(self, entry: LogEntry) -> tuple[str, list[Event], str | None]:
         """('parsed', events, None) | ('other', [], None) | ('unrecognized', [], why). The events may hold
         EventRuns (one for many events of a line that differ in a few fields)."""
