@@ -333,13 +333,14 @@ def run_ingest(
         # One file (or one part of a big file) per Arrow batch: a batch holds whole file contents.
         spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "1")
         stage_dir = None
+        task_sizes = spark_task_sizes(spark)
         if (local or big.rows or big.sorted) and STAGE_EVENTS and staging.shares_filesystem(spark.sparkContext.master) \
-                and staging.split_fits(spark_task_sizes(spark)[1]):
+                and staging.split_fits(task_sizes[1]):
             stage_dir = staging.new_dir(spark)
         try:
             outputs = []
             if local:
-                tasks = plan_tasks(local, *spark_task_sizes(spark))
+                tasks = plan_tasks(local, *task_sizes, slots=spark.sparkContext.defaultParallelism)
                 parse_one = make_local_parse_fn(tz, cluster, tuple(inputs.broker_map), stage_dir)
                 outputs.append(spark.range(len(tasks), numPartitions=len(tasks))
                                .mapInArrow(make_task_fn(tasks, parse_one), OUT_DDL))
