@@ -3,7 +3,12 @@ real-format broker logs, in three shapes holding the same text (``real_corpus.py
 ``server.log``, one ``docker compose logs`` stream of three services), in one invocation.
 
     .venv/bin/python benchmarks/ingest_shapes_bench.py [--size-gb 2] [--runs 3] [--work DIR] [--reference REPO]
-        [--shapes rotated,one_file,compose] [--record]
+        [--shapes rotated,one_file,compose] [--archive warm-up|none] [--record]
+
+Before timing, the machine is set up as the README's set-up says: ``kafka-forensics warm-up`` runs once (the
+driver JVM's class archive, ``forensics.jvm_archive``, which every later command maps), so ``cli`` starts as a
+user's does after installing; ``--archive none`` times it without one instead (``KAFKA_FORENSICS_JVM_ARCHIVE=0``
+for every ``cli`` and ``ref`` run). The output and the journal's entry say which.
 
 Each run goes through the shapes in turn and, per shape, times ``grep`` (``zcat -f | LC_ALL=C grep -cE``, as
 ``ingest_bench.py``), ``plain`` (``plain_parser.py``) and ``cli`` (``python -m forensics ingest DIR --out OUT -q``
@@ -69,9 +74,36 @@ class TreeSampler(Periodic):
         self.peak_mb = max(self.peak_mb, total)
 
 
-def cli_run(corpus: Path, out: Path, repo: Path | None) -> tuple[float, float, float, int]:
+# The README's set-up step (README.md, "Two commands on a fresh machine"), run once before timing.
+WARM_UP = ("-m", "forensics", "warm-up")
+
+
+def set_up(archive: str, code: Path = REPO) -> tuple[dict[str, str], str]:
+    """The set-up before timing: ``warm-up`` (the README's step: the driver JVM's class archive, built with the
+    code of ``code``) or ``none`` (no archive). The environment every timed ``cli``/``ref`` run gets, and what
+    was done, in words for the output and the journal."""
+    from forensics import jvm_archive
+
+    if archive == "none":
+        return {jvm_archive.OFF_ENV: "0"}, f"set-up: none, no class archive ({jvm_archive.OFF_ENV}=0 for every cli run)"
+    env = {k: v for k, v in os.environ.items() if k != jvm_archive.OFF_ENV}
+    env["PYTHONPATH"] = str(code) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    t = time.perf_counter()
+    proc = subprocess.run([sys.executable, *WARM_UP], cwd=str(code), env=env, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"set-up failed: kafka-forensics warm-up exited {proc.returncode}: {proc.stderr[-2000:]}")
+    took = time.perf_counter() - t
+    path = jvm_archive.in_use()
+    if path is None:
+        return {}, f"set-up: `kafka-forensics warm-up` (the README's step, {took:.0f} s) built no class archive (this Java)"
+    return {}, (f"set-up: `kafka-forensics warm-up` (the README's step) once before timing, {took:.0f} s: every cli run "
+                f"maps its class archive {path.name} ({path.stat().st_size / 1e6:,.0f} MB)")
+
+
+def cli_run(corpus: Path, out: Path, repo: Path | None, extra_env: dict[str, str] | None = None
+            ) -> tuple[float, float, float, int]:
     """(wall s, CPU s, peak RSS MB, events) of one ``ingest`` command, outputs written to ``out`` then removed."""
-    env = dict(os.environ)
+    env = {**os.environ, **(extra_env or {})}
     # The checkout first on the path of the command and of Spark's Python workers (they inherit it).
     code = repo if repo is not None else REPO
     env["PYTHONPATH"] = str(code) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
@@ -97,6 +129,8 @@ def main() -> None:
     ap.add_argument("--shapes", default=",".join(SHAPES))
     ap.add_argument("--work", help="folder for the corpora (kept; reused when it holds the same corpus)")
     ap.add_argument("--reference", help="a checkout of the reference commit, run as 'ref' beside 'cli'")
+    ap.add_argument("--archive", choices=("warm-up", "none"), default="warm-up",
+                    help="set-up before timing: the README's `warm-up` (default), or no class archive")
     ap.add_argument("--record", action="store_true", help="append the result to benchmarks/journal/ingest.md")
     args = ap.parse_args()
     shapes = args.shapes.split(",")
@@ -114,6 +148,8 @@ def main() -> None:
             print(f"{shape}: {info['files']} files ({info['gz_files']} gzipped), {mb[shape]:,.0f} MB of text "
                   f"({info['disk_bytes'] / 1e6:,.0f} MB on disk), {nlines:,} lines", flush=True)
         print(f"corpus: {info['command']}", flush=True)
+        cli_env, setup_text = set_up(args.archive)
+        print(setup_text, flush=True)
         # rows[shape][tool] = [(wall, cpu, other, peak_mb)] per run
         rows = {s: {t: [] for t in tools} for s in shapes}
         events: dict[str, dict[str, int]] = {s: {} for s in shapes}  # events each tool extracts (not grep)
@@ -131,7 +167,7 @@ def main() -> None:
                         events[shape][tool] = sum(counts.values())
                     else:
                         wall, cpu, peak, events[shape][tool] = cli_run(corpora[shape], work / "out",
-                                                                       ref if tool == "ref" else None)
+                                                                       ref if tool == "ref" else None, cli_env)
                     other = max(0.0, host_cpu()[0] - h0 - cpu)
                     rows[shape][tool].append((wall, cpu, other, peak))
                     print(f"run {i + 1} {shape:8s} {tool:5s}: {wall:6.1f}s wall ({mb[shape] / wall:6.1f} MB/s), "
@@ -181,12 +217,14 @@ def main() -> None:
                 goals.append(f"{shape}: cli {med(r):.2f}x as fast as the reference ({runs_text(r, '{:.2f}')})")
         print("\n".join(lines + goals))
         print(f"load average at start and after each run: {runs_text(loads)}")
+        print(setup_text)
         if args.record:
             cmd = (f"`.venv/bin/python benchmarks/ingest_shapes_bench.py --size-gb {args.size_gb:g} --runs {args.runs}"
-                   + (" --reference REF" if ref else "") + " --record`")
+                   + (" --reference REF" if ref else "") + (" --archive none" if args.archive == "none" else "")
+                   + " --record`")
             bullet = (f"- {now_utc()}, {os.cpu_count()} cores, load average {runs_text(loads)} (start, after each run)"
                       + (f"; REF = {ref.name}" if ref else "") + f". Corpus: {info['command']}; "
-                      + ", ".join(f"{s} {mb[s]:,.0f} MB" for s in shapes) + ".\n"
+                      + ", ".join(f"{s} {mb[s]:,.0f} MB" for s in shapes) + f". {setup_text[0].upper()}{setup_text[1:]}.\n"
                       + "".join(f"  - {x}\n" for x in lines + goals) + f"  Command: {cmd}\n")
             record(SECTION, bullet)
     finally:

@@ -35,9 +35,10 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
 
 # The two harnesses share these modules, and nothing else imports them: the dashboard tests draw the benchmark's
 # synthetic day; the agreement tests check the measure's definitions; the journal tests check where record writes;
-# the capture benchmark runs the tests' real ZooKeeper.
+# the capture benchmark runs the tests' real ZooKeeper; the ingest shapes tests check the benchmark's set-up step.
 HARNESS_CROSSINGS = frozenset({("tests", "benchmarks.dashboard_bench"), ("tests", "benchmarks.agreement"),
-                               ("tests", "benchmarks._common"), ("benchmarks", "tests.zk_server")})
+                               ("tests", "benchmarks._common"), ("benchmarks", "tests.zk_server"),
+                               ("tests", "benchmarks.ingest_shapes_bench")})
 
 # Third-party packages a package must not import: the replay is pure Python over events (Spark
 # runs it, it does not run Spark), and the dashboards are built from replay outputs alone.
