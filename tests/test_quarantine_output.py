@@ -88,3 +88,35 @@ def test_a_file_read_by_parts_keeps_its_first_lines(spark, tmp_path, monkeypatch
     assert written == [2]
     assert mine.to_pylist() == theirs.to_pylist()
     assert [r["source_pos"] for r in mine.to_pylist()] == [1, 3]
+
+
+def _jobs(spark, group: str, fn):
+    """What ``fn`` returns, and how many Spark jobs it ran."""
+    sc = spark.sparkContext
+    sc.setJobGroup(group, group)
+    try:
+        got = fn()
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)
+    return got, len(sc.statusTracker().getJobIdsForGroup(group))
+
+
+def test_the_drivers_quarantine_is_read_in_one_job(spark, tmp_path, monkeypatch):
+    """The files' counts of unrecognized and quarantined lines bound the rows the tasks kept: under
+    QUARANTINE_IN_DRIVER they are read in one job (a limit's collect scans one partition, then four, then the
+    rest), over it none is run."""
+    import forensics.filetasks as filetasks
+
+    monkeypatch.setattr(filetasks, "plan_tasks", lambda refs, *a, **k: [[r] for r in refs])  # a task per file
+    result = run_ingest(spark, collect_inputs([str(SNIPPETS)], tmp_path / "work"), cluster="q")
+    try:
+        assert result.persisted.rdd.getNumPartitions() > 5
+        kept = sum(s.unrecognized + s.quarantined for s in result.summaries)
+        rows, jobs = _jobs(spark, "kf-quarantine-bounded", lambda: ingest.quarantine_rows(result.persisted, set(), kept))
+        limited, limited_jobs = _jobs(spark, "kf-quarantine-limit", lambda: ingest.quarantine_rows(result.persisted, set()))
+        assert rows == limited and len(rows) == kept  # issue_snippets: every such line kept (under KEEP_SAMPLES)
+        assert jobs == 1 and limited_jobs > 1
+        monkeypatch.setattr(ingest, "QUARANTINE_IN_DRIVER", kept - 1)
+        assert _jobs(spark, "kf-quarantine-over", lambda: ingest.quarantine_rows(result.persisted, set(), kept)) == (None, 0)
+    finally:
+        release(result)
