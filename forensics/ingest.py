@@ -51,6 +51,14 @@ STAGE_EVENTS = os.environ.get("KAFKA_FORENSICS_STAGE_EVENTS", "1") != "0"
 QUARANTINE_IN_DRIVER = 5_000
 
 
+def import_planning_modules() -> tuple:
+    """What run_ingest imports to plan the tasks and write the outputs; none imports pyspark. The ingest command
+    runs this while Spark starts (``commands.common.start_spark``)."""
+    from forensics import bigfiles, filetasks, stage_output, staged_parts, staging
+
+    return bigfiles, filetasks, stage_output, staged_parts, staging
+
+
 def _norm_uri(p: str) -> str:
     """Spark reports 'file:/a/b'; we may hold '/a/b' or 'file:///a/b'. Compare on one form."""
     if p.startswith("file:"):

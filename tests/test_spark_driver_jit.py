@@ -62,7 +62,7 @@ def test_the_ingest_command_asks_for_c1_when_its_events_stay_in_python(tmp_path,
 
     asked = []
 
-    def start_spark(master, rows_in_python=False):
+    def start_spark(master, rows_in_python=False, preload=None):
         asked.append((master, rows_in_python))
         raise _Started
 

@@ -38,11 +38,32 @@ def default_cluster(sources: list[str], cluster: str | None) -> str:
     return name
 
 
-def start_spark(master: str | None, rows_in_python: bool = False):
+def start_spark(master: str | None, rows_in_python: bool = False, preload=None):
+    """The Spark session, or a UserError saying why not. ``preload``: a function importing the modules the
+    command needs next, run by a thread meanwhile: the driver only waits for the JVM while it starts (the ingest
+    command's planning modules, ``ingest.import_planning_modules``: 0.35 s of imports and regular expressions
+    under load, no longer after the start). It must import no pyspark, which this thread imports meanwhile (two
+    threads importing one cycle of modules can fail)."""
+    import threading
+
     from forensics.spark import get_spark
 
+    loader = None
+    if preload is not None:
+        loader = threading.Thread(target=_quietly, args=(preload,), name="kf-preload", daemon=True)
+        loader.start()
     try:
         return get_spark(master, rows_in_python=rows_in_python)
     except Exception as exc:  # noqa: BLE001 - Java/py4j errors for a bad master URL, no Java, ...
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise UserError(f"cannot start Spark (master {master or 'local[*]'}): {first}") from None
+    finally:
+        if loader is not None:
+            loader.join()
+
+
+def _quietly(fn) -> None:
+    try:
+        fn()
+    except Exception:  # noqa: BLE001 - the command's own import says it again, where it is needed
+        pass

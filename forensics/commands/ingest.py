@@ -24,7 +24,7 @@ def ingest_cmd(
 
     Example: kafka-forensics ingest ./incident-logs/ zk-data/ --out ./ingested
     """
-    from forensics.ingest import events_stay_in_python, release, run_ingest, write_outputs
+    from forensics.ingest import events_stay_in_python, import_planning_modules, release, run_ingest, write_outputs
     from forensics.progress import Progress
     from forensics.sources import cleanup, collect_inputs
 
@@ -35,7 +35,7 @@ def ingest_cmd(
         inputs = collect_inputs(sources, work, broker_map)
         for p in inputs.problems:
             progress.say(f"input: {p}")
-        spark = start_spark(master, rows_in_python=events_stay_in_python(inputs))
+        spark = start_spark(master, rows_in_python=events_stay_in_python(inputs), preload=import_planning_modules)
         result = run_ingest(spark, inputs, tz=tz, cluster=default_cluster(sources, cluster), progress=progress)
         try:
             write_outputs(result, out)
