@@ -220,3 +220,60 @@ def test_a_range_reads_on_only_up_to_the_last_record_of_its_open_sources(tmp_pat
         out = [ev for name in sorted(events) for ev in finish_source_events(events[name], brokers[name])]
         add_event_counts(s, out)
         _same(_whole(path), (out, s))
+
+
+def _clean_stream(seed: int) -> str:
+    """The three services' lines interleaved at random with nothing else, but for a short stretch of what
+    Compose and terminals add (a coloured prefix, Compose's own line, an empty service line): the blocks
+    ``compose.split`` takes whole, and a few it leaves to ``route``."""
+    rng = random.Random(seed)
+    queues = {name: _lines(prefix) for name, prefix in SERVICES.items()}
+    width = max(map(len, queues))
+    at = {name: 0 for name in queues}
+    out = []
+    while at:
+        name = rng.choice(sorted(at))
+        out.append(f"{name.ljust(width)} | {queues[name][at[name]]}")
+        at[name] += 1
+        if at[name] == len(queues[name]):
+            del at[name]
+        if len(out) == 20_000:
+            out += [f"\x1b[36m{'kafka-1'.ljust(width)} |\x1b[0m coloured", "kafka-2 exited with code 137",
+                    f"{'kafka-3'.ljust(width)} |"]
+    return "\n".join(out) + "\n"
+
+
+@pytest.mark.parametrize("range_bytes,chunk_lines", [(1 << 40, 200_000), (1 << 40, 2_000), (700_000, 400)])
+def test_blocks_split_whole_read_as_line_by_line(tmp_path, monkeypatch, range_bytes, chunk_lines):
+    """A block of plain service lines (``compose.split``) is surveyed and read by C loops: a source's lines
+    picked by a mask, the ids its lines name by one search over them. Surveys and ranges equal the line by
+    line reading (``route``), with small blocks so that most blocks are split and sources' heads, skips and
+    full buffers fall across them; kafka-1 (server.log) names two broker ids, by idents and config dumps, in
+    lines past its head; each source's ids are those ``named_ids`` finds in its own lines."""
+    from parsers.common import textranges
+
+    path = tmp_path / "compose.log"
+    path.write_text(_clean_stream(seed=5), encoding="utf-8")
+    monkeypatch.setattr(textranges, "READ_BLOCK", 1 << 16)
+    split = compose.split
+    taken = [0, 0]
+
+    def counted(lines):
+        got = split(lines)
+        taken[got is None] += len(lines)
+        return got
+
+    monkeypatch.setitem(detect.GRAMMARS, "compose", dataclasses.replace(detect.GRAMMARS["compose"], split=counted))
+    bulk = _read(path, range_bytes, chunk_lines)
+    assert taken[0] > 4 * taken[1] > 0  # most blocks split, a few not
+    monkeypatch.setattr(detect, "SPLIT", False)
+    by_line = _read(path, range_bytes, chunk_lines)
+    assert len(bulk) == len(by_line) > 2
+    for a, b in zip(bulk, by_line):
+        assert a == b
+    rows = path.read_text(encoding="utf-8").split("\n")
+    for name in SERVICES:
+        mine = [(n, r[len(name) + 3:]) for n, r in enumerate(rows, 1) if r.startswith(name + " |")]
+        found = named_ids([t for _, t in mine], [n for n, _ in mine])
+        assert bulk[1]["sources"][name]["ids"] == {str(b): [w, n] for b, (w, n) in found.items()}
+    assert set(bulk[1]["sources"]["kafka-1"]["ids"]) == {"0", "1"}

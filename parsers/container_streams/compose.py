@@ -8,9 +8,10 @@ own ("Attaching to kafka-1, zookeeper-1", "kafka-1 exited with code 137").
 from __future__ import annotations
 
 import re
+from operator import itemgetter
 from typing import Iterable, Iterator
 
-from parsers.container_streams.records import INNER_HEADER, Piece, split_stamp, strip_ansi
+from parsers.container_streams.records import INNER_HEADER, RFC3339, Piece, split_stamp, strip_ansi
 
 NAME = "docker compose logs"
 _PREFIX = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_.-]*)\s*\|(?: |$)")
@@ -90,3 +91,37 @@ def _learn(key: str) -> str | None:
     if len(_KNOWN) < _KNOWN_CAP:
         _KNOWN[key] = m.group(1)
     return m.group(1)
+
+
+# A collector's stamp after a bar: a block holding one is read line by line (``route`` splits the stamp off).
+_STAMP_AFTER_BAR = re.compile(r"\| " + RFC3339 + " ")
+
+
+def split(lines: list[str]) -> tuple[int, list[str], dict[str, str], str] | None:
+    """A block of lines each of which ``route`` takes as (service, line[width:], no stamp) -> (width, each
+    line's prefix, {prefix: service}, the lines joined by '\n'); None for any other block (``route`` it).
+
+    That is the common block of ``docker compose logs``: every line a known service's, the names padded to
+    one width, no colour code, no ``--timestamps``. Its lines are then handed on by C loops (a prefix per
+    line, a source's lines picked by a mask), not one by one. A prefix here ends with '| ' (so its one '|'
+    is the line's first, as ``route`` reads it); two prefixes of one service (two paddings) are left to
+    ``route``."""
+    if not lines:
+        return None
+    bar = lines[0].find("|")
+    width = bar + 2
+    if bar <= 0 or _KNOWN.get(lines[0][:width]) is None:
+        return None
+    keys = list(map(itemgetter(slice(None, width)), lines))
+    present: dict[str, str] = {}
+    for key in set(keys):
+        name = _KNOWN.get(key)
+        if name is None or not key.endswith("| ") or len(key) != width:
+            return None
+        present[key] = name
+    if len(set(present.values())) != len(present):
+        return None
+    text = "\n".join(lines)
+    if "\x1b" in text or "\r" in text or _STAMP_AFTER_BAR.search(text) is not None:
+        return None
+    return width, keys, present, text

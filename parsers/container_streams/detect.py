@@ -27,6 +27,9 @@ class Grammar:
     # A block of lines -> (sources, texts, stamps), a line read as ``pieces`` reads it or (source None) left
     # to ``pieces``: for a grammar whose every line is one piece on its own (no record spans lines).
     route: Callable[[list[str]], tuple[list, list, list]] | None = None
+    # A block whose every line ``route`` takes plainly (one prefix width, no stamp) -> (width, prefixes,
+    # {prefix: source}, text), else None: its lines handed to their sources by C loops (``compose.split``).
+    split: Callable[[list[str]], tuple | None] | None = None
 
 
 GRAMMARS: dict[str, Grammar] = {
@@ -35,7 +38,8 @@ GRAMMARS: dict[str, Grammar] = {
     "ecs_export": Grammar(ecs.NAME, ecs.line_matches, ecs.pieces, 0.8, reorder=True, json=True),
     "cri": Grammar(cri.NAME, cri.line_matches, cri.pieces, 0.8),
     "kubectl_prefix": Grammar(kubectl.NAME_PREFIX, kubectl.prefix_matches, kubectl.prefix_pieces, 0.8),
-    "compose": Grammar(compose.NAME, compose.line_matches, compose.pieces, 0.6, route=compose.route),
+    "compose": Grammar(compose.NAME, compose.line_matches, compose.pieces, 0.6, route=compose.route,
+                       split=compose.split),
     "loki_default": Grammar(loki.NAME_DEFAULT, loki.default_matches, loki.default_pieces, 0.8),
     "kubectl_timestamps": Grammar(kubectl.NAME_TIMESTAMPS, kubectl.timestamps_matches, kubectl.timestamps_pieces, 0.8),
     # decided on the sample as a whole (see detect_lines), not line by line
@@ -43,11 +47,18 @@ GRAMMARS: dict[str, Grammar] = {
 }
 # Off: every line goes through its grammar's ``pieces`` (the tests compare the two readings).
 ROUTED = True
+# Off: every block goes through ``route`` line by line (the tests compare the two readings).
+SPLIT = True
 
 
 def route_of(grammar: Grammar) -> Callable[[list[str]], tuple[list, list, list]] | None:
     """The grammar's block router, when it has one and routing is on."""
     return grammar.route if ROUTED else None
+
+
+def split_of(grammar: Grammar) -> Callable[[list[str]], tuple | None] | None:
+    """The grammar's block splitter, when it has one and routing and splitting are on."""
+    return grammar.split if ROUTED and SPLIT else None
 
 
 def sample(text: str, n: int = SAMPLE_LINES) -> list[str]:

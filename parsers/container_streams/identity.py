@@ -23,6 +23,8 @@ _BRACKETED = re.compile(
     r"|Controller id=(\d+)[\] ])"
 )
 _CONFIGURED = re.compile(r"^\s*(?:broker|node)\.id = (\d+)\s*$")
+# _BRACKETED's matches whole, no groups (``findall`` gives the words)
+_IDENTS = re.compile(_BRACKETED.pattern.replace("(\\d+)", "\\d+"))
 
 
 def self_named(text: str) -> Iterable[re.Match]:
@@ -32,6 +34,32 @@ def self_named(text: str) -> Iterable[re.Match]:
         if m is not None:
             return (m,)
     return _BRACKETED.finditer(text)
+
+
+def first_named(text: str) -> list[tuple[int, str, str]]:
+    """Where lines joined by '\n' first name each of their writer's ids: (offset in ``text``, the words, the id),
+    in file order, as ``self_named`` reads line by line. The words of a bracketed ident are found by one
+    search over the text, and each distinct one's first place by a plain search (an ident's '[' starts no
+    other ident, so a plain occurrence is a match); the few lines of a configuration dump are matched each."""
+    firsts: dict[str, tuple[int, str]] = {}
+    for words in set(_IDENTS.findall(text)):
+        m = _BRACKETED.match(words)
+        bid = str(int(next(g for g in m.groups() if g is not None)))
+        at = text.find(words)
+        if bid not in firsts or at < firsts[bid][0]:
+            firsts[bid] = (at, words.strip().rstrip(" "))
+    at = text.find(".id = ")
+    while at >= 0:
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        end = len(text) if end < 0 else end
+        m = _CONFIGURED.match(text[start:end])
+        if m is not None:
+            bid = str(int(m.group(1)))
+            if bid not in firsts or start < firsts[bid][0]:
+                firsts[bid] = (start, m.group(0).strip().rstrip(" "))
+        at = text.find(".id = ", end)
+    return sorted((at, words, bid) for bid, (at, words) in firsts.items())
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from functools import lru_cache
+from itertools import compress, repeat
+from operator import itemgetter
 from typing import Any
 
 from parsers.broker_logs.broker_log import MAX_LINE_CHARS, Reading, _is_binary
@@ -32,7 +34,7 @@ from parsers.common.context import SourceContext
 from parsers.common.textio import ReadProblems
 from parsers.common.textranges import file_chunks, gunzip_stream, line_blocks
 from parsers.container_streams.demux import _CHECKED, _KAFKA_LOGGER, MAX_REPORTED
-from parsers.container_streams.detect import GRAMMARS, route_of
+from parsers.container_streams.detect import GRAMMARS, route_of, split_of
 from parsers.container_streams.records import Piece
 from parsers.container_streams.survey import split_parts
 from parsers.schema import Event, EventRun
@@ -120,6 +122,7 @@ class _RangeReader:
 
     def __init__(self, grammar, infos: dict, ctx: SourceContext, first_no: int, end: int, chunk_lines: int):
         self.grammar, self.infos, self.ctx = grammar, infos, ctx
+        self.split = split_of(grammar)
         self.first_no, self.end, self.chunk_lines = first_no, end, chunk_lines
         self.sources: dict[str, _Source] = {}
         self.acc = new_accounting()
@@ -203,6 +206,11 @@ class _RangeReader:
                 return
 
     def _routed(self, first: int, lines: list[str], route) -> Iterator[tuple[str, str, Any]]:
+        k = min(len(lines), self.end - first)
+        if k > 0 and self.split is not None and self._split(first, lines[:k] if k < len(lines) else lines):
+            if k == len(lines):
+                return
+            first, lines = first + k, lines[k:]
         names, texts, stamps = route(lines)
         sources, end, chunk_lines = self.sources, self.end, self.chunk_lines
         pieces, path = self.grammar.pieces, self.ctx.path
@@ -221,6 +229,34 @@ class _RangeReader:
                 yield from self.piece(piece)
                 if self.done:
                     return
+
+    def _split(self, first: int, lines: list[str]) -> bool:
+        """Lines the range owns into their sources' buffers at once, when ``split`` takes the block and each of
+        its sources would take every one of its lines as ``_routed`` does (already met here, past its skip,
+        no stamp put before it, its buffer not full by the block's end); False (nothing done) otherwise."""
+        got = self.split(lines)
+        if got is None:
+            return False
+        width, keys, present, _text = got
+        sources, n = self.sources, len(lines)
+        counts = {key: (keys.count(key) if len(present) > 1 else n) for key in present}
+        for key, name in present.items():
+            src = sources.get(name)
+            if src is None or src.skip or src.prefixed or len(src.texts) + counts[key] > self.chunk_lines:
+                return False
+        cut, numbers = itemgetter(slice(width, None)), range(first, first + n)
+        for key, name in present.items():
+            src = sources[name]
+            if len(present) == 1:
+                src.texts.extend(map(cut, lines))
+                src.pos.extend(numbers)
+            else:
+                mask = list(map(key.__eq__, keys))
+                src.texts.extend(map(cut, compress(lines, mask)))
+                src.pos.extend(compress(numbers, mask))
+            src.stamps.extend(repeat(None, counts[key]))
+        self.last_line, self.last_src = first + n - 1, sources[present[keys[-1]]]
+        return True
 
 
 def new_accounting() -> dict[str, Any]:

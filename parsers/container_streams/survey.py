@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterable, Iterator
-from itertools import chain
+from itertools import chain, compress
+from operator import itemgetter
 
 from parsers.broker_logs.broker_log import SNIFF_LINES
-from parsers.container_streams.detect import GRAMMARS, detect_head
-from parsers.container_streams.identity import named_ids, self_named
+from parsers.container_streams.detect import GRAMMARS, detect_head, split_of
+from parsers.container_streams.identity import first_named, named_ids, self_named
 
 
 def split_parts(text: str) -> list[str]:
@@ -127,12 +128,18 @@ def survey_blocks(blocks: Iterable[tuple[int, list[str]]], path: str, key: str, 
     """``survey_range`` of the lines of ``blocks`` before ``end``, for a grammar that routes a block at once
     (``Grammar.route``: no record spans lines, so none crosses the end)."""
     grammar = GRAMMARS[key]
-    route, pieces = grammar.route, grammar.pieces
+    route, pieces, split = grammar.route, grammar.pieces, split_of(grammar)
     sources: dict[str, dict] = {}
     for first, lines in blocks:
         if first >= end:
             continue
-        names, texts, stamps = route(lines[:end - first] if first + len(lines) > end else lines)
+        if first + len(lines) > end:
+            lines = lines[:end - first]
+        got = split(lines) if split is not None else None
+        if got is not None:
+            _survey_split(sources, first, lines, *got)
+            continue
+        names, texts, stamps = route(lines)
         n = first - 1
         for name, text, stamp in zip(names, texts, stamps):
             n += 1
@@ -150,6 +157,36 @@ def survey_blocks(blocks: Iterable[tuple[int, list[str]]], path: str, key: str, 
             if "id" in text:
                 _note_ids(src["ids"], text, n)
     return {"sources": sources, "crossing": False}
+
+
+def _survey_split(sources: dict[str, dict], first: int, lines: list[str], width: int, keys: list[str],
+                  present: dict[str, str], _text: str) -> None:
+    """What ``survey_blocks`` notes of a block that ``split`` took (every line a source's, no stamp): a source's
+    lines one by one only while its head is short; then its last line, and the ids its lines name that it
+    had not named before (``first_named`` over its lines' text, a line's number found only for those)."""
+    cut = itemgetter(slice(width, None))
+    numbers = range(first, first + len(lines))
+    for key in sorted(present, key=keys.index):  # sources met in the order of their first lines
+        name = present[key]
+        src = sources.get(name)
+        mask = list(map(key.__eq__, keys)) if len(present) > 1 else None
+        if src is None or len(src["head"]) < SNIFF_LINES:
+            for n, line in compress(zip(numbers, lines), mask) if mask else zip(numbers, lines):
+                _surveyed(sources, name, n, line[width:], None)
+                if len(sources[name]["head"]) >= SNIFF_LINES:
+                    break
+            src = sources[name]
+        src["last"] = first + len(keys) - 1 - keys[::-1].index(key)
+        mine = "\n".join(map(cut, compress(lines, mask) if mask else lines))
+        ids, mine_at = src["ids"], None
+        at = n = 0
+        for start, words, bid in first_named(mine):
+            if bid not in ids:
+                n += mine.count("\n", at, start)
+                at = start
+                if mine_at is None:
+                    mine_at = list(compress(numbers, mask)) if mask else numbers
+                ids[bid] = [words, mine_at[n]]
 
 
 def _surveyed(sources: dict[str, dict], name: str, pos: int, text: str, stamp: str | None) -> None:
