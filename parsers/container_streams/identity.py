@@ -27,6 +27,17 @@ _CONFIGURED = re.compile(r"^\s*(?:broker|node)\.id = (\d+)\s*$")
 _IDENTS = re.compile(_BRACKETED.pattern.replace("(\\d+)", "\\d+"))
 
 
+def idents(text: str) -> set[str]:
+    """The distinct bracketed idents ``text`` holds (``_BRACKETED``'s matches)."""
+    return set(_IDENTS.findall(text))
+
+
+def ident_id(words: str) -> str:
+    """The id a bracketed ident names ('[Controller id=01]' -> '1')."""
+    m = _BRACKETED.match(words)
+    return str(int(next(g for g in m.groups() if g is not None)))
+
+
 def self_named(text: str) -> Iterable[re.Match]:
     """The places where ``text`` names its writer's id, in order; the id is a match's one group that is set."""
     if ".id = " in text:
@@ -36,16 +47,19 @@ def self_named(text: str) -> Iterable[re.Match]:
     return _BRACKETED.finditer(text)
 
 
-def first_named(text: str) -> list[tuple[int, str, str]]:
+def first_named(text: str, width: int = 0, words_in: Iterable[str] | None = None) -> list[tuple[int, str, str]]:
     """Where lines joined by '\n' first name each of their writer's ids: (offset in ``text``, the words, the id),
-    in file order, as ``self_named`` reads line by line. The words of a bracketed ident are found by one
-    search over the text, and each distinct one's first place by a plain search (an ident's '[' starts no
-    other ident, so a plain occurrence is a match); the few lines of a configuration dump are matched each."""
+    in file order, as ``self_named`` reads line by line; each line's text starts ``width`` characters in (past
+    a prefix that names no id and holds no '['). The words of a bracketed ident are found by one search over
+    the text (or are ``words_in``, the distinct words of a text holding this one), and each one's first place
+    by a plain search (an ident's '[' starts no other ident, so a plain occurrence is a match); the few lines
+    of a configuration dump are matched each."""
     firsts: dict[str, tuple[int, str]] = {}
-    for words in set(_IDENTS.findall(text)):
-        m = _BRACKETED.match(words)
-        bid = str(int(next(g for g in m.groups() if g is not None)))
+    for words in idents(text) if words_in is None else words_in:
+        bid = ident_id(words)
         at = text.find(words)
+        if at < 0:
+            continue
         if bid not in firsts or at < firsts[bid][0]:
             firsts[bid] = (at, words.strip().rstrip(" "))
     at = text.find(".id = ")
@@ -53,7 +67,7 @@ def first_named(text: str) -> list[tuple[int, str, str]]:
         start = text.rfind("\n", 0, at) + 1
         end = text.find("\n", at)
         end = len(text) if end < 0 else end
-        m = _CONFIGURED.match(text[start:end])
+        m = _CONFIGURED.match(text[start + width:end])
         if m is not None:
             bid = str(int(m.group(1)))
             if bid not in firsts or start < firsts[bid][0]:

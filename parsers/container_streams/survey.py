@@ -17,11 +17,10 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable, Iterator
 from itertools import chain, compress
-from operator import itemgetter
 
 from parsers.broker_logs.broker_log import SNIFF_LINES
 from parsers.container_streams.detect import GRAMMARS, detect_head, split_of
-from parsers.container_streams.identity import first_named, named_ids, self_named
+from parsers.container_streams.identity import first_named, ident_id, idents, named_ids, self_named
 
 
 def split_parts(text: str) -> list[str]:
@@ -160,12 +159,15 @@ def survey_blocks(blocks: Iterable[tuple[int, list[str]]], path: str, key: str, 
 
 
 def _survey_split(sources: dict[str, dict], first: int, lines: list[str], width: int, keys: list[str],
-                  present: dict[str, str], _text: str) -> None:
+                  present: dict[str, str], text: str) -> None:
     """What ``survey_blocks`` notes of a block that ``split`` took (every line a source's, no stamp): a source's
     lines one by one only while its head is short; then its last line, and the ids its lines name that it
-    had not named before (``first_named`` over its lines' text, a line's number found only for those)."""
-    cut = itemgetter(slice(width, None))
+    had not named before: the block's idents found by one search, and only when one names an id new to the
+    source (or a config dump line is in the block) its lines' text searched (``first_named``), a line's
+    number found only for what is new."""
     numbers = range(first, first + len(lines))
+    words = idents(text)  # the block's; a source's lines hold some of them
+    dumped = ".id = " in text
     for key in sorted(present, key=keys.index):  # sources met in the order of their first lines
         name = present[key]
         src = sources.get(name)
@@ -177,16 +179,20 @@ def _survey_split(sources: dict[str, dict], first: int, lines: list[str], width:
                     break
             src = sources[name]
         src["last"] = first + len(keys) - 1 - keys[::-1].index(key)
-        mine = "\n".join(map(cut, compress(lines, mask) if mask else lines))
-        ids, mine_at = src["ids"], None
+        ids = src["ids"]
+        new = [w for w in words if ident_id(w) not in ids]
+        if not new and not dumped:
+            continue
+        mine = "\n".join(compress(lines, mask)) if mask else text
+        mine_at = None
         at = n = 0
-        for start, words, bid in first_named(mine):
+        for start, said, bid in first_named(mine, width, new):
             if bid not in ids:
                 n += mine.count("\n", at, start)
                 at = start
                 if mine_at is None:
                     mine_at = list(compress(numbers, mask)) if mask else numbers
-                ids[bid] = [words, mine_at[n]]
+                ids[bid] = [said, mine_at[n]]
 
 
 def _surveyed(sources: dict[str, dict], name: str, pos: int, text: str, stamp: str | None) -> None:
