@@ -251,10 +251,13 @@ def test_blocks_split_whole_read_as_line_by_line(tmp_path, monkeypatch, range_by
     full buffers fall across them; kafka-1 (server.log) names two broker ids, by idents and config dumps, in
     lines past its head; each source's ids are those ``named_ids`` finds in its own lines."""
     from parsers.common import textranges
+    from parsers.container_streams import ranges, survey
 
     path = tmp_path / "compose.log"
     path.write_text(_clean_stream(seed=5), encoding="utf-8")
-    monkeypatch.setattr(textranges, "READ_BLOCK", 1 << 16)
+    monkeypatch.setattr(textranges, "READ_BLOCK", 1 << 16)  # blocks of ~300 lines, tried 100 at a time
+    monkeypatch.setattr(survey, "SPLIT_LINES", 100)
+    monkeypatch.setattr(ranges, "SPLIT_LINES", 100)
     split = compose.split
     taken = [0, 0]
 
@@ -265,7 +268,7 @@ def test_blocks_split_whole_read_as_line_by_line(tmp_path, monkeypatch, range_by
 
     monkeypatch.setitem(detect.GRAMMARS, "compose", dataclasses.replace(detect.GRAMMARS["compose"], split=counted))
     bulk = _read(path, range_bytes, chunk_lines)
-    assert taken[0] > 4 * taken[1] > 0  # most blocks split, a few not
+    assert taken[0] > 20 * taken[1] > 0  # most lines split, a few stretches not
     monkeypatch.setattr(detect, "SPLIT", False)
     by_line = _read(path, range_bytes, chunk_lines)
     assert len(bulk) == len(by_line) > 2

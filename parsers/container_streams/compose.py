@@ -110,8 +110,8 @@ def split(lines: list[str]) -> tuple[int, list[str], dict[str, str], str] | None
         return None
     bar = lines[0].find("|")
     width = bar + 2
-    if bar <= 0 or _KNOWN.get(lines[0][:width]) is None:
-        return None
+    if bar <= 0 or _KNOWN.get(lines[0][:width]) is None or _STAMP_AFTER_BAR.match(lines[0], bar) is not None:
+        return None  # (a stream with --timestamps: its first line says so)
     keys = list(map(itemgetter(slice(None, width)), lines))
     present: dict[str, str] = {}
     for key in set(keys):

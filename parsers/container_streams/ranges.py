@@ -36,7 +36,7 @@ from parsers.common.textranges import file_chunks, gunzip_stream, line_blocks
 from parsers.container_streams.demux import _CHECKED, _KAFKA_LOGGER, MAX_REPORTED
 from parsers.container_streams.detect import GRAMMARS, route_of, split_of
 from parsers.container_streams.records import Piece
-from parsers.container_streams.survey import split_parts
+from parsers.container_streams.survey import SPLIT_LINES, split_parts
 from parsers.schema import Event, EventRun
 
 CHUNK_LINES = 200_000  # lines of one source read as one part (about 50 MB of text)
@@ -207,10 +207,17 @@ class _RangeReader:
 
     def _routed(self, first: int, lines: list[str], route) -> Iterator[tuple[str, str, Any]]:
         k = min(len(lines), self.end - first)
-        if k > 0 and self.split is not None and self._split(first, lines[:k] if k < len(lines) else lines):
+        if k > 0 and self.split is not None:
+            for at in range(0, k, SPLIT_LINES):
+                part = lines[at:min(k, at + SPLIT_LINES)]
+                if not self._split(first + at, part):
+                    yield from self._by_line(first + at, part, route)
             if k == len(lines):
                 return
             first, lines = first + k, lines[k:]
+        yield from self._by_line(first, lines, route)
+
+    def _by_line(self, first: int, lines: list[str], route) -> Iterator[tuple[str, str, Any]]:
         names, texts, stamps = route(lines)
         sources, end, chunk_lines = self.sources, self.end, self.chunk_lines
         pieces, path = self.grammar.pieces, self.ctx.path

@@ -94,6 +94,10 @@ def survey(numbered: Iterable[tuple[int, str]], path: str, cuts: Iterable[int] =
             "lines": consumed[0]}
 
 
+# Lines ``split`` is tried on at a time: a block's lines it does not take (a source not met yet in a range,
+# Compose's own line, a colour code) leave only their own stretch to ``route``.
+SPLIT_LINES = 4096
+
 # Lines a range's survey reads past its end, to see a record begun in it end (Docker's 16 KiB parts).
 LOOKAHEAD_LINES = 256
 
@@ -134,28 +138,37 @@ def survey_blocks(blocks: Iterable[tuple[int, list[str]]], path: str, key: str, 
             continue
         if first + len(lines) > end:
             lines = lines[:end - first]
-        got = split(lines) if split is not None else None
-        if got is not None:
-            _survey_split(sources, first, lines, *got)
-            continue
-        names, texts, stamps = route(lines)
-        n = first - 1
-        for name, text, stamp in zip(names, texts, stamps):
-            n += 1
-            if name is None:
-                for piece in pieces([(n, text)], path):
-                    if piece.kind == "line":
-                        _surveyed(sources, piece.source or "?", piece.pos, piece.text, piece.stamp)
-                continue
-            src = sources.get(name)
-            if src is None or stamp is not None or len(src["head"]) < SNIFF_LINES:
-                _surveyed(sources, name, n, text, stamp)
-                continue
-            # what _surveyed does with the line of a source past its head, with no stamp
-            src["last"] = n
-            if "id" in text:
-                _note_ids(src["ids"], text, n)
+        for at in range(0, len(lines), SPLIT_LINES) if split is not None else ():
+            part = lines[at:at + SPLIT_LINES]
+            got = split(part)
+            if got is not None:
+                _survey_split(sources, first + at, part, *got)
+            else:
+                _survey_routed(sources, first + at, part, route, pieces, path)
+        if split is None:
+            _survey_routed(sources, first, lines, route, pieces, path)
     return {"sources": sources, "crossing": False}
+
+
+def _survey_routed(sources: dict[str, dict], first: int, lines: list[str], route, pieces, path: str) -> None:
+    """What ``survey_blocks`` notes of lines read one by one through ``route``."""
+    names, texts, stamps = route(lines)
+    n = first - 1
+    for name, text, stamp in zip(names, texts, stamps):
+        n += 1
+        if name is None:
+            for piece in pieces([(n, text)], path):
+                if piece.kind == "line":
+                    _surveyed(sources, piece.source or "?", piece.pos, piece.text, piece.stamp)
+            continue
+        src = sources.get(name)
+        if src is None or stamp is not None or len(src["head"]) < SNIFF_LINES:
+            _surveyed(sources, name, n, text, stamp)
+            continue
+        # what _surveyed does with the line of a source past its head, with no stamp
+        src["last"] = n
+        if "id" in text:
+            _note_ids(src["ids"], text, n)
 
 
 def _survey_split(sources: dict[str, dict], first: int, lines: list[str], width: int, keys: list[str],
