@@ -94,7 +94,8 @@ def _key(k) -> tuple[str, int]:
 
 def plan_parts(descriptors: list[dict], rows_per_part: int | None = None) -> list[list]:
     """The staged files' descriptors -> the output parts: per part, its bounds [lo, hi) as (cluster, time)
-    keys (None: open) and the (staged file, row groups) it reads."""
+    keys (None: open) and the (staged file, source file, row groups) it reads, with the groups among them whose
+    keys reach outside the part (only their rows are filtered by key: ``write_part``)."""
     rows_per_part = rows_per_part or ROWS_PER_PART
     total = sum(d["rows"] for d in descriptors)
     sample = sorted(_key(s) for d in descriptors for g in d["groups"] for s in g["sample"])
@@ -111,10 +112,15 @@ def plan_parts(descriptors: list[dict], rows_per_part: int | None = None) -> lis
     for lo, hi in zip(bounds, bounds[1:]):
         reads = []
         for d in descriptors:
-            groups = [i for i, g in enumerate(d["groups"])
-                      if (lo is None or _key(g["max"]) >= lo) and (hi is None or _key(g["min"]) < hi)]
+            groups, cut = [], []
+            for i, g in enumerate(d["groups"]):
+                low, high = _key(g["min"]), _key(g["max"])
+                if (lo is None or high >= lo) and (hi is None or low < hi):
+                    groups.append(i)
+                    if (lo is not None and low < lo) or (hi is not None and high >= hi):
+                        cut.append(i)
             if groups:
-                reads.append([d["path"], d["file"], groups])
+                reads.append([d["path"], d["file"], groups, cut])
         parts.append([list(lo) if lo else None, list(hi) if hi else None, reads])
     return parts
 
@@ -142,21 +148,36 @@ def _in_part(table: pa.Table, lo, hi) -> pa.Array:
     return keep
 
 
+def _keep_in_part(table: pa.Table, rows: list[int], cut: list[bool], lo, hi) -> pa.Table:
+    """The rows of ``table`` (row groups of ``rows`` rows each, in order) in the part [lo, hi): a group that lies
+    inside the part is kept whole, only a group marked ``cut`` is filtered by key."""
+    pieces, at = [], 0
+    for n, filtered in zip(rows, cut):
+        piece = table.slice(at, n)
+        pieces.append(piece.filter(_in_part(piece, lo, hi)) if filtered else piece)
+        at += n
+    return pa.concat_tables(pieces)
+
+
 def write_part(index: int, part: list, fixups: dict[str, dict], out_dir: str) -> int:
     """Part ``index`` of ``plan_parts``: its rows read, finished, sorted and written; their number."""
     import pyarrow.parquet as pq
 
     lo, hi, reads = part
     tables = []
-    for path, source_file, groups in reads:
-        t = pq.ParquetFile(path).read_row_groups(groups, use_threads=False)
-        keep = _in_part(t, lo, hi)
-        if keep is not None:
-            t = t.filter(keep)
+    for path, source_file, groups, cut in reads:
+        fix = fixups.get(source_file)
+        pf = pq.ParquetFile(path)
+        # the part columns (_attr, _src) only where fixups read them
+        t = pf.read_row_groups(groups, columns=None if fix is not None else list(FIELD_NAMES), use_threads=False)
+        if cut:
+            cuts = set(cut)
+            t = _keep_in_part(t, [pf.metadata.row_group(i).num_rows for i in groups], [i in cuts for i in groups],
+                              lo, hi)
         if t.num_rows:
-            fix = fixups.get(source_file)
             tables.append(apply_fixups(t, fix) if fix is not None else t.select(list(FIELD_NAMES)))
-    table = pa.concat_tables(tables) if tables else ARROW_SCHEMA.empty_table()
+    # one chunk before the sort: a take from a table of many chunks (row groups, files) cost 3x the copy and the take
+    table = pa.concat_tables(tables).combine_chunks() if tables else ARROW_SCHEMA.empty_table()
     table = table.take(sort_order(table))
     name = os.path.join(out_dir, f"part-{index:05d}.parquet")
     pq.write_table(table, name, use_dictionary=True, compression="snappy")

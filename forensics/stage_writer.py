@@ -34,6 +34,14 @@ SAMPLE_EVERY = 512
 # series concatenated) made every part read nearly every row of 20,000-row groups (issue 48's one-file shape:
 # 43 parts read 36x the rows).
 GROUP_ROWS = 4096
+# How a staged file is written: it lives for one command, is read back once by the parts' writers (and by Spark for
+# the commands that replay it), and a big corpus's staged files should stay in the page cache beside the workers.
+# No column statistics: the readers find row groups by the descriptor (the parts' writers) or read them whole (Spark),
+# and min/max of every text column was a sixth of the write. LZ4, no dictionaries: of the encodings measured on the
+# 0.27 GB rotated corpus's 1.08 M staged rows (write, then read back, CPU s, min of 7 in turns under load), snappy with
+# dictionaries (pyarrow's default) 2.06 (27.5 MB), lz4 with dictionaries 1.54 (21.6 MB), lz4 without 1.60 (22.4 MB),
+# writing 12% less; no compression 603 MB (benchmarks/journal/ingest.md, 2026-11-28 22:00).
+STAGED_PARQUET = {"write_statistics": False, "compression": "lz4", "use_dictionary": False}
 # A null time sorts first (Spark's ascending order): as a key, below every stamp.
 NULL_TS = -(1 << 63)
 
@@ -178,6 +186,29 @@ def group_keys(batch: pa.RecordBatch) -> dict:
             "sample": sample}
 
 
+def batch_group_keys(batch: pa.RecordBatch, group_rows: int) -> list[dict]:
+    """``group_keys`` of each slice of ``group_rows`` rows of ``batch``, in one pass over the batch where it holds one
+    cluster, as a file's events do (the 389 groups of the 0.27 GB rotated corpus: 0.045 -> 0.023 CPU s); a batch of
+    several clusters goes group by group."""
+    n = batch.num_rows
+    c, t = range_key(batch.column(batch.schema.get_field_index("cluster")),
+                     batch.column(batch.schema.get_field_index("ts")))
+    cmm = pc.min_max(c).as_py()
+    if n == 0 or cmm["min"] != cmm["max"]:
+        return [group_keys(batch.slice(at, group_rows)) for at in range(0, n, group_rows)]
+    cluster = cmm["min"]
+    ts = t.to_numpy(zero_copy_only=False)
+    starts = np.arange(0, n, group_rows)
+    lows, highs = np.minimum.reduceat(ts, starts).tolist(), np.maximum.reduceat(ts, starts).tolist()
+    out = []
+    for start, low, high in zip(starts.tolist(), lows, highs):
+        rows = min(group_rows, n - start)
+        sample = ts[start + SAMPLE_EVERY // 2:start + rows:SAMPLE_EVERY].tolist()
+        out.append({"rows": rows, "min": [cluster, low], "max": [cluster, high],
+                    "sample": [[cluster, x] for x in sample]})
+    return out
+
+
 class StageWriter:
     """One staged Parquet file, written a row group at a time (nothing is written for no events)."""
 
@@ -201,13 +232,11 @@ class StageWriter:
             if self._writer is None:
                 import pyarrow.parquet as pq
 
-                # No column statistics: the readers find row groups by the descriptor (the parts' writers) or read
-                # them whole (Spark), and min/max of every text column was a sixth of the write.
-                self._writer = pq.ParquetWriter(self._tmp, self.schema, write_statistics=False)
+                self._writer = pq.ParquetWriter(self._tmp, self.schema, **STAGED_PARQUET)
             for at in range(0, batch.num_rows, GROUP_ROWS):
                 group = batch.slice(at, GROUP_ROWS)
                 self._writer.write_batch(group, row_group_size=group.num_rows)
-                self.groups.append(group_keys(group))
+            self.groups += batch_group_keys(batch, GROUP_ROWS)
 
     def close(self) -> dict | None:
         """Renamed into place (Spark never lists a half-written file); its descriptor, or None if empty."""
