@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import pyarrow as pa
 
@@ -61,7 +61,14 @@ def make_staged_part_fn(tz: str, default_cluster: str | None, out_schema: pa.Sch
                  "detail": json.dumps(descriptor, separators=(",", ":"))}]
 
     class Sink:
-        """Finished events to the staged file, a row group per batch_rows; their counts by type."""
+        """A range's finished events, held to its end, then to the staged file in time order (row groups of
+        ``stage_writer.GROUP_ROWS``); their counts by type.
+
+        A big file's text goes back in time wherever rotated logs were joined out of order, so row groups of
+        consecutive events span most of the file's time; each output part reads every row group that reaches
+        into its time (``stage_output.plan_parts``): on the 2 GB one-file shape the 22 parts read 2.3x the
+        staged rows, 1.24x sorted by range. Held, a range's events cost what a whole file's cost in its task
+        (files under ``bigfiles.RANGE_BYTES`` are read whole); the write sorts every part anyway."""
 
         def __init__(self, writer):
             self.writer, self.events, self.attrs, self.srcs = writer, [], [], []
@@ -74,11 +81,13 @@ def make_staged_part_fn(tz: str, default_cluster: str | None, out_schema: pa.Sch
             self.srcs.extend([src] * len(evs))
             for ev in evs:
                 self.counts[ev.event_type] = self.counts.get(ev.event_type, 0) + (len(ev) if type(ev) is EventRun else 1)
-            if len(self.events) >= batch_rows:
-                self.flush()
 
         def flush(self) -> None:
-            self.writer.write(self.events, self.attrs, self.srcs)
+            evs, attrs, srcs = self.events, self.attrs, self.srcs
+            order = sorted(range(len(evs)), key=_time_key(evs))  # stable: a line's events stay in order
+            for at in range(0, len(order), batch_rows):
+                some = order[at:at + batch_rows]
+                self.writer.write([evs[i] for i in some], [attrs[i] for i in some], [srcs[i] for i in some])
             self.events, self.attrs, self.srcs = [], [], []
 
     def parse(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -149,6 +158,19 @@ def make_staged_part_fn(tz: str, default_cluster: str | None, out_schema: pa.Sch
         return rows
 
     return parse
+
+
+def _time_key(events: list) -> Callable[[int], Any]:
+    """Event i's (cluster, time) as the output parts are cut by (``stage_writer.range_key``: no cluster as "",
+    no time first)."""
+    from forensics.stage_writer import NULL_TS
+
+    ts = [NULL_TS if ev.ts is None else ev.ts for ev in events]
+    clusters = {ev.cluster for ev in events}
+    if len(clusters) <= 1:  # a broker log's range: one cluster
+        return ts.__getitem__
+    cluster = ["" if ev.cluster is None else ev.cluster for ev in events]
+    return lambda i: (cluster[i], ts[i])
 
 
 def settle_big_files(plan: BigPlan, part_rows: list[tuple[str, int, str]], summaries: list[FileSummary]) \
