@@ -90,7 +90,7 @@ def ingest_in_process(folder: Path, work: Path, range_bytes: int, watch=None,
     out.mkdir()
     staged_rows = sum(d["rows"] for d in descriptors)
     read = sum(pq.ParquetFile(path).metadata.row_group(g).num_rows
-               for _lo, _hi, reads in plan for path, _f, groups in reads for g in groups)
+               for _lo, _hi, reads in plan for path, _f, groups, *_cut in reads for g in groups)
     written = sum(stage_output.write_part(i, part, per_file, str(out)) for i, part in enumerate(plan))
     assert written == staged_rows
     events = pq.read_table(sorted(out.glob("part-*.parquet"))).to_pylist() if written else []
