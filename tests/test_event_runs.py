@@ -165,3 +165,28 @@ def test_packed_columns_iterate_as_lists():
     for cols, f in (([text, text], pa.field("topic", pa.string())), ([ints, ints], pa.field("isr", pa.list_(pa.int32()))),
                     ([nums, nums], pa.field("partition", pa.int32()))):
         assert _own_column(cols, f).to_pylist() == list(cols[0]) * 2
+
+
+# A state-change log (1.0: LeaderAndIsr and UpdateMetadata per partition, ISR lists), a KRaft server log (4.0:
+# fifteen event types, few ISRs) and the two controllers of MIXED: most columns null in some batches.
+PLAIN = ("chase-lewis__JIE7351/logs/state-change.log.2017-11-25-16.gz", "Ammar777782439__kafka_2.13-4.0.0/logs/server.log.gz")
+
+
+@pytest.mark.parametrize("name", PLAIN + MIXED)
+def test_a_batch_of_events_is_their_rows_one_by_one(name):
+    """event_batch (a column at a time) holds each event's Event.as_row (parsers.schema.events_to_arrow, a row at
+    a time), in order, with a part's extra columns a value per event; also in slices where a column is all null."""
+    import pyarrow as pa
+
+    from forensics.stage_writer import PART_COLUMNS
+    from parsers.schema import events_to_arrow
+
+    events, _ = parse_source((REAL_LOGS / name).read_bytes(), SourceContext(name, "c", None))
+    assert len(events) > 20 and len({ev.event_type for ev in events}) >= 4
+    for part in (events, events[:7], events[-3:]):
+        assert event_batch(part).equals(events_to_arrow(part))
+    schema = pa.schema(list(ARROW_SCHEMA) + list(PART_COLUMNS))
+    extra = {"_attr": [i % 3 for i in range(len(events))], "_src": list(range(len(events)))}
+    got = event_batch(events, schema, extra)
+    assert got.select(ARROW_SCHEMA.names).equals(events_to_arrow(events))
+    assert got.column("_attr").to_pylist() == extra["_attr"] and got.column("_src").to_pylist() == extra["_src"]
