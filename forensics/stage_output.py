@@ -178,6 +178,8 @@ def write_part(index: int, part: list, fixups: dict[str, dict], out_dir: str) ->
             tables.append(apply_fixups(t, fix) if fix is not None else t.select(list(FIELD_NAMES)))
     # one chunk before the sort: a take from a table of many chunks (row groups, files) cost 3x the copy and the take
     table = pa.concat_tables(tables).combine_chunks() if tables else ARROW_SCHEMA.empty_table()
+    # the read chunks go before the take's copy: held through it, a part's rows were in memory three times
+    tables.clear()
     table = table.take(sort_order(table))
     name = os.path.join(out_dir, f"part-{index:05d}.parquet")
     pq.write_table(table, name, use_dictionary=True, compression="snappy")
