@@ -24,7 +24,7 @@ from typing import Any, Iterator
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from forensics.stage_writer import ATTR, SRC, range_key
+from forensics.stage_writer import ATTR, DICT_COLUMNS, SRC, range_key
 from parsers.schema import ARROW_SCHEMA, FIELD_NAMES, dump_detail
 
 SORT_KEYS = ("cluster", "ts", "source_file", "source_pos", "source_sub")
@@ -127,10 +127,22 @@ def plan_parts(descriptors: list[dict], rows_per_part: int | None = None) -> lis
 
 def sort_order(table: pa.Table) -> pa.Array:
     """The rows' order by SORT_KEYS as Spark's orderBy gives it: ascending, nulls first, strings by bytes."""
+    keys = pa.table({k: _sortable(table[k]) for k in SORT_KEYS})
     try:
-        return pc.sort_indices(table, sort_keys=[(k, "ascending", "at_start") for k in SORT_KEYS])
+        return pc.sort_indices(keys, sort_keys=[(k, "ascending", "at_start") for k in SORT_KEYS])
     except (TypeError, ValueError):  # pyarrow before per-key null placement
-        return pc.sort_indices(table, sort_keys=[(k, "ascending") for k in SORT_KEYS], null_placement="at_start")
+        return pc.sort_indices(keys, sort_keys=[(k, "ascending") for k in SORT_KEYS], null_placement="at_start")
+
+
+def _sortable(column: pa.ChunkedArray) -> pa.ChunkedArray | pa.Array:
+    """A dictionary column (Arrow sorts none) as each row's value's rank among the dictionary's values, ordered as
+    their text sorts (by bytes); equal texts rank equal, a null row stays null."""
+    if not pa.types.is_dictionary(column.type):
+        return column
+    arr = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)  # one dictionary for every row
+    if arr.dictionary.null_count:
+        return arr.cast(arr.type.value_type)
+    return pc.rank(arr.dictionary, sort_keys="ascending", tiebreaker="dense").take(arr.indices)
 
 
 def _in_part(table: pa.Table, lo, hi) -> pa.Array:
@@ -167,7 +179,7 @@ def write_part(index: int, part: list, fixups: dict[str, dict], out_dir: str) ->
     tables = []
     for path, source_file, groups, cut in reads:
         fix = fixups.get(source_file)
-        pf = pq.ParquetFile(path)
+        pf = pq.ParquetFile(path, read_dictionary=DICT_COLUMNS)
         # the part columns (_attr, _src) only where fixups read them
         t = pf.read_row_groups(groups, columns=None if fix is not None else list(FIELD_NAMES), use_threads=False)
         if cut:
@@ -182,7 +194,9 @@ def write_part(index: int, part: list, fixups: dict[str, dict], out_dir: str) ->
     tables.clear()
     table = table.take(sort_order(table))
     name = os.path.join(out_dir, f"part-{index:05d}.parquet")
-    pq.write_table(table, name, use_dictionary=True, compression="snappy")
+    # The text columns are Arrow dictionaries here, written as the Parquet dictionaries they are; the Arrow schema
+    # stored with them would make readers give back dictionaries: without it they read ARROW_SCHEMA's types.
+    pq.write_table(table, name, use_dictionary=True, compression="snappy", store_schema=False)
     return table.num_rows
 
 

@@ -41,7 +41,11 @@ GROUP_ROWS = 4096
 # 0.27 GB rotated corpus's 1.08 M staged rows (write, then read back, CPU s, min of 7 in turns under load), snappy with
 # dictionaries (pyarrow's default) 2.06 (27.5 MB), lz4 with dictionaries 1.54 (21.6 MB), lz4 without 1.60 (22.4 MB),
 # writing 12% less; no compression 603 MB (benchmarks/journal/ingest.md, 2026-11-28 22:00).
-STAGED_PARQUET = {"write_statistics": False, "compression": "lz4", "use_dictionary": False}
+# Dictionaries on the text columns but raw (a line's own text, nearly all distinct): the parts' writers read those as
+# Arrow dictionaries (``stage_output.write_part``), so their ~300 bytes a row of repeated file names, loggers, event
+# types and details are never spelled out row by row in a part's read, combine, sort and take.
+DICT_COLUMNS = tuple(f.name for f in ARROW_SCHEMA if f.type == pa.string() and f.name != "raw")
+STAGED_PARQUET = {"write_statistics": False, "compression": "lz4", "use_dictionary": list(DICT_COLUMNS)}
 # A null time sorts first (Spark's ascending order): as a key, below every stamp.
 NULL_TS = -(1 << 63)
 

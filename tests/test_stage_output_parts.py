@@ -77,7 +77,30 @@ def test_parts_hold_every_staged_row_once_in_sparks_order(staged, tmp_path):
         got += rows
     assert len(got) == len(want)
     assert got == want
-    assert pq.read_schema(tmp_path / "part-00000.parquet").names == ARROW_SCHEMA.names
+    # the staged text columns come back as dictionaries; the written ones read back as ARROW_SCHEMA's plain types
+    assert pq.read_schema(tmp_path / "part-00000.parquet") == ARROW_SCHEMA
+
+
+def test_dictionary_columns_sort_by_their_text_not_their_codes():
+    """A part's text columns are Arrow dictionaries (``stage_writer.DICT_COLUMNS``) whose codes follow first sight, not
+    the text's order: the order must be the one the plain texts give (nulls first, then by bytes)."""
+    import pyarrow as pa
+
+    clusters = ["b", None, "a", "b", "\u00e4", "a", "b", None]
+    files = ["z", "y", "x", "x", "w", "z", None, "a"]
+    ts = pa.array([5, 1, 5, 5, 5, 5, 5, 1], pa.timestamp("us", tz="UTC"))
+    pos = pa.array([0] * 8, pa.int64())
+    sub = pa.array([0] * 8, pa.int32())
+    plain = pa.table({"cluster": pa.array(clusters), "ts": ts, "source_file": pa.array(files), "source_pos": pos,
+                      "source_sub": sub})
+    coded = plain.set_column(0, "cluster", pa.array(clusters).dictionary_encode()) \
+        .set_column(2, "source_file", pa.array(files).dictionary_encode())
+    assert coded["cluster"].chunk(0).indices.to_pylist() == [0, None, 1, 0, 2, 1, 0, None]  # codes: first sight
+    rows = plain.to_pylist()
+    want = sorted(range(8), key=lambda i: _spark_order(rows[i]))
+    assert stage_output.sort_order(plain).to_pylist() == want
+    assert stage_output.sort_order(coded).to_pylist() == want
+    assert stage_output.sort_order(pa.concat_tables([coded.slice(0, 3), coded.slice(3)])).to_pylist() == want
 
 
 def _key(row: dict) -> list:
