@@ -12,6 +12,13 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
 GZIP_MAGIC = b"\x1f\x8b"
+
+try:  # whole_lines' survey of a payload in C (setup.py builds it; without it, the same in Python)
+    from parsers.common import _lines
+except ImportError:  # pragma: no cover - a machine without a C compiler
+    _lines = None
+# Off: whole_lines surveys the payload in Python (the equivalence test compares the two).
+COMPILED = True
 # Decompress in bounded steps so a decompression bomb cannot eat the worker.
 _CHUNK = 1 << 20
 
@@ -231,20 +238,29 @@ def whole_lines(data: bytes, problems: ReadProblems, max_line: int) -> tuple[lis
         if len(data) > WHOLE_MAX_BYTES:
             return None
         payload = data
-    if b"\r" in payload:
+    if _lines is not None and COMPILED:
+        has_cr, has_ctrl, longest = _lines.survey(payload)
+    else:
+        has_cr, has_ctrl, longest = b"\r" in payload, None, None
+    if has_cr:
         return None
     try:
         text = payload.decode("utf-8")
     except UnicodeDecodeError:
+        return None
+    if longest is not None and longest > max_line:
+        problems.unterminated_line = None  # max_line counts bytes, as iter_raw_lines does
         return None
     lines = text.split("\n")
     if lines[-1] == "":
         lines.pop()
     elif lines:
         problems.unterminated_line = len(lines)
-    # A line of n characters holds at most 4n bytes: the bytes are split only when some line may be too long.
-    if len(payload) > max_line and max(map(len, lines), default=0) * 4 > max_line and \
-            max(map(len, payload.split(b"\n"))) > max_line:
-        problems.unterminated_line = None  # max_line counts bytes, as iter_raw_lines does
-        return None
-    return lines, len(payload.translate(None, _CTRL_BYTES)) != len(payload)
+    if longest is None:
+        # A line of n characters holds at most 4n bytes: the bytes are split only when some line may be too long.
+        if len(payload) > max_line and max(map(len, lines), default=0) * 4 > max_line and \
+                max(map(len, payload.split(b"\n"))) > max_line:
+            problems.unterminated_line = None
+            return None
+        has_ctrl = len(payload.translate(None, _CTRL_BYTES)) != len(payload)
+    return lines, has_ctrl
