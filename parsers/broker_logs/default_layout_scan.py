@@ -156,79 +156,75 @@ def scan(
             if is_binary is not None and is_binary(text):
                 on_orphan(Orphan(i, text, "quarantined", "binary data in a text log"))
                 continue
-            if by_bracket and text[:1] != "[":
-                if cur is None:
-                    on_orphan(stray(i, text, quarantining))
-                    continue
-                cur[4] += 1
-                if len(cur[5]) < MAX_KEPT_CONTINUATION:
-                    cur[5].append(text)
-                continue
-            m = match(text)
-            if m is not None:
-                hour = text[1:14]
-                if hour not in good_hours:
-                    try:
-                        hour_base(hour)
-                        good_hours.add(hour)
-                    except BadTimestamp:
-                        m = None  # month 13: the layout's parser says so, below
+            # A line not starting with '[' continues the open entry with no parse (by_bracket), as one header_of calls
+            # "more" does, below.
+            if not by_bracket or text[:1] == "[":
+                m = match(text)
                 if m is not None:
-                    if cur is not None:
-                        close(cur)
-                    quarantining = False
-                    if skip is not None and chron.last is not None and (lead_in_c or not recording):
-                        # The entries from here that C can account (ASCII, closed by the next strict header).
-                        sync()
-                        j, n_routine, wanted, chron.first, chron.last, latest, n_back, back_at, back_ts, back_last = \
-                            skip(block, k - 1, end, needles, hour_base, writer_ids, chron.first, chron.last,
-                                 backwards_us, *((chron.lead if recording else None, chron.lead_cap, first)
+                    hour = text[1:14]
+                    if hour not in good_hours:
+                        try:
+                            hour_base(hour)
+                            good_hours.add(hour)
+                        except BadTimestamp:
+                            m = None  # month 13: the layout's parser says so, below
+                    if m is not None:
+                        if cur is not None:
+                            close(cur)
+                        quarantining = False
+                        if skip is not None and chron.last is not None and (lead_in_c or not recording):
+                            # The entries from here that C can account (ASCII, closed by the next strict header).
+                            sync()
+                            (j, n_routine, wanted, chron.first, chron.last, latest, n_back, back_at, back_ts,
+                             back_last) = skip(block, k - 1, end, needles, hour_base, writer_ids, chron.first,
+                                               chron.last, backwards_us,
+                                               *((chron.lead if recording else None, chron.lead_cap, first)
                                                  if lead_in_c else ()))
-                        if recording:
-                            chron.recording = recording = len(chron.lead) < chron.lead_cap
-                        if n_back:
-                            if chron.backwards is None:
-                                chron.backwards = [0, first + back_at, (back_last - back_ts) / 1e6]
-                                chron.first_back = (first + back_at, back_ts, back_last)
-                            chron.backwards[0] += n_back
-                        if j >= k:
-                            routine_lines += n_routine
-                            for at, ts, writer, n, level, logger, message in wanted:
-                                cont = block[at + 1:at + min(n, MAX_KEPT_CONTINUATION + 1)]
-                                if n > 1 and not wants(logger, message, cont):
-                                    routine_lines += n
-                                    continue
-                                line = block[at]
-                                on_seen(LogEntry(first + at, n, ts, line[1:24], level, logger, message, cont, line),
-                                        writer)
-                            if by_text and latest is not None and (last_stamp is None or latest > last_stamp):
-                                last_stamp = latest
-                            k = j
+                            if recording:
+                                chron.recording = recording = len(chron.lead) < chron.lead_cap
+                            if n_back:
+                                if chron.backwards is None:
+                                    chron.backwards = [0, first + back_at, (back_last - back_ts) / 1e6]
+                                    chron.first_back = (first + back_at, back_ts, back_last)
+                                chron.backwards[0] += n_back
+                            if j >= k:
+                                routine_lines += n_routine
+                                for at, ts, writer, n, level, logger, message in wanted:
+                                    cont = block[at + 1:at + min(n, MAX_KEPT_CONTINUATION + 1)]
+                                    if n > 1 and not wants(logger, message, cont):
+                                        routine_lines += n
+                                        continue
+                                    line = block[at]
+                                    on_seen(LogEntry(first + at, n, ts, line[1:24], level, logger, message, cont, line),
+                                            writer)
+                                if by_text and latest is not None and (last_stamp is None or latest > last_stamp):
+                                    last_stamp = latest
+                                k = j
+                                cur = None
+                                continue
+                        cur = [i, text, m, None, 1, []]
+                        continue
+                kind, h, orphan = header_of(parse, i, text, cur is not None)
+                if kind != "more":
+                    if kind == "header":
+                        if cur is not None:
+                            close(cur)
+                        quarantining = False
+                        cur = [i, text, None, h, 1, []]
+                        continue
+                    if kind == "bad_stamp":
+                        if cur is not None:
+                            close(cur)
                             cur = None
-                            continue
-                    cur = [i, text, m, None, 1, []]
+                        quarantining = True
+                    on_orphan(orphan)
                     continue
-            kind, h, orphan = header_of(parse, i, text, cur is not None)
-            if kind == "bad_stamp":
-                if cur is not None:
-                    close(cur)
-                    cur = None
-                quarantining = True
-            elif kind == "header":
-                if cur is not None:
-                    close(cur)
-                quarantining = False
-                cur = [i, text, None, h, 1, []]
+            if cur is None:
+                on_orphan(stray(i, text, quarantining))
                 continue
-            elif kind == "more":
-                if cur is None:
-                    on_orphan(stray(i, text, quarantining))
-                    continue
-                cur[4] += 1
-                if len(cur[5]) < MAX_KEPT_CONTINUATION:
-                    cur[5].append(text)
-                continue
-            on_orphan(orphan)
+            cur[4] += 1
+            if len(cur[5]) < MAX_KEPT_CONTINUATION:
+                cur[5].append(text)
         yield
     if before_last_entry is not None:
         before_last_entry()
