@@ -180,3 +180,34 @@ def test_any_mix_of_entries_is_accounted_the_same(entries, terminated, gz, tz):
     got = _parse(data, True, tz)
     assert got == _parse(data, False, tz)
     assert got == _parse(data, None, tz)
+
+
+# The bytes the compiled scan must leave to Python: control bytes other than tab, and DEL.
+NOT_PRINTABLE = [c for c in range(0x20) if c != 0x09] + [0x7f]
+
+
+def test_a_control_byte_anywhere_ends_the_compiled_run_there():
+    """C takes only printable ASCII (a continuation line may hold tabs): one control byte or DEL in a header's message or
+    in a continuation line, at any offset of an 8-byte word or in a line's last bytes, and the run stops before that
+    entry, which the Python scan then reads (its binary-line check and quarantine)."""
+    from parsers.broker_logs.log4j_layout import LocalClock
+    from parsers.broker_logs.templates import RULES
+
+    routine = default_layout_scan._routine
+    assert routine is not None, "the C extension was not built (pip install -e . builds it)"
+    hour_base = LocalClock("UTC").hour_base
+
+    def taken(lines: list[str]) -> int:
+        return routine.skip(lines, 0, len(lines), RULES.needles, hour_base, {}, 0, 0, 1_000_000)[0]
+
+    closing = [_line(2, 0, "INFO", "next", "kafka.log.Log"), _line(3, 0, "INFO", "last", "kafka.log.Log")]
+    message = "Rolled new log segment at offset 9 in 1 ms."
+    cont = "\tat kafka.log.Log.roll(Log.scala:1) and more"
+    assert taken([_line(1, 0, "INFO", message, "kafka.log.Log"), cont, *closing]) == 3  # both entries before the last
+    for c in NOT_PRINTABLE:
+        for at in range(len(message)):
+            bad = message[:at] + chr(c) + message[at + 1:]
+            assert taken([_line(1, 0, "INFO", bad, "kafka.log.Log"), cont, *closing]) == 0, (c, at)
+        for at in range(len(cont)):
+            bad = cont[:at] + chr(c) + cont[at + 1:]
+            assert taken([_line(1, 0, "INFO", message, "kafka.log.Log"), bad, *closing]) == 0, (c, at)

@@ -21,6 +21,7 @@
 #define _GNU_SOURCE  /* memmem, memrchr */
 #endif
 #include <Python.h>
+#include <stdint.h>
 #include <string.h>
 
 typedef struct {
@@ -35,6 +36,32 @@ static const char *LEVELS[] = {"TRACE ", "DEBUG ", "INFO ", "WARN ", "ERROR ", "
 static PyObject *LEVEL_NAMES[6];  /* the same words without the space, made once */
 
 static int is_digit(char c) { return c >= '0' && c <= '9'; }
+
+/* Are the bytes p[i..n) of an ASCII line all printable (0x20-0x7e), or tab where tab_ok? Eight at a time: a word with
+ * no byte below 0x20 and none equal to 0x7f (the only byte above 0x7e in ASCII) is passed whole, with two tests each
+ * exact for "some byte is" (a line's bytes were tested one by one: ~5% of the parse of rotated logs). */
+static int printable(const char *p, Py_ssize_t i, Py_ssize_t n, int tab_ok)
+{
+    const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL, dels = ones * 0x7f;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x, d;
+        memcpy(&x, p + i, 8);
+        d = x ^ dels;
+        if ((((x - ones * 0x20) & ~x) | ((d - ones) & ~d)) & highs) {
+            for (int k = 0; k < 8; k++) {
+                unsigned char c = (unsigned char)p[i + k];
+                if ((c < 0x20 && !(tab_ok && c == '\t')) || c > 0x7e)
+                    return 0;
+            }
+        }
+    }
+    for (; i < n; i++) {
+        unsigned char c = (unsigned char)p[i];
+        if ((c < 0x20 && !(tab_ok && c == '\t')) || c > 0x7e)
+            return 0;
+    }
+    return 1;
+}
 
 /* printable ASCII only: anything else (tab, control, non-ASCII) goes to the Python path */
 static int strict_header(PyObject *line, Header *h)
@@ -64,11 +91,8 @@ static int strict_header(PyObject *line, Header *h)
     }
     if (!msg || p[n - 1] != ')')
         return 0;
-    for (Py_ssize_t i = 26; i < n; i++) {
-        unsigned char c = (unsigned char)p[i];
-        if (c < 0x20 || c > 0x7e)
-            return 0;
-    }
+    if (!printable(p, 26, n, 0))
+        return 0;
     /* (.*) is greedy: the logger opens at the last '(' */
     const char *open = memrchr(p + msg, '(', (size_t)(n - 1 - msg));
     if (open == NULL)
@@ -91,11 +115,8 @@ static int continuation(PyObject *line)
         return 0;
     const char *p = (const char *)PyUnicode_DATA(line);
     Py_ssize_t n = PyUnicode_GET_LENGTH(line);
-    for (Py_ssize_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)p[i];
-        if ((c < 0x20 && c != '\t') || c > 0x7e)
-            return 0;
-    }
+    if (!printable(p, 0, n, 1))
+        return 0;
     return n < 27 || p[0] != '[' || p[5] != '-' || (p[11] != ' ' && p[11] != 'T');
 }
 
