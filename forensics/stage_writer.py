@@ -53,6 +53,7 @@ _PLAIN = tuple(f.name for f in ARROW_SCHEMA if f.name not in ("detail", "raw"))
 _GET = {name: attrgetter(name) for name in _PLAIN}
 _DETAIL, _RAW = attrgetter("detail"), attrgetter("raw")
 _BASE = attrgetter("base")
+_KIND, _DATA, _ENDS = attrgetter("kind"), attrgetter("data"), attrgetter("ends")
 _INT32_MAX = (1 << 31) - 1
 
 
@@ -72,11 +73,22 @@ def event_batch(events: list, schema: pa.Schema = ARROW_SCHEMA, extra: dict | No
         elif name == "detail":
             vals = list(map(dump_detail, map(_DETAIL, events)))
         elif name == "raw":
-            vals = list(map(cut_raw, map(_RAW, events)))
+            cols.append(_raw_array(list(map(_RAW, events)), f.type))
+            continue
         else:
             vals = list(map(_GET[name], events))
         cols.append(pa.array(vals, type=f.type))
     return pa.RecordBatch.from_arrays(cols, schema=schema)
+
+
+def _raw_array(raws: list, type_: pa.DataType) -> pa.Array:
+    """Raw texts as ``cut_raw`` leaves them: nearly none is longer than RAW_LIMIT, so they are converted as they are
+    and cut one by one only when some text has more bytes than that (never fewer bytes than characters); a call of
+    ``cut_raw`` per event was ~6% of staging on the 0.27 GB rotated corpus."""
+    arr = pa.array(raws, type=type_)
+    if len(arr) and (pc.max(pc.binary_length(arr)).as_py() or 0) > RAW_LIMIT:
+        arr = pa.array(list(map(cut_raw, raws)), type=type_)
+    return arr
 
 
 def event_batches(events: list, schema: pa.Schema = ARROW_SCHEMA, extra: dict | None = None) -> list[pa.RecordBatch]:
@@ -108,7 +120,7 @@ def _runs_batch(ran: list, runs: list[int], schema: pa.Schema, extra: dict | Non
         name = f.name
         if name in own_fields:
             k = own_fields.index(name)
-            cols.append(_own_column([run.columns[k] for run in ran], f))
+            cols.append(_own_column([run.columns[k] for run in ran], f, lengths))
             continue
         if name == "source_sub":
             first_row = np.repeat(np.cumsum(lengths) - lengths, lengths)
@@ -133,24 +145,27 @@ def _runs_batch(ran: list, runs: list[int], schema: pa.Schema, extra: dict | Non
     return pa.RecordBatch.from_arrays(cols, schema=schema)
 
 
-def _own_column(columns: list, f: pa.Field) -> pa.Array:
+def _own_column(columns: list, f: pa.Field, counts: np.ndarray | None = None) -> pa.Array:
     """The runs' own values of one field, in order: ``Packed`` buffers joined as they are, lists value by value;
-    raw texts cut as ``cut_raw`` cuts them."""
-    if not all(type(c) is Packed for c in columns) or len({c.kind for c in columns}) != 1:
+    raw texts cut as ``cut_raw`` cuts them. ``counts``: each run's events (its length), the same for every field.
+    Each step maps a built-in over the runs: the ~33,000 runs of the 0.27 GB rotated corpus, field by field, made
+    ~1.3 M Python-level calls (``Packed.__len__``, generator steps) in a sixth of staging."""
+    if set(map(type, columns)) != {Packed} or len(set(map(_KIND, columns))) != 1:
         vals = list(chain.from_iterable(columns))
         return pa.array(list(map(cut_raw, vals)) if f.name == "raw" else vals, type=f.type)
     kind = columns[0].kind
-    data = b"".join([c.data for c in columns])
+    data = b"".join(map(_DATA, columns))
     if kind == "int":
         arr = pa.Array.from_buffers(pa.int32(), len(data) // 4, [None, pa.py_buffer(data)])
         return arr if arr.type == f.type else arr.cast(f.type)
     # Each run's ends count from its own start: shifted by what the runs before it hold.
-    counts = np.fromiter(map(len, columns), dtype=np.int64, count=len(columns))
-    sizes = np.fromiter((len(c.data) for c in columns), dtype=np.int64, count=len(columns))
+    if counts is None:
+        counts = np.fromiter(map(len, columns), dtype=np.int64, count=len(columns))
+    sizes = np.fromiter(map(len, map(_DATA, columns)), dtype=np.int64, count=len(columns))
     if kind == "ints":
         sizes //= 4
     offsets = np.zeros(int(counts.sum()) + 1, dtype=np.int64)
-    offsets[1:] = np.frombuffer(b"".join([c.ends for c in columns]), dtype=np.int32)
+    offsets[1:] = np.frombuffer(b"".join(map(_ENDS, columns)), dtype=np.int32)
     offsets[1:] += np.repeat(np.cumsum(sizes) - sizes, counts)
     large = int(offsets[-1]) > _INT32_MAX
     offs = pa.py_buffer(offsets if large else offsets.astype(np.int32))

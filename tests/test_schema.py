@@ -52,7 +52,10 @@ def test_detail_text_is_the_encoders_whether_made_or_remembered():
 
     pairs = [({"via": "x", "n": 1}, {"via": "x", "n": True}), ({"n": 1, "via": "y"}, {"n": 1.0, "via": "y"}),
              ({1: "k"}, {True: "k"}), ({"a": None, "b": "ü"}, {"b": "ü", "a": None}),
-             ({"r": [1, 2], "s": "t"}, {"r": (1, 2), "s": "t"}), ({"d": {"z": 1, "a": 2}}, {"d": {"a": 2, "z": 1}})]
+             ({"r": [1, 2], "s": "t"}, {"r": (1, 2), "s": "t"}), ({"d": {"z": 1, "a": 2}}, {"d": {"a": 2, "z": 1}}),
+             # lists and bools are remembered too (_memo_key): a list's items by their types, a bool apart from an int
+             ({"l": [1, 2]}, {"l": [True, 2]}), ({"l": [1, 2]}, {"l": [1.0, 2]}), ({"l": [None]}, {"l": None}),
+             ({"l": [0]}, {"l": [False]}), ({"b": False}, {"b": 0}), ({"l": ["1"]}, {"l": [1]}), ({"l": []}, {"l": ""})]
     for first, second in pairs:
         for d in (first, second, first, second):
             assert dump_detail(d) == want(d), d
@@ -61,7 +64,7 @@ def test_detail_text_is_the_encoders_whether_made_or_remembered():
 
 def test_real_details_are_written_as_the_encoder_writes_them():
     """Every event of a real controller log (real_logs2, Kafka 2.3: assignment dumps, elections, start-up
-    views) read twice: the second time each detail's text comes from what the first wrote, and is the same."""
+    views) and of a state-change log read twice: the second time each detail's text comes from what the first wrote, and is the same."""
     import json
 
     from conftest import REAL_LOGS2
@@ -69,10 +72,14 @@ def test_real_details_are_written_as_the_encoder_writes_them():
     from parsers.dispatch import parse_source
     from parsers.schema import dump_detail, expand_runs
 
-    name = "Raghavendralacharya__kafka-node/kafka_2.12-2.3.0/logs/controller.log.2019-08-29-21.gz"
-    events, _ = parse_source((REAL_LOGS2 / name).read_bytes(), SourceContext(name, "c", None))
-    details = [ev.detail for ev in expand_runs(events)]
+    details = []
+    # and a state-change log's: UpdateMetadata's recipients and offline replicas as lists (327 details with lists)
+    for name in ("Raghavendralacharya__kafka-node/kafka_2.12-2.3.0/logs/controller.log.2019-08-29-21.gz",
+                 "Raghavendralacharya__kafka-node/kafka_2.12-2.3.0/logs/state-change.log.2019-08-21-22.gz"):
+        events, _ = parse_source((REAL_LOGS2 / name).read_bytes(), SourceContext(name, "c", None))
+        details += [ev.detail for ev in expand_runs(events)]
     assert len({json.dumps(d, sort_keys=True) for d in details}) > 10
+    assert sum(1 for d in details if d and any(type(v) is list for v in d.values())) > 300
     for _ in range(2):
         for d in details:
             assert dump_detail(d) == (json.dumps(d, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
