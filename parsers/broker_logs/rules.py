@@ -195,13 +195,14 @@ class RuleSet:
 # --- small helpers shared by the template modules -------------------------------------------------
 
 _INT_LIST = re.compile(r"-?\d+")
+_FIND_INTS = _INT_LIST.findall
 
 
 def int_list(text: str | None) -> list[int]:
     """'1,2, 3' / 'List(1, 2)' / '[1,2]' / 'Set(1, 2)' / '' -> [1, 2, 3]."""
     if not text:
         return []
-    return [int(x) for x in _INT_LIST.findall(text)]
+    return list(map(int, _FIND_INTS(text)))
 
 
 def opt_int(text: str | None) -> int | None:
@@ -215,6 +216,9 @@ def opt_int(text: str | None) -> int | None:
 
 def split_topic_partition(tp: str) -> tuple[str, int] | None:
     """'my-topic-12' -> ('my-topic', 12) (split at the last '-'); '[t,0]' -> ('t', 0)."""
+    topic, sep, part = tp.rpartition("-")
+    if part.isdigit() and topic and not topic[0].isspace():
+        return topic, int(part)  # the common form, already stripped (it ends in a digit, starts with no space)
     tp = tp.strip()
     if tp.startswith("[") and tp.endswith("]") and "," in tp:
         topic, _, part = tp[1:-1].rpartition(",")

@@ -94,15 +94,16 @@ def leader_isr_epoch(text: str) -> dict | None:
     m = _LIAC.search(text)
     if m is None:
         return None
+    leader, isr, lrs, leader_epoch, zk_version, controller_epoch = m.groups()  # one call, not six
     out = {
-        "leader": int(m.group(1)),
-        "isr": int_list(m.group(2)),
-        "leader_epoch": int(m.group(4)),
-        "zk_version": int(m.group(5)) if m.group(5) is not None else None,
-        "controller_epoch": int(m.group(6)),
+        "leader": int(leader),
+        "isr": int_list(isr),
+        "leader_epoch": int(leader_epoch),
+        "zk_version": int(zk_version) if zk_version is not None else None,
+        "controller_epoch": int(controller_epoch),
     }
-    if m.group(3):
-        out["leader_recovery_state"] = m.group(3)
+    if lrs:
+        out["leader_recovery_state"] = lrs
     return out
 
 

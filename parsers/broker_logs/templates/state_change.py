@@ -30,9 +30,10 @@ _P = (r"^(?:\[Controller id=(?P<cid>\d+)(?: epoch=(?P<ce>\d+))?\] (?:Controller 
 
 
 def _ids(m) -> tuple[int | None, int | None]:
-    d = m.groupdict()
-    cid = d.get("cid") or d.get("cid0")
-    ce = d.get("ce") or d.get("ce0")
+    """The controller id and epoch of _P's prefix (every pattern calling this starts with _P: four groups read by
+    name, not a dict of all the match's groups per entry)."""
+    cid = m["cid"] or m["cid0"]
+    ce = m["ce"] or m["ce0"]
     return (int(cid) if cid else None, int(ce) if ce else None)
 
 
