@@ -280,3 +280,84 @@ def test_blocks_split_whole_read_as_line_by_line(tmp_path, monkeypatch, range_by
         found = named_ids([t for _, t in mine], [n for n, _ in mine])
         assert bulk[1]["sources"][name]["ids"] == {str(b): [w, n] for b, (w, n) in found.items()}
     assert set(bulk[1]["sources"]["kafka-1"]["ids"]) == {"0", "1"}
+
+
+def _raw_stream(seed: int) -> str:
+    """Three services' lines interleaved at random, with in a few places what a block read as bytes must
+    leave to decoding (a CR, a non-ASCII line, a bar and stamp inside a message, a text starting with a
+    date, Compose's own line) and a fourth service met only late, with a few lines (its head is short in
+    the middle of a block); kafka-3 names a broker the others never name ([Controller id=7]), kafka-2 states
+    its broker id by a configuration dump line past its head."""
+    rng = random.Random(seed)
+    queues = {name: _lines(prefix)[:6000] for name, prefix in SERVICES.items()}
+    queues["kafka-3"][3000:3000] = ["[2021-05-03 10:00:00,000] INFO [Controller id=7] Resigning (kafka.x)"] * 30
+    queues["kafka-2"][2500:2500] = ["\tbroker.id = 4", "\tnode.id = 5"]
+    width = len("kafka-44")
+    at = {name: 0 for name in queues}
+    out: list[str] = []
+    late = True
+    odd = ["kafka-1 exited with code 137", "\u00e9t\u00e9 d\u00e9j\u00e0 vu", "2021-05-03 plain text after the bar",
+           "a message | 2021-05-03T10:00:00Z with a bar and stamp", "a line with a CR\r"]
+    while at:
+        name = rng.choice(sorted(at))
+        out.append(f"{name.ljust(width)} | {queues[name][at[name]]}")
+        at[name] += 1
+        if at[name] == len(queues[name]):
+            del at[name]
+        if len(out) % 3000 == 0:
+            kind = odd[len(out) // 3000 % len(odd)]
+            out.append(kind if kind.startswith("kafka-1 exited") else f"{'kafka-1'.ljust(width)} | {kind}")
+        if late and len(out) >= 12_000:
+            late = False
+            out += [f"{'kafka-44'.ljust(width)} | [2021-05-03 10:00:00,000] INFO [KafkaServer id=9] started "
+                    f"(kafka.server.KafkaServer) {i}" for i in range(3)]
+    return "\n".join(out) + "\n"
+
+
+def test_blocks_surveyed_as_bytes_as_when_decoded(tmp_path, monkeypatch):
+    """A survey reads a block of plain service lines as bytes (``compose.split_raw``: each line's prefix by
+    numpy, idents and dump lines by byte searches), decoding only the stretches where a source's head is
+    short. Surveys of every range equal those of the decoded blocks (``split``) and of the lines read one by
+    one (``route``), with small blocks and ranges; most blocks are read as bytes; each source's first and last
+    line, head and ids are those of its own lines (``named_ids``)."""
+    from parsers.common import textranges
+    from parsers.container_streams import survey
+
+    path = tmp_path / "compose.log"
+    text = _raw_stream(seed=11)
+    path.write_bytes(text.encode("utf-8"))
+    monkeypatch.setattr(textranges, "READ_BLOCK", 1 << 16)
+    monkeypatch.setattr(survey, "SPLIT_LINES", 100)
+    split_raw = compose.split_raw
+    taken = [0, 0]
+
+    def counted(block):
+        got = split_raw(block)
+        taken[got is None] += 1
+        return got
+
+    monkeypatch.setitem(detect.GRAMMARS, "compose",
+                        dataclasses.replace(detect.GRAMMARS["compose"], split_raw=counted))
+    size = path.stat().st_size
+    readings = []
+    for flags in ({}, {"RAW": False}, {"SPLIT": False}):
+        for flag, value in flags.items():
+            monkeypatch.setattr(detect, flag, value)
+        key, ranges = stream_head(str(path), size, False, 300_000)
+        parts = [survey_part(str(path), "x", size, False, key, a, f, o) for a, _e, f, o in ranges]
+        survey_got, _ranges = plan_from_parts(str(path), "x", size, False, 300_000, key, ranges, parts)
+        readings.append((parts, survey_got))
+    assert len(readings[0][0]) > 5
+    assert taken[0] > 4 * taken[1] > 0  # most blocks as bytes; the odd lines' blocks decoded
+    assert readings[0] == readings[1] == readings[2]
+    got = readings[0][1]["sources"]
+    rows = text.split("\n")
+    for name in ("kafka-1", "kafka-2", "kafka-3", "kafka-44"):
+        mine = [(n, r.removesuffix("\r")[len("kafka-44") + 3:]) for n, r in enumerate(rows, 1)
+                if r.startswith(name.ljust(len("kafka-44")) + " |")]
+        found = named_ids([t for _, t in mine], [n for n, _ in mine])
+        assert got[name]["ids"] == {str(b): [w, n] for b, (w, n) in found.items()}, name
+        assert (got[name]["first"], got[name]["last"]) == (mine[0][0], mine[-1][0])
+        assert [t for t, _s in got[name]["head"]] == [t for _, t in mine[:400]]
+    assert set(got["kafka-3"]["ids"]) >= {"7"} and set(got["kafka-2"]["ids"]) >= {"4", "5"}
+    assert "7" not in got["kafka-1"]["ids"] and list(got["kafka-44"]["ids"]) == ["9"]

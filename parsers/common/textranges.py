@@ -11,7 +11,7 @@ inside it. A line starts at 0, after an LF, and after a CR not followed by an LF
 """
 from __future__ import annotations
 
-from typing import BinaryIO, Iterable, Iterator
+from typing import BinaryIO, Iterable, Iterator, NamedTuple
 
 import numpy as np
 
@@ -44,6 +44,21 @@ class LineSplitter:
         self.pending = b""
         self._keep(buf[k + 1:])
         return lines
+
+    def feed_raw(self, chunk: bytes) -> "list[str] | RawBlock":
+        """``feed``, but whole lines that hold no CR and no line longer than ``max_line``, with no line cut short
+        before them, are given as their bytes (``RawBlock``) for a reader that works on bytes."""
+        k = chunk.rfind(b"\n")
+        if k < 0 or self.over or b"\r" in chunk or b"\r" in self.pending:
+            return self.feed(chunk)
+        body = b"".join((self.pending, memoryview(chunk)[:k + 1]))  # one copy
+        ends = np.flatnonzero(np.frombuffer(body, np.uint8) == 10)
+        if int(ends[0]) > self.max_line or (len(ends) > 1 and int(np.diff(ends).max()) > self.max_line + 1):
+            return self.feed(chunk)
+        self.n += len(ends)
+        self.pending = b""
+        self._keep(chunk[k + 1:])
+        return RawBlock(body, ends)
 
     def end(self) -> list[str]:
         """The line still open when the data ends: CR-terminated, or a line cut short."""
@@ -95,6 +110,37 @@ class LineSplitter:
         out = [self._close(raws[0], over)]
         out.extend(self._close(r, 0) for r in raws[1:])
         return out
+
+
+class RawBlock(NamedTuple):
+    """Whole lines as bytes (``LineSplitter.feed_raw``): each ends with an LF, none holds a CR or is longer than
+    the splitter's ``max_line``; ``ends``: the offsets of the LFs."""
+    body: bytes
+    ends: np.ndarray
+
+    def head(self, n: int) -> "RawBlock":
+        """The first ``n`` lines."""
+        return RawBlock(self.body[:int(self.ends[n - 1]) + 1], self.ends[:n])
+
+    def decode(self, problems: ReadProblems, max_line: int, first_no: int) -> list[str]:
+        """The lines ``line_blocks`` gives for these bytes (the first numbered ``first_no``)."""
+        return LineSplitter(problems, max_line, first_no)._split(self.body)
+
+
+def raw_line_blocks(chunks: Iterable[bytes], problems: ReadProblems, max_line: int,
+                    first_no: int = 1) -> Iterator[tuple[int, "list[str] | RawBlock"]]:
+    """``line_blocks``, but a block ``LineSplitter.feed_raw`` can give as bytes comes as a ``RawBlock``."""
+    sp = LineSplitter(problems, max_line, first_no)
+    for chunk in chunks:
+        if chunk:
+            first = sp.n + 1
+            lines = sp.feed_raw(chunk)
+            if type(lines) is RawBlock or lines:
+                yield first, lines
+    first = sp.n + 1
+    last = sp.end()
+    if last:
+        yield first, last
 
 
 def line_blocks(chunks: Iterable[bytes], problems: ReadProblems, max_line: int,

@@ -11,6 +11,9 @@ import re
 from operator import itemgetter
 from typing import Iterable, Iterator
 
+import numpy as np
+
+from parsers.common.textranges import RawBlock
 from parsers.container_streams.records import INNER_HEADER, RFC3339, Piece, split_stamp, strip_ansi
 
 NAME = "docker compose logs"
@@ -125,3 +128,47 @@ def split(lines: list[str]) -> tuple[int, list[str], dict[str, str], str] | None
     if "\x1b" in text or "\r" in text or _STAMP_AFTER_BAR.search(text) is not None:
         return None
     return width, keys, present, text
+
+
+_STAMP_AFTER_BAR_BYTES = re.compile(_STAMP_AFTER_BAR.pattern.encode())
+
+
+def split_raw(block: RawBlock) -> tuple[int, dict[bytes, tuple[str, np.ndarray]]] | None:
+    """``split`` of a block of whole lines still as bytes -> (width, {prefix: (service, which lines are its)} of
+    the prefixes in it), when ``split`` would take every stretch of its lines; None otherwise (decode it and
+    ``split`` it). ASCII only: a line's bytes are then its characters, and a byte pattern finds what the text
+    pattern finds. Each line's prefix is compared by numpy, a column of first bytes at a time; the stamp
+    after a bar is searched for only when a line's text starts with a digit or a bar is not a prefix's."""
+    body, ends = block.body, block.ends
+    if not body.isascii() or b"\x1b" in body:
+        return None
+    bar = body.find(b"|", 0, int(ends[0]))
+    width = bar + 2
+    if bar <= 0 or _KNOWN.get(body[:width].decode()) is None or body[bar + 1:width] != b" ":
+        return None
+    keys = sorted(k.encode() for k in _KNOWN if len(k) == width and k.endswith("| "))
+    a = np.frombuffer(body, np.uint8)
+    n = len(ends)
+    starts = np.empty(n, np.int64)
+    starts[0] = 0
+    starts[1:] = ends[:-1] + 1
+    if int((ends - starts).min()) < width:
+        return None
+    cols = [a[starts + j] for j in range(width)]
+    present: dict[bytes, tuple[str, np.ndarray]] = {}
+    taken = 0
+    for key in keys:
+        mine = cols[0] == key[0]
+        for j in range(1, width):
+            mine &= cols[j] == key[j]
+        got = int(np.count_nonzero(mine))
+        if got:
+            present[key] = (_KNOWN[key.decode()], mine)
+            taken += got
+    if taken != n:
+        return None
+    after = a[starts + width]
+    if (int(np.count_nonzero(a == 124)) != n or bool(((after >= 48) & (after <= 57)).any())) and \
+            _STAMP_AFTER_BAR_BYTES.search(body) is not None:
+        return None
+    return width, present

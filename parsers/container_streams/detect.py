@@ -8,7 +8,7 @@ its own follows it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from parsers.container_streams import compose, cri, docker_json, ecs, kubectl, loki
 from parsers.container_streams.records import Piece
@@ -30,6 +30,9 @@ class Grammar:
     # A block whose every line ``route`` takes plainly (one prefix width, no stamp) -> (width, prefixes,
     # {prefix: source}, text), else None: its lines handed to their sources by C loops (``compose.split``).
     split: Callable[[list[str]], tuple | None] | None = None
+    # ``split`` of a block still as bytes (``textranges.RawBlock``) -> (width, {prefix bytes: source}), else None:
+    # a range's survey then notes its sources' last lines and the ids they name without decoding it.
+    split_raw: Callable[[Any], tuple | None] | None = None
 
 
 GRAMMARS: dict[str, Grammar] = {
@@ -39,7 +42,7 @@ GRAMMARS: dict[str, Grammar] = {
     "cri": Grammar(cri.NAME, cri.line_matches, cri.pieces, 0.8),
     "kubectl_prefix": Grammar(kubectl.NAME_PREFIX, kubectl.prefix_matches, kubectl.prefix_pieces, 0.8),
     "compose": Grammar(compose.NAME, compose.line_matches, compose.pieces, 0.6, route=compose.route,
-                       split=compose.split),
+                       split=compose.split, split_raw=compose.split_raw),
     "loki_default": Grammar(loki.NAME_DEFAULT, loki.default_matches, loki.default_pieces, 0.8),
     "kubectl_timestamps": Grammar(kubectl.NAME_TIMESTAMPS, kubectl.timestamps_matches, kubectl.timestamps_pieces, 0.8),
     # decided on the sample as a whole (see detect_lines), not line by line
@@ -49,6 +52,8 @@ GRAMMARS: dict[str, Grammar] = {
 ROUTED = True
 # Off: every block goes through ``route`` line by line (the tests compare the two readings).
 SPLIT = True
+# Off: a survey decodes every block before ``split`` (the tests compare the two readings).
+RAW = True
 
 
 def route_of(grammar: Grammar) -> Callable[[list[str]], tuple[list, list, list]] | None:
@@ -59,6 +64,11 @@ def route_of(grammar: Grammar) -> Callable[[list[str]], tuple[list, list, list]]
 def split_of(grammar: Grammar) -> Callable[[list[str]], tuple | None] | None:
     """The grammar's block splitter, when it has one and routing and splitting are on."""
     return grammar.split if ROUTED and SPLIT else None
+
+
+def split_raw_of(grammar: Grammar) -> Callable[[Any], tuple | None] | None:
+    """The grammar's splitter of blocks as bytes, when it has one and routing, splitting and raw blocks are on."""
+    return grammar.split_raw if ROUTED and SPLIT and RAW else None
 
 
 def sample(text: str, n: int = SAMPLE_LINES) -> list[str]:

@@ -76,6 +76,39 @@ def first_named(text: str, width: int = 0, words_in: Iterable[str] | None = None
     return sorted((at, words, bid) for bid, (at, words) in firsts.items())
 
 
+# The same searches over lines still as ASCII bytes (``survey._survey_raw``): a byte pattern finds there what the
+# text pattern finds in their characters.
+_IDENTS_BYTES = re.compile(_IDENTS.pattern.encode())
+
+
+def ident_places(body: bytes, start: int) -> dict[str, list[int]]:
+    """The bracketed idents of ``body[start:]`` (``idents``), each with every place where it is."""
+    places: dict[str, list[int]] = {}
+    for m in _IDENTS_BYTES.finditer(body, start):
+        places.setdefault(m.group(), []).append(m.start())
+    return {w.decode(): at for w, at in places.items()}
+
+
+_DUMP_ID_BYTES = re.compile(rb"\.id = ")
+
+
+def configured_raw(body: bytes, start: int, width: int) -> list[tuple[int, bytes, str, str]]:
+    """The configuration dump lines of ``body[start:]`` (``_CONFIGURED``, on each line past its ``width``
+    characters of prefix), in order: (the line's start, its prefix, the words, the id)."""
+    out = []
+    line = -1
+    for m in _DUMP_ID_BYTES.finditer(body, start):
+        if m.start() < line:
+            continue  # (a second '.id = ' in a line already read)
+        line = body.rfind(b"\n", 0, m.start()) + 1
+        end = body.find(b"\n", m.start())
+        got = _CONFIGURED.match(body[line + width:end].decode())
+        if got is not None:
+            out.append((line, body[line:line + width], got.group(0).strip().rstrip(" "), str(int(got.group(1)))))
+        line = end
+    return out
+
+
 @dataclass(frozen=True)
 class Identity:
     broker_id: int | None

@@ -7,13 +7,15 @@ from parsers.broker_logs.broker_log import MAX_LINE_CHARS
 from parsers.broker_logs.broker_log_ranges import OWN_ALL
 from parsers.common.textio import ReadProblems
 from parsers.common.textranges import (
+    RawBlock,
     file_chunks,
     gunzip_stream,
     line_blocks,
     plan_ranges,
+    raw_line_blocks,
     skip_lines,
 )
-from parsers.container_streams.detect import GRAMMARS, detect_head, route_of
+from parsers.container_streams.detect import GRAMMARS, detect_head, route_of, split_raw_of
 from parsers.container_streams.survey import LOOKAHEAD_LINES, merge_surveys, survey, survey_blocks, survey_range
 
 
@@ -78,11 +80,15 @@ def survey_part(path: str, display: str, size: int, gz: bool, key: str, start: i
     end = first_no + owned
     last = [first_no - 1]
 
-    def blocks() -> Iterator[tuple[int, list[str]]]:
+    # A block the grammar can survey as bytes (``Grammar.split_raw``) is not decoded unless it must be.
+    read_blocks = raw_line_blocks if split_raw_of(GRAMMARS[key]) is not None else line_blocks
+
+    def blocks() -> Iterator[tuple[int, list[str] | RawBlock]]:
         with open(path, "rb") as fh:
             chunks = gunzip_stream(fh, size, ReadProblems()) if gz else file_chunks(fh, start)
-            for first, lines in line_blocks(chunks, ReadProblems(), MAX_LINE_CHARS, first_no):
-                last[0] = min(first + len(lines) - 1, end + LOOKAHEAD_LINES - 1)
+            for first, lines in read_blocks(chunks, ReadProblems(), MAX_LINE_CHARS, first_no):
+                count = len(lines.ends) if type(lines) is RawBlock else len(lines)
+                last[0] = min(first + count - 1, end + LOOKAHEAD_LINES - 1)
                 yield first, lines
                 if last[0] == end + LOOKAHEAD_LINES - 1:
                     return

@@ -18,9 +18,21 @@ import bisect
 from collections.abc import Iterable, Iterator
 from itertools import chain, compress
 
-from parsers.broker_logs.broker_log import SNIFF_LINES
-from parsers.container_streams.detect import GRAMMARS, detect_head, split_of
-from parsers.container_streams.identity import first_named, ident_id, idents, named_ids, self_named
+import numpy as np
+
+from parsers.broker_logs.broker_log import MAX_LINE_CHARS, SNIFF_LINES
+from parsers.common.textio import ReadProblems
+from parsers.common.textranges import RawBlock
+from parsers.container_streams.detect import GRAMMARS, detect_head, split_of, split_raw_of
+from parsers.container_streams.identity import (
+    configured_raw,
+    first_named,
+    ident_id,
+    idents,
+    ident_places,
+    named_ids,
+    self_named,
+)
 
 
 def split_parts(text: str) -> list[str]:
@@ -131,11 +143,19 @@ def survey_blocks(blocks: Iterable[tuple[int, list[str]]], path: str, key: str, 
     """``survey_range`` of the lines of ``blocks`` before ``end``, for a grammar that routes a block at once
     (``Grammar.route``: no record spans lines, so none crosses the end)."""
     grammar = GRAMMARS[key]
-    route, pieces, split = grammar.route, grammar.pieces, split_of(grammar)
+    route, pieces, split, split_raw = grammar.route, grammar.pieces, split_of(grammar), split_raw_of(grammar)
     sources: dict[str, dict] = {}
     for first, lines in blocks:
         if first >= end:
             continue
+        if type(lines) is RawBlock:
+            if first + len(lines.ends) > end:
+                lines = lines.head(end - first)
+            got = split_raw(lines) if split_raw is not None else None
+            if got is not None:
+                _survey_raw(sources, first, lines, *got, split, route, pieces, path)
+                continue
+            lines = lines.decode(ReadProblems(), MAX_LINE_CHARS, first)
         if first + len(lines) > end:
             lines = lines[:end - first]
         for at in range(0, len(lines), SPLIT_LINES) if split is not None else ():
@@ -148,6 +168,63 @@ def survey_blocks(blocks: Iterable[tuple[int, list[str]]], path: str, key: str, 
         if split is None:
             _survey_routed(sources, first, lines, route, pieces, path)
     return {"sources": sources, "crossing": False}
+
+
+def _survey_raw(sources: dict[str, dict], first: int, block: RawBlock, width: int,
+                present: dict[bytes, tuple[str, np.ndarray]], split, route, pieces, path: str) -> None:
+    """What ``survey_blocks`` notes of a block that ``split_raw`` took (every line a known source's, no stamp),
+    with the block left as bytes once no source in the rest of it has a short head: before that, its next
+    SPLIT_LINES lines are decoded and noted as ``survey_blocks`` notes them. Then each source's last line is the
+    last one its prefix starts, and the ids its lines name that it had not named are found as ``_survey_split``
+    finds them (the rest's idents by one search, the first line of the source holding each one new to it, the
+    configuration dump lines each): what it notes does not depend on where the stretches of lines are cut."""
+    body, ends = block.body, block.ends
+    n = len(ends)
+    at = 0
+    while at < n and any((name not in sources or len(sources[name]["head"]) < SNIFF_LINES) and mine[at:].any()
+                         for name, mine in present.values()):
+        stop = min(n, at + SPLIT_LINES)
+        lo = 0 if at == 0 else int(ends[at - 1]) + 1
+        lines = RawBlock(body[lo:int(ends[stop - 1]) + 1], ends[at:stop] - lo).decode(
+            ReadProblems(), MAX_LINE_CHARS, first + at)
+        got = split(lines)
+        if got is not None:
+            _survey_split(sources, first + at, lines, *got)
+        else:
+            _survey_routed(sources, first + at, lines, route, pieces, path)
+        at = stop
+    if at == n:
+        return
+    start = 0 if at == 0 else int(ends[at - 1]) + 1
+    rest = {}
+    for key, (name, mine) in present.items():
+        if mine[at:].any():
+            rest[name] = mine
+            sources[name]["last"] = first + n - 1 - int(np.argmax(mine[::-1]))
+    dumps = configured_raw(body, start, width)
+    found: dict[str, dict[str, tuple[int, str]]] = {name: {} for name in rest}  # source -> id -> (place, words)
+    for w, places in ident_places(body, start).items():
+        bid = ident_id(w)
+        wanting = [name for name in rest if bid not in sources[name]["ids"]]
+        if not wanting:
+            continue
+        lines = np.searchsorted(ends, places)
+        for name in wanting:
+            hit = rest[name][lines]
+            if hit.any():
+                place = places[int(np.argmax(hit))]
+                mine = found[name]
+                if bid not in mine or place < mine[bid][0]:
+                    mine[bid] = (place, w.strip().rstrip(" "))
+    for line, key, said, bid in dumps:
+        name = present[key][0]
+        mine = found[name]
+        if bid not in sources[name]["ids"] and (bid not in mine or line < mine[bid][0]):
+            mine[bid] = (line, said)
+    for name, mine in found.items():
+        ids = sources[name]["ids"]
+        for place, said, bid in sorted((place, said, bid) for bid, (place, said) in mine.items()):
+            ids[bid] = [said, first + int(np.searchsorted(ends, place))]
 
 
 def _survey_routed(sources: dict[str, dict], first: int, lines: list[str], route, pieces, path: str) -> None:
