@@ -5,7 +5,7 @@ Starting Spark spends most of its seconds loading and verifying the same ~20,000
 the JVM writes when it exits; later driver JVMs map it with ``-XX:SharedArchiveFile`` and skip that work.
 Measured on the bundled sample: postmortem 12.6 -> 9.2 s (benchmarks/journal/postmortem.md).
 
-The archive is only an accelerator. It is keyed by what it depends on (the JDK and Spark's jars), built
+The archive is only an accelerator. It is keyed by what it depends on (the JDK and the class path), built
 into a temporary name and renamed only after its JVM exited cleanly, and a JVM that cannot use it (a
 JDK updated in place, another class path) says so on its ``cds`` log, which is silenced, and starts as
 it would without. ``KAFKA_FORENSICS_JVM_ARCHIVE=0`` turns it off; ``KAFKA_FORENSICS_CACHE`` moves it
@@ -53,21 +53,41 @@ def _stamp(path: Path) -> str:
     return f"{path}:{st.st_size}:{st.st_mtime_ns}"
 
 
-def archive_key() -> str | None:
-    """What the archive depends on: the JVM build (its binary and libjvm) and Spark's jars (the class path
-    the launcher builds from them). None without Java or Spark."""
-    java = _java()
-    if java is None:
-        return None
+# What Spark's launcher adds to the driver's class path besides its jars (launcher AbstractCommandBuilder.buildClassPath).
+CLASS_PATH_ENVS = ("SPARK_CONF_DIR", "HADOOP_CONF_DIR", "YARN_CONF_DIR", "SPARK_DIST_CLASSPATH", "SPARK_CLASSPATH")
+
+
+def jars_dir() -> Path | None:
     try:
         import pyspark
     except ImportError:
         return None
-    jars = Path(pyspark.__file__).parent / "jars"
-    parts = [platform.machine(), pyspark.__version__, _stamp(java)]
+    return (Path(pyspark.__file__).parent / "jars").resolve()
+
+
+def archive_key() -> str | None:
+    """What the archive depends on: the JVM build (its binary and libjvm) and the driver's class path: Spark's
+    jars, where they are, and what the launcher adds. The JVM maps an archive only under the class path it was
+    written with, and two installs of one Spark (two virtualenvs) differ only in where: with one key, either's
+    `warm-up` replaced the other's archive with one its JVMs refuse ("shared class paths mismatch", silenced),
+    and every start loaded Spark's classes again (the ingest's JVM on a 0.27 GB corpus: 10.4-12.5 CPU s, 6.1
+    with its own archive; benchmarks/journal/ingest.md, 2026-11-29). None without Java or Spark."""
+    java = _java()
+    jars = jars_dir()
+    if java is None or jars is None:
+        return None
+    import pyspark
+
+    parts = [platform.machine(), pyspark.__version__, _stamp(java), str(jars)]
+    parts += [f"{k}={os.environ.get(k, '')}" for k in CLASS_PATH_ENVS]
     parts += [_stamp(p) for p in sorted(java.parent.parent.glob("lib/server/libjvm.*"))]
     parts += sorted(f"{p.name}:{p.stat().st_size}" for p in jars.glob("*.jar")) if jars.is_dir() else ["no jars"]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
+def owner_file(archive: Path) -> Path:
+    """Beside an archive: the jars folder of the install that wrote it (what `warm-up` may prune by)."""
+    return archive.with_suffix(".owner")
 
 
 def archive_path() -> Path | None:

@@ -61,6 +61,58 @@ def test_archive_of_another_java_is_not_mapped(tmp_path, monkeypatch):
     assert jvm_archive.archive_key() != theirs
 
 
+@needs_java
+def test_two_installs_of_one_spark_have_their_own_archives(tmp_path, monkeypatch):
+    # a second virtualenv's pyspark: the same jars, elsewhere. The JVM maps an archive only under the class path
+    # it was written with ("shared class paths mismatch"), so one key for both would let either's warm-up
+    # replace the other's archive with one its JVMs refuse.
+    import pyspark
+
+    mine = jvm_archive.archive_key()
+    other = tmp_path / "venv2" / "pyspark"
+    (other / "jars").mkdir(parents=True)
+    for jar in (Path(pyspark.__file__).parent / "jars").glob("*.jar"):
+        (other / "jars" / jar.name).symlink_to(jar)
+    monkeypatch.setattr(pyspark, "__file__", str(other / "__init__.py"))
+    theirs = jvm_archive.archive_key()
+    assert theirs != mine
+    monkeypatch.setenv("SPARK_DIST_CLASSPATH", str(tmp_path / "hadoop" / "*"))  # the launcher appends it
+    assert jvm_archive.archive_key() != theirs
+
+
+def test_warm_up_prunes_only_what_this_install_cannot_use(tmp_path, monkeypatch):
+    from forensics.commands.warm_up import prune
+
+    mine = tmp_path / "venv1" / "jars"
+    other = tmp_path / "venv2" / "jars"
+    mine.mkdir(parents=True)
+    other.mkdir(parents=True)
+    monkeypatch.setattr(jvm_archive, "jars_dir", lambda: mine)
+
+    def archive(name: str, owner: Path | None) -> Path:
+        p = tmp_path / "cache" / f"spark-driver-{name}.jsa"
+        p.parent.mkdir(exist_ok=True)
+        p.write_bytes(b"x")
+        if owner is not None:
+            jvm_archive.owner_file(p).write_text(str(owner))
+        return p
+
+    kept = archive("new", mine)
+    older = archive("older", mine)  # this install's, for the Java or Spark it had before
+    theirs = archive("theirs", other)  # another virtualenv's, still there
+    gone = archive("gone", tmp_path / "removed-venv" / "jars")
+    unknown = archive("unknown", None)  # written before archives named their install
+    gone_tmp = subprocess.Popen(["true"])
+    gone_tmp.wait()
+    unfinished = tmp_path / "cache" / f"spark-driver-x.{gone_tmp.pid}.tmp"
+    unfinished.write_bytes(b"x")
+    prune(kept)
+    left = sorted(p.name for p in (tmp_path / "cache").iterdir())
+    assert left == sorted([kept.name, jvm_archive.owner_file(kept).name, theirs.name,
+                           jvm_archive.owner_file(theirs).name]), left
+    assert not any(p.exists() for p in (older, gone, unknown, unfinished))
+
+
 def test_abandoned_temporaries(tmp_path):
     from forensics.commands.warm_up import _abandoned
 
@@ -88,6 +140,7 @@ def test_warm_up_builds_an_archive_the_next_driver_maps(tmp_path):
     assert built.returncode == 0, built.stderr[-2000:]
     archives = sorted((tmp_path / "cache").glob("*.jsa"))
     assert [p.name for p in archives] == [f"spark-driver-{jvm_archive.archive_key()}.jsa"]  # the stale one went
+    assert jvm_archive.owner_file(archives[0]).read_text() == str(jvm_archive.jars_dir())
     assert archives[0].stat().st_size > 10_000_000
     assert not list((tmp_path / "cache").glob("*.tmp"))
 

@@ -69,12 +69,34 @@ def warm_up_cmd(
             raise UserError(f"cannot keep the archive at {path}: {exc.strerror or exc}") from None
     finally:
         tmp.unlink(missing_ok=True)
-    for old in path.parent.glob(f"{jvm_archive.PREFIX}*"):
-        if old != path and (old.suffix == ".jsa" or _abandoned(old)):
-            old.unlink(missing_ok=True)  # archives of another Java or Spark, and unfinished ones
+    jvm_archive.owner_file(path).write_text(str(jvm_archive.jars_dir()))
+    prune(path)
     print(f"warm-up: {path} ({path.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - t:.0f} s; "
           "later runs map it", file=sys.stderr)
     return 0
+
+
+def prune(kept: Path) -> None:
+    """Remove the archives this install wrote for another Java or Spark, those of installs that are gone, and
+    unfinished ones; keep those of other installs still here (each virtualenv has its own: tests/test_jvm_archive.py)."""
+    from forensics import jvm_archive
+
+    mine = str(jvm_archive.jars_dir())
+    for old in kept.parent.glob(f"{jvm_archive.PREFIX}*"):
+        if old == kept or old.suffix == ".owner":
+            continue
+        if old.suffix == ".jsa":
+            owner = jvm_archive.owner_file(old)
+            try:
+                jars = owner.read_text().strip()
+            except OSError:
+                jars = ""  # written before archives named their install: whose is unknown
+            if jars and jars != mine and Path(jars).is_dir():
+                continue
+            old.unlink(missing_ok=True)
+            owner.unlink(missing_ok=True)
+        elif _abandoned(old):
+            old.unlink(missing_ok=True)
 
 
 def _abandoned(tmp: Path) -> bool:
