@@ -286,9 +286,10 @@ def spark_profile(corpus: Path, master: str) -> None:
     os.environ["PYSPARK_SUBMIT_ARGS"] = (f"--conf spark.eventLog.enabled=true --conf spark.eventLog.compress=false "
                                          f"--conf spark.eventLog.dir=file://{log_dir} "
                                          "pyspark-shell")
-    from forensics.ingest import release, run_ingest, write_outputs
+    from forensics.commands.common import start_spark
+    from forensics.ingest import events_stay_in_python, release, run_ingest, write_outputs
+    from forensics.jvm_archive import in_use
     from forensics.sources import collect_inputs
-    from forensics.spark import get_spark
 
     work = Path(tempfile.mkdtemp(prefix="kf-profile-"))
     marks = []
@@ -299,11 +300,14 @@ def spark_profile(corpus: Path, master: str) -> None:
         marks.append((name, time.perf_counter(), tracker.totals(), load_avg()))
 
     try:
+        inputs = collect_inputs([str(corpus)], work)
         tracker.__enter__()
         mark("begin")
-        spark = get_spark(master)
+        # as `kafka-forensics ingest` starts it: C1 only when the events stay in Python (forensics.spark.
+        # driver_jit_options); a session started otherwise compiles with C2 as well, which the command never does
+        spark = start_spark(master, rows_in_python=events_stay_in_python(inputs))
         mark("session start")
-        inputs = collect_inputs([str(corpus)], work)
+        jvm_options = spark.sparkContext.getConf().get("spark.driver.extraJavaOptions", "")
         res = run_ingest(spark, inputs, cluster="bench")
         mark("run_ingest")
         write_outputs(res, work / "out")
@@ -312,6 +316,8 @@ def spark_profile(corpus: Path, master: str) -> None:
         spark.stop()
         tracker.__exit__(None, None, None)
         print(f"corpus {corpus}: {res.summary_json['totals']}")
+        print(f"driver JVM options: {jvm_options}; class "
+              f"archive {in_use() or 'none'} (mapped only if written by this install: forensics.jvm_archive)")
         for (_, t0, c0, _), (name, t1, c1, load) in zip(marks, marks[1:]):
             print(f"{name:14s} wall {t1 - t0:6.1f} s  CPU " + ", ".join(f"{k} {c1[k] - c0[k]:.1f}" for k in
                                                                         ("driver", "jvm", "python workers"))
@@ -324,6 +330,7 @@ def spark_profile(corpus: Path, master: str) -> None:
                   f"shuffle r/w {s.get('shuffle_read_mb', 0):.0f}/{s.get('shuffle_write_mb', 0):.0f} MB "
                   f"in {s.get('in_mb', 0):.0f} out {s.get('out_mb', 0):.0f} MB spill {s.get('disk_spill_mb', 0):.0f}")
     finally:
+        tracker._stop.set()
         shutil.rmtree(work, ignore_errors=True)
         shutil.rmtree(log_dir, ignore_errors=True)
 

@@ -38,7 +38,7 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
 # the capture benchmark runs the tests' real ZooKeeper; the ingest shapes tests check the benchmark's set-up step.
 HARNESS_CROSSINGS = frozenset({("tests", "benchmarks.dashboard_bench"), ("tests", "benchmarks.agreement"),
                                ("tests", "benchmarks._common"), ("benchmarks", "tests.zk_server"),
-                               ("tests", "benchmarks.ingest_shapes_bench")})
+                               ("tests", "benchmarks.ingest_shapes_bench"), ("tests", "benchmarks.ingest_profile")})
 
 # Third-party packages a package must not import: the replay is pure Python over events (Spark
 # runs it, it does not run Spark), and the dashboards are built from replay outputs alone.
