@@ -246,7 +246,8 @@ def _clean_stream(seed: int) -> str:
 @pytest.mark.parametrize("range_bytes,chunk_lines", [(1 << 40, 200_000), (1 << 40, 2_000), (700_000, 400)])
 def test_blocks_split_whole_read_as_line_by_line(tmp_path, monkeypatch, range_bytes, chunk_lines):
     """A block of plain service lines (``compose.split``) is surveyed and read by C loops: a source's lines
-    picked by a mask, the ids its lines name by one search over them. Surveys and ranges equal the line by
+    picked by a mask (a whole block a range owns, as bytes: ``compose.split_raw``'s masks), the ids its lines
+    name by one search over them. Surveys and ranges equal the line by
     line reading (``route``), with small blocks so that most blocks are split and sources' heads, skips and
     full buffers fall across them; kafka-1 (server.log) names two broker ids, by idents and config dumps, in
     lines past its head; each source's ids are those ``named_ids`` finds in its own lines."""
@@ -267,8 +268,19 @@ def test_blocks_split_whole_read_as_line_by_line(tmp_path, monkeypatch, range_by
         return got
 
     monkeypatch.setitem(detect.GRAMMARS, "compose", dataclasses.replace(detect.GRAMMARS["compose"], split=counted))
+    take_block = ranges._RangeReader.take_block
+    whole = [0, 0]
+
+    def taken_whole(self, first, lines, *args):
+        got = take_block(self, first, lines, *args)
+        whole[got] += 1
+        taken[0] += len(lines) if got else 0
+        return got
+
+    monkeypatch.setattr(ranges._RangeReader, "take_block", taken_whole)
     bulk = _read(path, range_bytes, chunk_lines)
-    assert taken[0] > 20 * taken[1] > 0  # most lines split, a few stretches not
+    assert taken[0] > 20 * taken[1] > 0  # most lines split (by stretches or whole blocks), a few stretches not
+    assert whole[1] > 10  # blocks a range owns whole, split as bytes, put in the buffers at once
     monkeypatch.setattr(detect, "SPLIT", False)
     by_line = _read(path, range_bytes, chunk_lines)
     assert len(bulk) == len(by_line) > 2

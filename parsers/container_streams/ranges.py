@@ -32,9 +32,9 @@ from parsers.broker_logs.log4j_layout import (
 from parsers.common.accounting import KEEP_SAMPLES, FileSummary, Quarantined
 from parsers.common.context import SourceContext
 from parsers.common.textio import ReadProblems
-from parsers.common.textranges import file_chunks, gunzip_stream, line_blocks
+from parsers.common.textranges import RawBlock, file_chunks, gunzip_stream, line_blocks, raw_line_blocks
 from parsers.container_streams.demux import _CHECKED, _KAFKA_LOGGER, MAX_REPORTED
-from parsers.container_streams.detect import GRAMMARS, route_of, split_of
+from parsers.container_streams.detect import GRAMMARS, route_of, split_of, split_raw_of
 from parsers.container_streams.records import Piece
 from parsers.container_streams.survey import SPLIT_LINES, split_parts
 from parsers.schema import Event, EventRun
@@ -90,7 +90,9 @@ def read_range(path: str, size: int, ctx: SourceContext, survey: dict, start: in
     exhausted = False
     with open(path, "rb") as fh:
         chunks = gunzip_stream(fh, size, problems) if gz else file_chunks(fh, start)
-        blocks = line_blocks(chunks, problems, MAX_LINE_CHARS, first_no)
+        # A block the grammar splits as bytes (``Grammar.split_raw``) has its sources' lines picked by numpy masks.
+        split_raw = split_raw_of(grammar) if route is not None else None
+        blocks = (line_blocks if split_raw is None else raw_line_blocks)(chunks, problems, MAX_LINE_CHARS, first_no)
         if route is None:
             for piece in grammar.pieces(_numbered(blocks), ctx.path):
                 yield from reader.piece(piece)
@@ -100,6 +102,11 @@ def read_range(path: str, size: int, ctx: SourceContext, survey: dict, start: in
                 exhausted = True
         else:
             for first, lines in blocks:
+                if type(lines) is RawBlock:
+                    got = split_raw(lines) if first + len(lines.ends) <= reader.end else None
+                    lines = lines.decode(problems, MAX_LINE_CHARS, first)
+                    if got is not None and reader.take_block(first, lines, *got):
+                        continue
                 yield from reader.block(first, lines, route)
                 if reader.done:
                     break
@@ -236,6 +243,31 @@ class _RangeReader:
                 yield from self.piece(piece)
                 if self.done:
                     return
+
+    def take_block(self, first: int, lines: list[str], width: int, present: dict[bytes, tuple[str, Any]]) -> bool:
+        """``_split`` of a whole block of lines the range owns, which ``split_raw`` took (``present``: each source's
+        prefix, name and which lines are its): each source's lines into its buffer by its mask, when each would
+        take them all; False (nothing done) otherwise. Each stretch ``_routed`` tries would be taken alike."""
+        sources, n = self.sources, len(lines)
+        picks = []
+        for name, mine in present.values():
+            src = sources.get(name)
+            count = int(mine.sum())
+            if src is None or src.skip or src.prefixed or len(src.texts) + count > self.chunk_lines:
+                return False
+            picks.append((src, mine, count))
+        cut, numbers = itemgetter(slice(width, None)), range(first, first + n)
+        for src, mine, count in picks:
+            if len(picks) == 1:
+                src.texts.extend(map(cut, lines))
+                src.pos.extend(numbers)
+            else:
+                mask = mine.tolist()
+                src.texts.extend(map(cut, compress(lines, mask)))
+                src.pos.extend(compress(numbers, mask))
+            src.stamps.extend(repeat(None, count))
+        self.last_line, self.last_src = first + n - 1, next(src for src, mine, _ in picks if mine[-1])
+        return True
 
     def _split(self, first: int, lines: list[str]) -> bool:
         """Lines the range owns into their sources' buffers at once, when ``split`` takes the block and each of
