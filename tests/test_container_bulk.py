@@ -226,20 +226,28 @@ def _clean_stream(seed: int) -> str:
     """The three services' lines interleaved at random with nothing else, but for a short stretch of what
     Compose and terminals add (a coloured prefix, Compose's own line, an empty service line): the blocks
     ``compose.split`` takes whole, and a few it leaves to ``route``."""
-    rng = random.Random(seed)
     queues = {name: _lines(prefix) for name, prefix in SERVICES.items()}
     width = max(map(len, queues))
+
+    def extra(out: list[str]) -> None:
+        if len(out) == 20_000:
+            out += [f"\x1b[36m{'kafka-1'.ljust(width)} |\x1b[0m coloured", "kafka-2 exited with code 137",
+                    f"{'kafka-3'.ljust(width)} |"]
+    return _interleaved(random.Random(seed), queues, width, extra)
+
+
+def _interleaved(rng: random.Random, queues: dict[str, list[str]], width: int, extra) -> str:
+    """The services' lines as Compose prints them, the next line's service picked at random; ``extra(out)``
+    runs after each line, to add what else a stream holds at that point."""
     at = {name: 0 for name in queues}
-    out = []
+    out: list[str] = []
     while at:
         name = rng.choice(sorted(at))
         out.append(f"{name.ljust(width)} | {queues[name][at[name]]}")
         at[name] += 1
         if at[name] == len(queues[name]):
             del at[name]
-        if len(out) == 20_000:
-            out += [f"\x1b[36m{'kafka-1'.ljust(width)} |\x1b[0m coloured", "kafka-2 exited with code 137",
-                    f"{'kafka-3'.ljust(width)} |"]
+        extra(out)
     return "\n".join(out) + "\n"
 
 
@@ -305,25 +313,19 @@ def _raw_stream(seed: int) -> str:
     queues["kafka-3"][3000:3000] = ["[2021-05-03 10:00:00,000] INFO [Controller id=7] Resigning (kafka.x)"] * 30
     queues["kafka-2"][2500:2500] = ["\tbroker.id = 4", "\tnode.id = 5"]
     width = len("kafka-44")
-    at = {name: 0 for name in queues}
-    out: list[str] = []
-    late = True
+    late = [True]
     odd = ["kafka-1 exited with code 137", "\u00e9t\u00e9 d\u00e9j\u00e0 vu", "2021-05-03 plain text after the bar",
            "a message | 2021-05-03T10:00:00Z with a bar and stamp", "a line with a CR\r"]
-    while at:
-        name = rng.choice(sorted(at))
-        out.append(f"{name.ljust(width)} | {queues[name][at[name]]}")
-        at[name] += 1
-        if at[name] == len(queues[name]):
-            del at[name]
+
+    def extra(out: list[str]) -> None:
         if len(out) % 3000 == 0:
             kind = odd[len(out) // 3000 % len(odd)]
             out.append(kind if kind.startswith("kafka-1 exited") else f"{'kafka-1'.ljust(width)} | {kind}")
-        if late and len(out) >= 12_000:
-            late = False
-            out += [f"{'kafka-44'.ljust(width)} | [2021-05-03 10:00:00,000] INFO [KafkaServer id=9] started "
-                    f"(kafka.server.KafkaServer) {i}" for i in range(3)]
-    return "\n".join(out) + "\n"
+        if late[0] and len(out) >= 12_000:
+            late[0] = False
+            out.extend(f"{'kafka-44'.ljust(width)} | [2021-05-03 10:00:00,000] INFO [KafkaServer id=9] started "
+                       f"(kafka.server.KafkaServer) {i}" for i in range(3))
+    return _interleaved(rng, queues, width, extra)
 
 
 def test_blocks_surveyed_as_bytes_as_when_decoded(tmp_path, monkeypatch):
