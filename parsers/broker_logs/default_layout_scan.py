@@ -79,6 +79,7 @@ def scan(
     writer_ids = summary.writer_ids
     see = chron.see
     wants = rules.wants  # the needle screen, memoised per logger
+    settled_other = rules.settled_other
     good_hours: set[str] = set()
     routine_lines = 0
     # In UTC the strict stamps sort as text in time order: a routine entry later than the latest
@@ -190,6 +191,9 @@ def scan(
                             if j >= k:
                                 routine_lines += n_routine
                                 for at, ts, writer, n, level, logger, message in wanted:
+                                    if settled_other(logger, message, block[at + 1] if n > 1 else None):
+                                        routine_lines += n  # as classify would count it, with no LogEntry
+                                        continue
                                     cont = block[at + 1:at + min(n, MAX_KEPT_CONTINUATION + 1)]
                                     if n > 1 and not wants(logger, message, cont):
                                         routine_lines += n

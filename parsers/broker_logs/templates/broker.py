@@ -215,11 +215,13 @@ RULES = [
          re.compile(r"Unable to read additional data from server session ?id (?P<session>0x[0-9a-f]+), "
                     r"(?P<cause>likely server has closed socket)"),
          _zk_lost(True), search=True),
+    # Declined by the session id and the first line of the exception that is not blank (the refused reconnects while
+    # the server is down): declines_by_head, as ~52,000 such entries in 0.27 GB of real logs each tried it.
     Rule("broker.zk.socket_closed", ZK_CLIENT, ("Session 0x",),
          re.compile(r"Session (?P<session>0x[0-9a-f]+) for se(?:r)?ver (?P<server>.*?), (?:unexpected error, closing "
                     r"socket connection and attempting reconnect|Closing socket connection\. Attempting reconnect except "
                     r"it is a SessionExpiredException\.)$"),
-         _zk_lost(False), search=True),
+         _zk_lost(False), search=True, declines_by_head=True),
     # The broker closing a ZooKeeper client (KafkaServer.shutdown closes its own last, after the authorizer's): its
     # ephemeral /brokers/ids registration goes with the session. Kafka's client (1.1+ ZooKeeperClient.close) logs
     # before the close; the ZooKeeper library (ZooKeeper.close, 3.4 - 3.8) after the server ended the session.
