@@ -43,6 +43,7 @@ from parsers.common.textranges import gunzip_stream, plan_ranges
 from parsers.container_streams.plan import plan_stream
 from parsers.dispatch import sniff_kind
 from parsers.schema import FIELD_NAMES, Event
+from forensics.worker_imports import in_workers
 
 # A plain file larger than this is read by ranges of about this size; a gzip file larger than
 # GZIP_STREAM_BYTES (compressed) is read as a stream. Smaller files keep the whole-text fast path.
@@ -184,7 +185,7 @@ def spark_surveyor(spark):
         rows = [(*job, i) for i, job in enumerate(jobs)]
         df = spark.createDataFrame(spark.sparkContext.parallelize(rows, len(rows)), SURVEY_DDL + ", job long")
         got = {r["job"]: json.loads(r["survey"]) for r in
-               df.mapInArrow(make_survey_fn(), "job long, survey string").collect()}
+               df.mapInArrow(in_workers(make_survey_fn()), "job long, survey string").collect()}
         return [got[i] for i in range(len(jobs))]
 
     return run

@@ -35,6 +35,7 @@ from parsers.common.accounting import FileSummary
 from parsers.common.gc_pause import cycle_gc_paused
 from forensics.stage_writer import StageWriter, event_batch
 from parsers.schema import ARROW_SCHEMA, FIELD_NAMES, SPARK_DDL, Event, iso_utc
+from forensics.worker_imports import in_workers
 
 OUT_ARROW = ARROW_SCHEMA.append(pa.field("row_kind", pa.string()))
 OUT_DDL = SPARK_DDL + ", `row_kind` string"
@@ -372,7 +373,7 @@ def run_ingest(
                 tasks = plan_tasks(local, *task_sizes, slots=spark.sparkContext.defaultParallelism)
                 parse_one = make_local_parse_fn(tz, cluster, tuple(inputs.broker_map), stage_dir)
                 outputs.append(spark.range(len(tasks), numPartitions=len(tasks))
-                               .mapInArrow(make_task_fn(tasks, parse_one), OUT_DDL))
+                               .mapInArrow(in_workers(make_task_fn(tasks, parse_one)), OUT_DDL))
             if remote:
                 meta = {_norm_uri(r.read_path): (r.display, r.broker_hint, r.cluster_hint) for r in remote}
                 meta_bc = spark.sparkContext.broadcast(meta)
@@ -382,7 +383,8 @@ def run_ingest(
                     .load([_glob_escape(r.read_path) for r in remote])
                     .select("path", "content")
                 )
-                outputs.append(raw.mapInArrow(make_parse_fn(meta_bc, tz, cluster, tuple(inputs.broker_map)), OUT_DDL))
+                parse_fn = make_parse_fn(meta_bc, tz, cluster, tuple(inputs.broker_map))
+                outputs.append(raw.mapInArrow(in_workers(parse_fn), OUT_DDL))
             if big.sorted:
                 from parsers.container_streams import sorted_runs
 
@@ -390,14 +392,14 @@ def run_ingest(
                 sort_dir = os.environ.get(sorted_runs.TMP_ENV) or spark.sparkContext.getConf().get("spark.local.dir",
                                                                                                  None)
                 outputs.append(spark.range(len(big.sorted), numPartitions=len(big.sorted))
-                               .mapInArrow(make_sorted_fn(big.sorted, tz, cluster, tuple(inputs.broker_map),
-                                                          sort_dir, sorted_runs.RUN_LINES, stage_dir), OUT_DDL))
+                               .mapInArrow(in_workers(make_sorted_fn(big.sorted, tz, cluster, tuple(inputs.broker_map),
+                                                          sort_dir, sorted_runs.RUN_LINES, stage_dir)), OUT_DDL))
             if big.rows:
                 # One task per part: the parts are planned to even sizes.
                 ranges = spark.createDataFrame(spark.sparkContext.parallelize(big.rows, len(big.rows)), RANGE_DDL)
                 part_fn = make_part_fn(tz, cluster, OUT_ARROW, _BATCH_ROWS, big.surveys) if stage_dir is None else \
                     make_staged_part_fn(tz, cluster, OUT_ARROW, _BATCH_ROWS, big.surveys, stage_dir)
-                outputs.append(ranges.mapInArrow(part_fn, OUT_DDL))
+                outputs.append(ranges.mapInArrow(in_workers(part_fn), OUT_DDL))
             parsed = outputs[0]
             for more in outputs[1:]:
                 parsed = parsed.unionByName(more)
@@ -429,7 +431,7 @@ def run_ingest(
                 .repartition(len(big.refs), "source_file")
                 .sortWithinPartitions("source_file", F.expr(f"shiftright(source_sub, {SOURCE_SHIFT})"), "source_pos",
                                       "source_sub")
-                .mapInArrow(make_finish_fn(brokers_bc, OUT_ARROW, _BATCH_ROWS), OUT_DDL)
+                .mapInArrow(in_workers(make_finish_fn(brokers_bc, OUT_ARROW, _BATCH_ROWS)), OUT_DDL)
                 # One partition holds all of a big file's events: kept on disk, streamed, never unrolled
                 # in the heap (MEMORY_AND_DISK ran a 4 GB file's 2.3 M events out of Spark's default 1 GB).
                 .persist(StorageLevel.DISK_ONLY)

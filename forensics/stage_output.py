@@ -26,6 +26,7 @@ import pyarrow.compute as pc
 
 from forensics.stage_writer import ATTR, DICT_COLUMNS, SRC, range_key
 from parsers.schema import ARROW_SCHEMA, FIELD_NAMES, dump_detail
+from forensics.worker_imports import in_workers
 
 SORT_KEYS = ("cluster", "ts", "source_file", "source_pos", "source_sub")
 # Rows of one output part: the task holding them (read, then sorted) stays around a few hundred MB.
@@ -260,7 +261,7 @@ def write_events(spark, descriptors: list[dict], fixups: Fixups, out_dir: str) -
     fix_bc = spark.sparkContext.broadcast(per_file)
     try:
         rows = spark.range(len(parts), numPartitions=len(parts)) \
-            .mapInArrow(make_write_fn(parts, fix_bc, out_dir), WRITE_DDL).collect()
+            .mapInArrow(in_workers(make_write_fn(parts, fix_bc, out_dir)), WRITE_DDL).collect()
     finally:
         fix_bc.unpersist()
     open(os.path.join(out_dir, "_SUCCESS"), "wb").close()

@@ -56,6 +56,7 @@ from replay_engine.kraft.context import LEADER_LINE, WIDE_TYPES, KraftSeen, kraf
 LINE_TYPES = ("become_leader", "become_follower")
 from replay_engine.sharding.shard import KRAFT_ROUNDS, RECORD_EVENT_TYPES, MergedReplay, ShardsDisagree, merge, next_round
 from replay_engine.common.timeline import timeline_arrow_schema
+from forensics.worker_imports import in_workers
 
 _TIMELINE = timeline_arrow_schema()
 OUT_ARROW = pa.schema(list(_TIMELINE) + [pa.field("_bucket", pa.int32())])
@@ -176,7 +177,7 @@ def kraft_contexts(spark, events, contexts: dict[str, ClusterContext]) -> None:
 
     ev = events.where(F.col("cluster").isin(*sorted(contexts))).select(*_SEEN_COLUMNS)
     with _described(spark, "replay: KRaft contexts"):
-        rows = ev.mapInArrow(_seen_of, "cluster string, seen binary").collect()
+        rows = ev.mapInArrow(in_workers(_seen_of), "cluster string, seen binary").collect()
     seen: dict[str, KraftSeen] = {}
     for r in rows:
         got = pickle.loads(r["seen"])

@@ -28,6 +28,7 @@ from forensics.audit.streamed_groups import OUT_BATCH_ROWS
 from parsers.schema import FIELD_NAMES
 from replay_engine.sharding.cluster_pass import RECORD_EVENT_TYPES
 from replay_engine.sharding.shard import bucket_of_name
+from forensics.worker_imports import in_workers
 
 MAX_SHARDS = 4
 READ_ROWS = 65_536  # a task holds its shard's rows and one batch of the file's
@@ -106,4 +107,4 @@ def file_tasks(spark, groups: list[tuple[str, int]], weights: list[int], least: 
                     yield from run(cluster, bucket).to_batches(max_chunksize=OUT_BATCH_ROWS)
 
     # spark.range(0, n, 1, n): n partitions of one id each, the task's index
-    return spark.range(0, n, 1, n).mapInArrow(tasks, from_arrow_schema(schema))
+    return spark.range(0, n, 1, n).mapInArrow(in_workers(tasks), from_arrow_schema(schema))

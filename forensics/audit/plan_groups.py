@@ -16,6 +16,7 @@ from typing import Iterable, Iterator
 
 import pyarrow as pa
 import pyarrow.compute as pc
+from forensics.worker_imports import in_workers
 
 KEYS = ("cluster", "event_type", "zk", "window", "broker_id")
 SCHEMA = pa.schema([pa.field("cluster", pa.string()), pa.field("event_type", pa.string()), pa.field("zk", pa.bool_()),
@@ -144,4 +145,4 @@ def spark_groups(events) -> list[dict]:
         if parts:
             yield from merged(parts).to_batches()
 
-    return events.select(*READS).mapInArrow(count, from_arrow_schema(SCHEMA)).toArrow().to_pylist()
+    return events.select(*READS).mapInArrow(in_workers(count), from_arrow_schema(SCHEMA)).toArrow().to_pylist()

@@ -13,6 +13,7 @@ from typing import Callable, Iterator
 
 import pyarrow as pa
 import pyarrow.compute as pc
+from forensics.worker_imports import in_workers
 
 # Output batches of Spark's own default size: the JVM reads each returned batch off-heap whole.
 OUT_BATCH_ROWS = 10_000
@@ -82,7 +83,7 @@ def apply_in_tasks(df, keys: tuple[str, ...], fn: Callable[[pa.Table], pa.Table]
         for _, table in split_groups(pa.Table.from_batches(batches), keys):
             yield from fn(table).to_batches(max_chunksize=OUT_BATCH_ROWS)
 
-    return df.mapInArrow(run, from_arrow_schema(schema))
+    return df.mapInArrow(in_workers(run), from_arrow_schema(schema))
 
 
 def apply_in_groups(df, keys: tuple[str, ...], fn: Callable[[pa.Table], pa.Table], schema: pa.Schema,
@@ -99,4 +100,4 @@ def apply_in_groups(df, keys: tuple[str, ...], fn: Callable[[pa.Table], pa.Table
             yield from out.to_batches(max_chunksize=OUT_BATCH_ROWS)
 
     grouped = df.repartition(max(1, partitions), *(partition_by or keys)).sortWithinPartitions(*keys)
-    return grouped.mapInArrow(run, from_arrow_schema(schema))
+    return grouped.mapInArrow(in_workers(run), from_arrow_schema(schema))

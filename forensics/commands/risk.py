@@ -9,6 +9,7 @@ import typer
 from forensics.app import app
 from forensics.commands.common import BROKER_MAP, CLUSTER, MASTER, QUIET, TZ, check_tz, default_cluster
 from forensics.errors import UserError
+from forensics.worker_imports import in_workers
 
 # Above this many live brokers, the pair enumeration is spread over Spark's executors.
 SPARK_PAIRS_ABOVE = 150
@@ -150,7 +151,7 @@ def _pairs_on_spark(parts, live, ctl, singles, progress):
                                              names=["a", "b", "impact"])
 
     progress.say(f"risk: scoring {len(brokers) * (len(brokers) - 1) // 2:,} broker pairs on Spark")
-    rows = df.mapInArrow(score, "a int, b int, impact binary").collect()
+    rows = df.mapInArrow(in_workers(score), "a int, b int, impact binary").collect()
     return {(r["a"], r["b"]): pickle.loads(r["impact"]) for r in rows}
 
 
