@@ -286,9 +286,28 @@ def test_blocks_split_whole_read_as_line_by_line(tmp_path, monkeypatch, range_by
         return got
 
     monkeypatch.setattr(ranges._RangeReader, "take_block", taken_whole)
+    take_texts = ranges._RangeReader.take_texts
+    cut = [0, 0]
+
+    def taken_cut(self, by_source, last):
+        got = take_texts(self, by_source, last)
+        cut[got] += 1
+        taken[0] += sum(len(t) for t, _n in by_source.values()) if got else 0
+        return got
+
+    monkeypatch.setattr(ranges._RangeReader, "take_texts", taken_cut)
     bulk = _read(path, range_bytes, chunk_lines)
     assert taken[0] > 20 * taken[1] > 0  # most lines split (by stretches or whole blocks), a few stretches not
-    assert whole[1] > 10  # blocks a range owns whole, split as bytes, put in the buffers at once
+    # Blocks a range owns whole, split as bytes, put in the buffers at once: their lines cut from their prefixes
+    # in C (compose.split_texts), or without it picked from the decoded lines by split_raw's masks.
+    if compose._demux is not None:
+        assert cut[1] > 10 and whole[1] == 0
+        monkeypatch.setattr(compose, "COMPILED", False)
+        by_masks = _read(path, range_bytes, chunk_lines)
+        assert whole[1] > 10
+        assert bulk == by_masks
+    else:
+        assert whole[1] > 10
     monkeypatch.setattr(detect, "SPLIT", False)
     by_line = _read(path, range_bytes, chunk_lines)
     assert len(bulk) == len(by_line) > 2
@@ -375,3 +394,40 @@ def test_blocks_surveyed_as_bytes_as_when_decoded(tmp_path, monkeypatch):
         assert [t for t, _s in got[name]["head"]] == [t for _, t in mine[:400]]
     assert set(got["kafka-3"]["ids"]) >= {"7"} and set(got["kafka-2"]["ids"]) >= {"4", "5"}
     assert "7" not in got["kafka-1"]["ids"] and list(got["kafka-44"]["ids"]) == ["9"]
+
+
+@pytest.mark.skipif(compose._demux is None, reason="the compiled _demux is not built")
+def test_block_texts_cut_in_c_are_split_raws_masks():
+    """``compose.split_texts`` (each line's text made once, from the bytes, in C) gives each service the lines
+    ``split_raw``'s mask picks from the decoded block, cut from their prefix, with their numbers; it leaves to
+    ``split_raw`` (None) every block ``split_raw`` leaves to decoding: a short line, a line of no known prefix,
+    non-ASCII text, a colour code, a collector's stamp after the bar (first or later line); a text that starts
+    with a digit or holds a bar with no stamp after it is still taken."""
+    from parsers.common.textio import ReadProblems
+    from parsers.common.textranges import raw_line_blocks
+
+    width = len("kafka-1 | ")
+    for name in ("kafka-1", "kafka-2", "kafka-3"):
+        compose._learn(f"{name} | ")
+
+    def block(lines: list[str]):
+        (got,) = list(raw_line_blocks(["".join(line + "\n" for line in lines).encode()], ReadProblems(), 1000, 7))
+        return got[1]
+
+    plain = [f"kafka-{1 + i * 7 % 3} | [2021-05-03 10:00:{i % 60:02d},000] INFO line {i} (kafka.x)" for i in range(50)]
+    odd = ["kafka-2 | ", "kafka-3 | 2021 starts with a digit", "kafka-1 | a | bar in the text"]
+    for lines in (plain, plain[:1], plain + odd, odd + plain):
+        b = block(lines)
+        split_raw = compose.split_raw(b)
+        assert split_raw is not None
+        w, present = split_raw
+        want = {name: ([t[w:] for t, m in zip(lines, mine) if m], [n for n, m in enumerate(mine, 7) if m])
+                for name, mine in present.values()}
+        got, last = compose.split_texts(b, 7)
+        assert (got, last) == (want, lines[-1][:width - 3])
+    for bad in (["kafka-1 |"], ["zzzzz-9 | unknown"], ["kafka-1 | d\u00e9j\u00e0 vu"], ["kafka-1 | \x1b[31mred"],
+                ["kafka-1 | x | 2021-05-03T10:00:00.000000000Z y"], ["kafka-1 | 2021-05-03T10:00:00.000000000Z y"]):
+        for lines in (bad + plain, plain + bad):
+            b = block(lines)
+            assert compose.split_raw(b) is None
+            assert compose.split_texts(b, 7) is None

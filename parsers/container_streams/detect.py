@@ -33,6 +33,9 @@ class Grammar:
     # ``split`` of a block still as bytes (``textranges.RawBlock``) -> (width, {prefix bytes: source}), else None:
     # a range's survey then notes its sources' last lines and the ids they name without decoding it.
     split_raw: Callable[[Any], tuple | None] | None = None
+    # ``split_raw`` of a block a range owns whole, with its sources' lines cut from their prefixes -> ({source:
+    # (texts, line numbers)}, the last line's source), else None: the range puts them in its buffers as they are.
+    split_texts: Callable[[Any, int], tuple | None] | None = None
 
 
 GRAMMARS: dict[str, Grammar] = {
@@ -42,7 +45,7 @@ GRAMMARS: dict[str, Grammar] = {
     "cri": Grammar(cri.NAME, cri.line_matches, cri.pieces, 0.8),
     "kubectl_prefix": Grammar(kubectl.NAME_PREFIX, kubectl.prefix_matches, kubectl.prefix_pieces, 0.8),
     "compose": Grammar(compose.NAME, compose.line_matches, compose.pieces, 0.6, route=compose.route,
-                       split=compose.split, split_raw=compose.split_raw),
+                       split=compose.split, split_raw=compose.split_raw, split_texts=compose.split_texts),
     "loki_default": Grammar(loki.NAME_DEFAULT, loki.default_matches, loki.default_pieces, 0.8),
     "kubectl_timestamps": Grammar(kubectl.NAME_TIMESTAMPS, kubectl.timestamps_matches, kubectl.timestamps_pieces, 0.8),
     # decided on the sample as a whole (see detect_lines), not line by line
@@ -69,6 +72,12 @@ def split_of(grammar: Grammar) -> Callable[[list[str]], tuple | None] | None:
 def split_raw_of(grammar: Grammar) -> Callable[[Any], tuple | None] | None:
     """The grammar's splitter of blocks as bytes, when it has one and routing, splitting and raw blocks are on."""
     return grammar.split_raw if ROUTED and SPLIT and RAW else None
+
+
+def split_texts_of(grammar: Grammar) -> Callable[[Any, int], tuple | None] | None:
+    """The grammar's splitter of a range's blocks as bytes into its sources' texts, when it has one and routing,
+    splitting and raw blocks are on."""
+    return grammar.split_texts if ROUTED and SPLIT and RAW else None
 
 
 def sample(text: str, n: int = SAMPLE_LINES) -> list[str]:

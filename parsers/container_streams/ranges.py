@@ -34,7 +34,7 @@ from parsers.common.context import SourceContext
 from parsers.common.textio import ReadProblems
 from parsers.common.textranges import RawBlock, file_chunks, gunzip_stream, line_blocks, raw_line_blocks
 from parsers.container_streams.demux import _CHECKED, _KAFKA_LOGGER, MAX_REPORTED
-from parsers.container_streams.detect import GRAMMARS, route_of, split_of, split_raw_of
+from parsers.container_streams.detect import GRAMMARS, route_of, split_of, split_raw_of, split_texts_of
 from parsers.container_streams.records import Piece
 from parsers.container_streams.survey import SPLIT_LINES, split_parts
 from parsers.schema import Event, EventRun
@@ -92,6 +92,7 @@ def read_range(path: str, size: int, ctx: SourceContext, survey: dict, start: in
         chunks = gunzip_stream(fh, size, problems) if gz else file_chunks(fh, start)
         # A block the grammar splits as bytes (``Grammar.split_raw``) has its sources' lines picked by numpy masks.
         split_raw = split_raw_of(grammar) if route is not None else None
+        split_texts = split_texts_of(grammar) if route is not None else None
         blocks = (line_blocks if split_raw is None else raw_line_blocks)(chunks, problems, MAX_LINE_CHARS, first_no)
         if route is None:
             for piece in grammar.pieces(_numbered(blocks), ctx.path):
@@ -103,7 +104,11 @@ def read_range(path: str, size: int, ctx: SourceContext, survey: dict, start: in
         else:
             for first, lines in blocks:
                 if type(lines) is RawBlock:
-                    got = split_raw(lines) if first + len(lines.ends) <= reader.end else None
+                    owned = first + len(lines.ends) <= reader.end
+                    texts = split_texts(lines, first) if owned and split_texts is not None else None
+                    if texts is not None and reader.take_texts(*texts):
+                        continue
+                    got = split_raw(lines) if owned else None
                     lines = lines.decode(problems, MAX_LINE_CHARS, first)
                     if got is not None and reader.take_block(first, lines, *got):
                         continue
@@ -267,6 +272,23 @@ class _RangeReader:
                 src.pos.extend(compress(numbers, mask))
             src.stamps.extend(repeat(None, count))
         self.last_line, self.last_src = first + n - 1, next(src for src, mine, _ in picks if mine[-1])
+        return True
+
+    def take_texts(self, by_source: dict[str, tuple[list[str], list[int]]], last: str) -> bool:
+        """``take_block`` of a block whose sources' lines ``split_texts`` already cut from their prefixes
+        ({source: (texts, line numbers)}, ``last``: the source of its last line); False (nothing done) when
+        ``take_block`` would not take it."""
+        sources, picks = self.sources, []
+        for name, (texts, numbers) in by_source.items():
+            src = sources.get(name)
+            if src is None or src.skip or src.prefixed or len(src.texts) + len(texts) > self.chunk_lines:
+                return False
+            picks.append((src, texts, numbers))
+        for src, texts, numbers in picks:
+            src.texts.extend(texts)
+            src.pos.extend(numbers)
+            src.stamps.extend(repeat(None, len(texts)))
+        self.last_line, self.last_src = by_source[last][1][-1], sources[last]
         return True
 
     def _split(self, first: int, lines: list[str]) -> bool:
