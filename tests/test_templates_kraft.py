@@ -334,3 +334,25 @@ def test_partition_change_diffs_read_in_one_pass_as_field_by_field():
         got = diff_values(diff)
         want = _each_field_searched(diff)
         assert got == want and list(got) == list(want), diff
+
+
+def test_a_partition_change_diff_read_again_gives_lists_of_its_own():
+    """A diff is read once (templates/kraft.py remembers it): a second reading is the first's, field for field, and an
+    event that keeps or changes a list of the first does not change the second's (the real 3.9 diffs of
+    real_logs2 BMTushyath__RFIDSAS, each read twice)."""
+    from conftest import REAL_LOGS2
+    from parsers.broker_logs.templates import kraft
+
+    real = _diffs(REAL_LOGS2 / "BMTushyath__RFIDSAS")
+    assert len(real) > 20
+    kraft._DIFF_MEMO.clear()
+    for diff in real:
+        first = kraft.diff_values(diff)
+        assert diff in kraft._DIFF_MEMO
+        want = _each_field_searched(diff)
+        for a, b in first.values():
+            if type(a) is list:
+                a.append(99)
+                b.clear()
+        again = kraft.diff_values(diff)
+        assert again == want and list(again) == list(want), diff

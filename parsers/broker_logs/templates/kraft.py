@@ -238,8 +238,27 @@ _RECORD_FIELD = {"isr": "isr", "replicas": "replicas", "elr": "eligibleLeaderRep
 _DIFF_LRS = re.compile(r"leaderRecoveryState: (\w+) -> (\w+)")
 
 
+# A KRaft controller writes the same diff for many partitions and elections (165 distinct texts among the 20,891
+# changes of 0.27 GB of real logs, where reading one was 8 of a change's 11 us): each text is read once; every call
+# gets lists of its own, as the events keep them.
+_DIFF_MEMO: dict[str, dict] = {}
+_DIFF_MEMO_MAX = 4_096
+_DIFF_MEMO_CHARS = 2_000
+
+
 def diff_values(diff: str) -> dict:
     """A partition change's diff -> {field: (before, after)}, fields in _DIFF_ORDER."""
+    got = _DIFF_MEMO.get(diff)
+    if got is None:
+        got = _read_diff(diff)
+        if len(diff) <= _DIFF_MEMO_CHARS:
+            if len(_DIFF_MEMO) >= _DIFF_MEMO_MAX:
+                _DIFF_MEMO.clear()
+            _DIFF_MEMO[diff] = got
+    return {k: (a[:], b[:]) if type(a) is list else (a, b) for k, (a, b) in got.items()}
+
+
+def _read_diff(diff: str) -> dict:
     found: dict = {}
     for d in _DIFF_ITEM.finditer(diff):
         k = d.group(1)
