@@ -129,3 +129,29 @@ def test_request_state_printed_in_order_reads_as_the_field_by_field_search(clust
             if "LeaderAndIsrInfo:(" not in v:  # 0.8-0.9's shape has its own reading
                 assert request_partition_state(v) == _fields_anywhere(v)
     assert fast >= 3 * len(lines)  # the real ones (whole, cut, from the state) take the one match
+
+
+@pytest.mark.parametrize("cluster", sorted(STATE_SHAPES))
+def test_a_state_read_again_gives_a_dict_and_lists_of_its_own(cluster):
+    """A partition state's text is read once (shapes._remembered): a second reading of each real request state (and of
+    the LeaderAndIsr / LeaderIsrAndControllerEpoch text of every line) is the first's, field for field, though an event
+    kept and changed the first's lists and dict; a text none reads stays None."""
+    from parsers.broker_logs.templates import shapes
+
+    lines = _real_request_states(cluster)
+    assert lines
+    texts = {ln[ln.index("PartitionState("):] for ln in lines}
+    for fn in (request_partition_state, leader_and_isr, leader_isr_epoch):
+        fn.memo.clear()
+        read = fn.__wrapped__
+        for text in sorted(texts) + ["(Leader:1,ISR:1,2,LeaderEpoch:5,ControllerEpoch:3)", "no state here"]:
+            want = read(text)
+            first = fn(text)
+            assert first == want and text in fn.memo
+            if first is not None:
+                for v in first.values():
+                    if type(v) is list:
+                        v.append(99)
+                first["leader"] = -99
+            assert fn(text) == want, text
+    assert shapes.leader_isr_epoch.memo  # the (Leader:..) text was remembered

@@ -20,6 +20,7 @@ and returns None / empty for text it does not recognise: a caller decides.
 """
 from __future__ import annotations
 
+import functools
 import re
 
 from parsers.broker_logs.rules import int_list, split_topic_partition
@@ -51,10 +52,38 @@ _F_TOPIC_NAME = re.compile(r"\btopicName='([^']*)'")
 _F_PARTITION_INDEX = re.compile(r"\bpartitionIndex=(\d+)")
 
 
+_UNSEEN = object()
+
+
+def _remembered(read):
+    """``read`` (text -> dict of fields | None) read once per text: a controller states the same partition state for
+    many partitions and requests (0.27 GB of real logs: 2,514 distinct request states among 25,064 LeaderAndIsr
+    requests received, 415 distinct among 35,505 UpdateMetadata states sent). Every call gets a dict and lists of its
+    own, as the events keep them."""
+    memo: dict[str, dict | None] = {}
+
+    @functools.wraps(read)
+    def reading(text: str) -> dict | None:
+        got = memo.get(text, _UNSEEN)
+        if got is _UNSEEN:
+            got = read(text)
+            if len(text) <= 2_000:
+                if len(memo) >= 4_096:
+                    memo.clear()
+                memo[text] = got
+        if got is None:
+            return None
+        return {k: v[:] if type(v) is list else v for k, v in got.items()}
+
+    reading.memo = memo
+    return reading
+
+
 def _int(m: "re.Match[str] | None") -> int | None:
     return int(m.group(1)) if m else None
 
 
+@_remembered
 def leader_and_isr(text: str) -> dict | None:
     """``LeaderAndIsr(...)`` of any version -> leader, leader_epoch, isr, zk_version (+ leader_recovery_state)."""
     start = text.find("LeaderAndIsr(")
@@ -89,6 +118,7 @@ _LIAC = re.compile(
 )
 
 
+@_remembered
 def leader_isr_epoch(text: str) -> dict | None:
     """``(Leader:-1,ISR:1,2,LeaderEpoch:6,ControllerEpoch:3)`` (and the 3.2+ form) -> fields."""
     m = _LIAC.search(text)
@@ -131,6 +161,7 @@ _OLD_LI = re.compile(r"LeaderAndIsrInfo:\(Leader:(-?\d+),ISR:([\d,]*),LeaderEpoc
 _OLD_ALL = re.compile(r"AllReplicas:([\d,]*)")
 
 
+@_remembered
 def request_partition_state(text: str) -> dict | None:
     """The partition state inside a LeaderAndIsr request as each version prints it.
 
