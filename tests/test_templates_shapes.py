@@ -133,7 +133,7 @@ def test_request_state_printed_in_order_reads_as_the_field_by_field_search(clust
 
 @pytest.mark.parametrize("cluster", sorted(STATE_SHAPES))
 def test_a_state_read_again_gives_a_dict_and_lists_of_its_own(cluster):
-    """A partition state's text is read once (shapes._remembered): a second reading of each real request state (and of
+    """A partition state's text is read once (shapes.remembered): a second reading of each real request state (and of
     the LeaderAndIsr / LeaderIsrAndControllerEpoch text of every line) is the first's, field for field, though an event
     kept and changed the first's lists and dict; a text none reads stays None."""
     from parsers.broker_logs.templates import shapes

@@ -296,3 +296,31 @@ def test_update_metadata_sent_0_8_to_0_11_is_the_controllers_view_of_the_partiti
         ev = one("[2017-09-25 20:05:26,312] TRACE Controller 1 epoch 12 sending UpdateMetadata request (Leader:-1,ISR:,"
                  f"LeaderEpoch:14,ControllerEpoch:12) {tail} (state.change.logger)")
         assert (ev.topic, ev.partition, ev.leader, ev.isr) == ("__consumer_offsets", 9, -1, [])
+
+
+def test_failed_elections_read_their_exception_once_and_each_keeps_a_detail_of_its_own(monkeypatch):
+    """A controller that cannot elect writes the same exception again at each try (0.11's 166 failed elections of 83
+    partitions in an hour of real_logs chase-lewis__JIE7351, "No broker in ISR for partition ... is alive"): the
+    exception's text is read once (state_change.exception_cause), and every event still gets a detail and lists of
+    its own, as read without remembering."""
+    from conftest import REAL_LOGS
+    from parsers.broker_logs.templates import state_change
+    from parsers.schema import expand_runs
+
+    path = REAL_LOGS / "chase-lewis__JIE7351/logs/state-change.log.2017-11-26-17.gz"
+
+    def read():
+        events, summary = parse_source(path.read_bytes(), SourceContext(path=path.name))
+        events = expand_runs(events)
+        return events, [ev.as_row() for ev in events], summary.to_json()
+
+    remembered = state_change.exception_cause
+    remembered.memo.clear()
+    events, rows, summary = read()
+    failed = [ev for ev in events if ev.event_type == "leader_election_failed"]
+    assert len(failed) > 100 and len(remembered.memo) <= len(failed) / 2
+    assert len({id(ev.detail) for ev in failed}) == len(failed)
+    lists = [v for ev in failed for v in ev.detail.values() if type(v) is list]
+    assert lists and len({id(v) for v in lists}) == len(lists)
+    monkeypatch.setattr(state_change, "exception_cause", remembered.__wrapped__)
+    assert read()[1:] == (rows, summary)

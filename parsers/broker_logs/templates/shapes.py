@@ -55,9 +55,10 @@ _F_PARTITION_INDEX = re.compile(r"\bpartitionIndex=(\d+)")
 _UNSEEN = object()
 
 
-def _remembered(read):
-    """``read`` (text -> dict of fields | None) read once per text: a controller states the same partition state for
-    many partitions and requests (0.27 GB of real logs: 2,514 distinct request states among 25,064 LeaderAndIsr
+def remembered(read):
+    """``read`` (text -> dict of fields | None) read once per text (a module's reading of a repeated text: a failed
+    state change's exception, templates/state_change.py): a controller states the same partition state for many
+    partitions and requests (0.27 GB of real logs: 2,514 distinct request states among 25,064 LeaderAndIsr
     requests received, 415 distinct among 35,505 UpdateMetadata states sent). Every call gets a dict and lists of its
     own, as the events keep them."""
     memo: dict[str, dict | None] = {}
@@ -83,7 +84,7 @@ def _int(m: "re.Match[str] | None") -> int | None:
     return int(m.group(1)) if m else None
 
 
-@_remembered
+@remembered
 def leader_and_isr(text: str) -> dict | None:
     """``LeaderAndIsr(...)`` of any version -> leader, leader_epoch, isr, zk_version (+ leader_recovery_state)."""
     start = text.find("LeaderAndIsr(")
@@ -118,7 +119,7 @@ _LIAC = re.compile(
 )
 
 
-@_remembered
+@remembered
 def leader_isr_epoch(text: str) -> dict | None:
     """``(Leader:-1,ISR:1,2,LeaderEpoch:6,ControllerEpoch:3)`` (and the 3.2+ form) -> fields."""
     m = _LIAC.search(text)
@@ -161,7 +162,7 @@ _OLD_LI = re.compile(r"LeaderAndIsrInfo:\(Leader:(-?\d+),ISR:([\d,]*),LeaderEpoc
 _OLD_ALL = re.compile(r"AllReplicas:([\d,]*)")
 
 
-@_remembered
+@remembered
 def request_partition_state(text: str) -> dict | None:
     """The partition state inside a LeaderAndIsr request as each version prints it.
 

