@@ -30,6 +30,7 @@ import pyarrow as pa
 
 from forensics.errors import UserError
 from forensics.progress import Progress
+from forensics.quarantine_share import KINDS, MORE, QUARANTINE, in_hand, share_of, within_share
 from forensics.sources import FileRef, Inputs
 from parsers.common.accounting import FileSummary
 from parsers.common.gc_pause import cycle_gc_paused
@@ -247,6 +248,8 @@ class IngestResult:
     fixups: Any = None
     big_files: tuple[str, ...] = ()  # the files read by parts (bigfiles.plan_big_files)
     spark: Any = None
+    # the quarantined lines the parse's collect handed over (forensics.quarantine_share), or None: not all of them
+    quarantined: list[dict] | None = None
 
     @property
     def events(self):
@@ -369,11 +372,14 @@ def run_ingest(
             stage_dir = staging.new_dir(spark)
         try:
             outputs = []
+            tasks = plan_tasks(local, *task_sizes, slots=spark.sparkContext.defaultParallelism) if local else []
+            # the tasks whose quarantined lines the parse's collect hands over, each up to its share (a remote
+            # file's task none: its events come through Arrow, so Spark writes the quarantine too)
+            share = share_of(QUARANTINE_IN_DRIVER, len(tasks) + len(big.sorted) + len(big.rows))
             if local:
-                tasks = plan_tasks(local, *task_sizes, slots=spark.sparkContext.defaultParallelism)
                 parse_one = make_local_parse_fn(tz, cluster, tuple(inputs.broker_map), stage_dir)
                 outputs.append(spark.range(len(tasks), numPartitions=len(tasks))
-                               .mapInArrow(in_workers(make_task_fn(tasks, parse_one)), OUT_DDL))
+                               .mapInArrow(in_workers(within_share(make_task_fn(tasks, parse_one), share)), OUT_DDL))
             if remote:
                 meta = {_norm_uri(r.read_path): (r.display, r.broker_hint, r.cluster_hint) for r in remote}
                 meta_bc = spark.sparkContext.broadcast(meta)
@@ -384,7 +390,7 @@ def run_ingest(
                     .select("path", "content")
                 )
                 parse_fn = make_parse_fn(meta_bc, tz, cluster, tuple(inputs.broker_map))
-                outputs.append(raw.mapInArrow(in_workers(parse_fn), OUT_DDL))
+                outputs.append(raw.mapInArrow(in_workers(within_share(parse_fn, 0)), OUT_DDL))
             if big.sorted:
                 from parsers.container_streams import sorted_runs
 
@@ -392,21 +398,23 @@ def run_ingest(
                 sort_dir = os.environ.get(sorted_runs.TMP_ENV) or spark.sparkContext.getConf().get("spark.local.dir",
                                                                                                  None)
                 outputs.append(spark.range(len(big.sorted), numPartitions=len(big.sorted))
-                               .mapInArrow(in_workers(make_sorted_fn(big.sorted, tz, cluster, tuple(inputs.broker_map),
-                                                          sort_dir, sorted_runs.RUN_LINES, stage_dir)), OUT_DDL))
+                               .mapInArrow(in_workers(within_share(make_sorted_fn(
+                                   big.sorted, tz, cluster, tuple(inputs.broker_map), sort_dir, sorted_runs.RUN_LINES,
+                                   stage_dir), share)), OUT_DDL))
             if big.rows:
                 # One task per part: the parts are planned to even sizes.
                 ranges = spark.createDataFrame(spark.sparkContext.parallelize(big.rows, len(big.rows)), RANGE_DDL)
                 part_fn = make_part_fn(tz, cluster, OUT_ARROW, _BATCH_ROWS, big.surveys) if stage_dir is None else \
                     make_staged_part_fn(tz, cluster, OUT_ARROW, _BATCH_ROWS, big.surveys, stage_dir)
-                outputs.append(ranges.mapInArrow(in_workers(part_fn), OUT_DDL))
+                outputs.append(ranges.mapInArrow(in_workers(within_share(part_fn, share)), OUT_DDL))
             parsed = outputs[0]
             for more in outputs[1:]:
                 parsed = parsed.unionByName(more)
             parsed = parsed.persist(StorageLevel.MEMORY_AND_DISK)
             with progress.watch_spark(spark, "ingest"):
-                summary_rows = parsed.where(F.col("row_kind").isin("summary", "part", "staged")) \
-                    .select("row_kind", "source_file", "source_pos", "detail").collect()
+                summary_rows = parsed.where(F.col("row_kind").isin("summary", "part", "staged", QUARANTINE, MORE)) \
+                    .select("row_kind", "source_file", "source_pos", "source_sub", "event_type", "detail", "raw") \
+                    .collect()
         except BaseException:
             staging.remove(stage_dir)
             raise
@@ -416,6 +424,7 @@ def run_ingest(
                             if r["row_kind"] == "summary"]
         part_rows = [(r["source_file"], r["source_pos"], r["detail"]) for r in summary_rows if r["row_kind"] == "part"]
         staged = [json.loads(r["detail"]) for r in summary_rows if r["row_kind"] == "staged"]
+        quarantined = in_hand(summary_rows)
         big_summaries = merge_file_parts(big, part_rows, cluster, tz, tuple(inputs.broker_map))
         fixups = Fixups()
         finished_big = None
@@ -469,7 +478,7 @@ def run_ingest(
                               {}, list(inputs.problems), Later(lambda: _quarantine_df(parsed, big.refs)),
                               parsed if finished_big is None else [parsed, finished_big], stage_dir,
                               staged=None if arrow_events else staged, fixups=fixups, big_files=tuple(big.refs),
-                              spark=spark)
+                              spark=spark, quarantined=quarantined)
     else:
         result = IngestResult(summaries, None, {}, list(inputs.problems))
 
@@ -513,7 +522,7 @@ def _quarantine_df(parsed, big_refs):
     """The quarantine DataFrame of ``run_ingest`` (what ``quarantine_rows`` gives in the driver)."""
     from pyspark.sql import functions as F
 
-    quarantine_df = parsed.where(F.col("row_kind") == "quarantine")
+    quarantine_df = parsed.where(F.col("row_kind").isin(*KINDS))
     if big_refs:
         # The parts of one file keep up to KEEP_SAMPLES lines each; the file keeps its first ones.
         from pyspark.sql import Window
@@ -529,24 +538,28 @@ def _quarantine_df(parsed, big_refs):
     ).orderBy("source_file", "source_pos")
 
 
-def quarantine_rows(parsed, big_files: set[str], kept: int | None = None) -> list[dict] | None:
+def quarantine_rows(parsed, big_files: set[str], kept: int | None = None,
+                    got: list[dict] | None = None) -> list[dict] | None:
     """The rows of ``quarantine/`` as ``run_ingest``'s ``quarantine`` DataFrame gives them, in its order, from
     ``parsed`` (its cached parse output), or None when more than QUARANTINE_IN_DRIVER lines were quarantined.
     ``kept``: at most how many rows the tasks kept (the files' unrecognized and quarantined lines, each of which
     a task keeps at most once): none are read when it is over QUARANTINE_IN_DRIVER, and they are read in one job
-    when it is not (a limit's collect runs a job on one partition, then on 4, then the rest: three at 15 tasks)."""
+    when it is not (a limit's collect runs a job on one partition, then on 4, then the rest: three at 15 tasks).
+    ``got``: the rows, in the cached output's order, when the parse's collect handed them all over
+    (``IngestResult.quarantined``): no job at all."""
     from pyspark.sql import functions as F
 
     from parsers.common.accounting import KEEP_SAMPLES
 
     if kept is not None and kept > QUARANTINE_IN_DRIVER:
         return None
-    got = parsed.where(F.col("row_kind") == "quarantine") \
-        .select("source_file", "source_pos", "source_sub", "event_type", "detail", "raw")
-    got = (got if kept is not None else got.limit(QUARANTINE_IN_DRIVER + 1)).collect()
+    if got is None:
+        got = parsed.where(F.col("row_kind").isin(*KINDS)) \
+            .select("source_file", "source_pos", "source_sub", "event_type", "detail", "raw")
+        got = [r.asDict() for r in (got if kept is not None else got.limit(QUARANTINE_IN_DRIVER + 1)).collect()]
     if len(got) > QUARANTINE_IN_DRIVER:
         return None
-    rows = [r.asDict() for r in got]
+    rows = list(got)
     if big_files:
         # As run_ingest's window: a file read by parts keeps its first KEEP_SAMPLES lines by (source_sub, source_pos).
         kept: dict[str, int] = {}
@@ -618,7 +631,8 @@ def write_outputs(result: IngestResult, out_dir: Path) -> None:
             result.events.orderBy(*SORT_KEYS).write.mode("overwrite").parquet(str(out_dir / "events"))
         # With every event staged, few quarantined lines are written here too (QUARANTINE_IN_DRIVER).
         kept = sum((s.unrecognized or 0) + (s.quarantined or 0) for s in result.summaries)
-        rows = None if result.staged is None else quarantine_rows(result.persisted, set(result.big_files), kept)
+        rows = None if result.staged is None else quarantine_rows(result.persisted, set(result.big_files), kept,
+                                                                  result.quarantined)
         if rows is not None:
             from forensics.stage_output import write_quarantine
 

@@ -120,3 +120,48 @@ def test_the_drivers_quarantine_is_read_in_one_job(spark, tmp_path, monkeypatch)
         assert _jobs(spark, "kf-quarantine-over", lambda: ingest.quarantine_rows(result.persisted, set(), kept)) == (None, 0)
     finally:
         release(result)
+
+
+def test_the_parse_hands_its_quarantined_lines_over(spark, tmp_path, monkeypatch):
+    """Under QUARANTINE_IN_DRIVER the parse's own collect brings the quarantined lines (forensics.quarantine_share):
+    the write runs no job for them, only the events' write, and they are the rows the job of their own reads."""
+    import forensics.filetasks as filetasks
+
+    monkeypatch.setattr(filetasks, "plan_tasks", lambda refs, *a, **k: [[r] for r in refs])  # a task per file
+    result = run_ingest(spark, collect_inputs([str(SNIPPETS)], tmp_path / "work"), cluster="q")
+    try:
+        kept = sum(s.unrecognized + s.quarantined for s in result.summaries)
+        assert result.quarantined is not None and len(result.quarantined) == kept > 0
+        by_job, jobs = _jobs(spark, "kf-quarantine-job", lambda: ingest.quarantine_rows(result.persisted, set(), kept))
+        assert jobs == 1 and ingest.quarantine_rows(None, set(), kept, result.quarantined) == by_job
+        _, write_jobs = _jobs(spark, "kf-quarantine-write", lambda: write_outputs(result, tmp_path / "out"))
+        assert write_jobs == 1  # stage_output.write_events; none for the quarantine
+    finally:
+        release(result)
+    # independent: 01.log's first two lines are the snippet's comments, before any log header
+    mine = [r for r in _read(tmp_path / "out" / "quarantine").to_pylist() if r["source_file"].endswith("/01.log")]
+    lines = (SNIPPETS / "01.log").read_text().splitlines()
+    assert [(r["source_pos"], r["raw"]) for r in mine] == [(1, lines[0]), (2, lines[1])]
+
+
+def test_a_task_past_its_share_leaves_them_to_the_cached_output(spark, tmp_path, monkeypatch):
+    """A task with more quarantined lines than its share of QUARANTINE_IN_DRIVER hands over none of its rest: the
+    driver reads them all from the cached output, and the folder holds what Spark's write holds."""
+    import forensics.filetasks as filetasks
+    from forensics.quarantine_share import REST
+
+    monkeypatch.setattr(filetasks, "plan_tasks", lambda refs, *a, **k: [[r] for r in refs])
+    inputs = collect_inputs([str(SNIPPETS)], tmp_path / "work")
+    # every line within the bound, but the shares (the bound over the tasks) smaller than the largest file's lines
+    counts = [s.unrecognized + s.quarantined for s in run_ingest(spark, inputs, cluster="q").summaries]
+    monkeypatch.setattr(ingest, "QUARANTINE_IN_DRIVER", sum(counts))
+    assert -(-sum(counts) // len(counts)) < max(counts)
+    written, mine, theirs = _ingest_both_ways(spark, tmp_path, [str(SNIPPETS)], monkeypatch)
+    assert written == [mine.num_rows] == [sum(counts)]  # still by the driver, after a job of their own
+    assert mine.to_pylist() == theirs.to_pylist()
+    result = run_ingest(spark, inputs, cluster="q")
+    try:
+        assert result.quarantined is None
+        assert result.persisted.where(f"row_kind = '{REST}'").count() > 0
+    finally:
+        release(result)
