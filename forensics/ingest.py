@@ -329,6 +329,8 @@ def run_ingest(
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
+    from forensics.spark import spark_type
+
     progress = progress or Progress(False)
     summaries: list[FileSummary] = []
     readable: list[FileRef] = []
@@ -363,6 +365,7 @@ def run_ingest(
         local = [r for r in whole_refs if LOCAL_TASKS and r.size > 0 and local_path(r) is not None]
         remote = [r for r in whole_refs if not (LOCAL_TASKS and r.size > 0 and local_path(r) is not None)]
         prev_batch = spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch")
+        out_type = spark_type(OUT_ARROW)  # not OUT_DDL: no parse by the JVM (forensics.spark.spark_type)
         # One file (or one part of a big file) per Arrow batch: a batch holds whole file contents.
         spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "1")
         stage_dir = None
@@ -379,7 +382,7 @@ def run_ingest(
             if local:
                 parse_one = make_local_parse_fn(tz, cluster, tuple(inputs.broker_map), stage_dir)
                 outputs.append(spark.range(len(tasks), numPartitions=len(tasks))
-                               .mapInArrow(in_workers(within_share(make_task_fn(tasks, parse_one), share)), OUT_DDL))
+                               .mapInArrow(in_workers(within_share(make_task_fn(tasks, parse_one), share)), out_type))
             if remote:
                 meta = {_norm_uri(r.read_path): (r.display, r.broker_hint, r.cluster_hint) for r in remote}
                 meta_bc = spark.sparkContext.broadcast(meta)
@@ -390,7 +393,7 @@ def run_ingest(
                     .select("path", "content")
                 )
                 parse_fn = make_parse_fn(meta_bc, tz, cluster, tuple(inputs.broker_map))
-                outputs.append(raw.mapInArrow(in_workers(within_share(parse_fn, 0)), OUT_DDL))
+                outputs.append(raw.mapInArrow(in_workers(within_share(parse_fn, 0)), out_type))
             if big.sorted:
                 from parsers.container_streams import sorted_runs
 
@@ -400,13 +403,13 @@ def run_ingest(
                 outputs.append(spark.range(len(big.sorted), numPartitions=len(big.sorted))
                                .mapInArrow(in_workers(within_share(make_sorted_fn(
                                    big.sorted, tz, cluster, tuple(inputs.broker_map), sort_dir, sorted_runs.RUN_LINES,
-                                   stage_dir), share)), OUT_DDL))
+                                   stage_dir), share)), out_type))
             if big.rows:
                 # One task per part: the parts are planned to even sizes.
                 ranges = spark.createDataFrame(spark.sparkContext.parallelize(big.rows, len(big.rows)), RANGE_DDL)
                 part_fn = make_part_fn(tz, cluster, OUT_ARROW, _BATCH_ROWS, big.surveys) if stage_dir is None else \
                     make_staged_part_fn(tz, cluster, OUT_ARROW, _BATCH_ROWS, big.surveys, stage_dir)
-                outputs.append(ranges.mapInArrow(in_workers(within_share(part_fn, share)), OUT_DDL))
+                outputs.append(ranges.mapInArrow(in_workers(within_share(part_fn, share)), out_type))
             parsed = outputs[0]
             for more in outputs[1:]:
                 parsed = parsed.unionByName(more)
@@ -440,7 +443,7 @@ def run_ingest(
                 .repartition(len(big.refs), "source_file")
                 .sortWithinPartitions("source_file", F.expr(f"shiftright(source_sub, {SOURCE_SHIFT})"), "source_pos",
                                       "source_sub")
-                .mapInArrow(in_workers(make_finish_fn(brokers_bc, OUT_ARROW, _BATCH_ROWS)), OUT_DDL)
+                .mapInArrow(in_workers(make_finish_fn(brokers_bc, OUT_ARROW, _BATCH_ROWS)), out_type)
                 # One partition holds all of a big file's events: kept on disk, streamed, never unrolled
                 # in the heap (MEMORY_AND_DISK ran a 4 GB file's 2.3 M events out of Spark's default 1 GB).
                 .persist(StorageLevel.DISK_ONLY)

@@ -84,6 +84,16 @@ def driver_jit_options(master: str | None, rows_in_python: bool = False) -> str:
     return ""
 
 
+def spark_type(schema):
+    """An Arrow schema (``pyarrow.Schema``) as Spark's StructType, built in Python, for ``mapInArrow``. Given as a DDL
+    string, a type is parsed by the JVM's SQL parser, whose first parse in a session is cold: the parse output's
+    type 0.08-0.12 JVM CPU s once the session state is built (0.18-0.21 before), its StructType's JSON 0.01-0.02
+    (benchmarks/journal/ingest.md, 2026-11-29)."""
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    return from_arrow_schema(schema)
+
+
 # Rows per Arrow batch between the JVM and Python workers (see get_spark: no byte limit, so a row limit).
 ARROW_BATCH_ROWS = 1_000
 

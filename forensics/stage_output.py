@@ -244,13 +244,14 @@ def make_write_fn(parts: list[list], fixups_bc, out_dir: str):
 
 
 WRITE_RESULT = pa.schema([pa.field("part", pa.int64()), pa.field("rows", pa.int64())])
-WRITE_DDL = "part long, rows long"
 
 
 def write_events(spark, descriptors: list[dict], fixups: Fixups, out_dir: str) -> int:
     """The staged events, finished and sorted, as ``out_dir``'s Parquet files (Spark's layout: part files
     in order and ``_SUCCESS``); their number."""
     import shutil
+
+    from forensics.spark import spark_type
 
     parts = plan_parts(descriptors)
     if os.path.exists(out_dir):
@@ -261,7 +262,7 @@ def write_events(spark, descriptors: list[dict], fixups: Fixups, out_dir: str) -
     fix_bc = spark.sparkContext.broadcast(per_file)
     try:
         rows = spark.range(len(parts), numPartitions=len(parts)) \
-            .mapInArrow(in_workers(make_write_fn(parts, fix_bc, out_dir)), WRITE_DDL).collect()
+            .mapInArrow(in_workers(make_write_fn(parts, fix_bc, out_dir)), spark_type(WRITE_RESULT)).collect()
     finally:
         fix_bc.unpersist()
     open(os.path.join(out_dir, "_SUCCESS"), "wb").close()
