@@ -152,13 +152,13 @@ def plan_big_files(refs: list[FileRef], range_bytes: int | None = None,
 
 
 # The survey of one range of a container stream, as Spark's tasks are handed it (``survey_jobs``).
-SURVEY_DDL = "read_path string, display string, size long, gz boolean, key string, start long, first_no long, owned long"
+SURVEY_DDL = "read_path string, display string, size long, gz boolean, key string, start long, stop long"
 
 
 def survey_jobs(streams: list[tuple]) -> list[tuple]:
     """The streams' ranges to survey (``stream_head``'s), as SURVEY_DDL rows, streams in order then ranges."""
-    return [(path, ref.display, ref.size, gz, key, start, first_no, owned)
-            for ref, path, gz, key, ranges in streams for start, _end, first_no, owned in ranges]
+    return [(path, ref.display, ref.size, gz, key, start, stop)
+            for ref, path, gz, key, ranges in streams for start, stop in ranges]
 
 
 def make_survey_fn():
@@ -168,8 +168,7 @@ def make_survey_fn():
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             for r in batch.to_pylist():
-                got = survey_part(r["read_path"], r["display"], r["size"], r["gz"], r["key"], r["start"],
-                                  r["first_no"], r["owned"])
+                got = survey_part(r["read_path"], r["display"], r["size"], r["gz"], r["key"], r["start"], r["stop"])
                 yield pa.RecordBatch.from_pylist([{"job": r["job"], "survey": json.dumps(got)}], schema=_SURVEYED)
 
     return run

@@ -116,7 +116,7 @@ def _read(path: Path, range_bytes: int, chunk_lines: int) -> list:
     size = path.stat().st_size
     key, ranges = stream_head(str(path), size, False, range_bytes)
     assert key == "compose"
-    parts = [survey_part(str(path), "x", size, False, key, a, f, o) for a, _e, f, o in ranges]
+    parts = [survey_part(str(path), "x", size, False, key, a, b) for a, b in ranges]
     survey, ranges = plan_from_parts(str(path), "x", size, False, range_bytes, key, ranges, parts)
     assert survey["ranged"]
     out = [parts, survey]
@@ -199,7 +199,7 @@ def test_a_range_reads_on_only_up_to_the_last_record_of_its_open_sources(tmp_pat
     for by_parts in (False, True):
         if by_parts:
             key, plan = stream_head(str(path), size, False, 60_000)
-            parts = [survey_part(str(path), ctx.path, size, False, key, a, f, o) for a, _e, f, o in plan]
+            parts = [survey_part(str(path), ctx.path, size, False, key, a, b) for a, b in plan]
             survey, plan = plan_from_parts(str(path), ctx.path, size, False, 60_000, key, plan, parts)
         else:
             survey, plan = plan_stream(str(path), ctx.path, size, False, 60_000)
@@ -377,7 +377,7 @@ def test_blocks_surveyed_as_bytes_as_when_decoded(tmp_path, monkeypatch):
         for flag, value in flags.items():
             monkeypatch.setattr(detect, flag, value)
         key, ranges = stream_head(str(path), size, False, 300_000)
-        parts = [survey_part(str(path), "x", size, False, key, a, f, o) for a, _e, f, o in ranges]
+        parts = [survey_part(str(path), "x", size, False, key, a, b) for a, b in ranges]
         survey_got, _ranges = plan_from_parts(str(path), "x", size, False, 300_000, key, ranges, parts)
         readings.append((parts, survey_got))
     assert len(readings[0][0]) > 5

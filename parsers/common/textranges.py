@@ -159,13 +159,16 @@ def line_blocks(chunks: Iterable[bytes], problems: ReadProblems, max_line: int,
         yield first, last
 
 
-def file_chunks(fh: BinaryIO, start: int, block: int | None = None) -> Iterator[bytes]:
+def file_chunks(fh: BinaryIO, start: int, block: int | None = None, stop: int | None = None) -> Iterator[bytes]:
+    """The bytes from ``start`` (to ``stop``, else to the end), ``block`` at a time."""
     block = block or READ_BLOCK
     fh.seek(start)
-    while True:
-        b = fh.read(block)
+    left = -1 if stop is None else stop - start
+    while left:
+        b = fh.read(block if left < 0 else min(block, left))
         if not b:
             return
+        left -= len(b) if left > 0 else 0
         yield b
 
 
@@ -240,16 +243,22 @@ def plan_ranges(fh: BinaryIO, size: int, range_bytes: int,
     Both ends are line starts; a range in which no line starts is left out (the range before
     it reads on to finish its last entry anyway).
     """
-    cuts = range(0, size, max(1, range_bytes)) if cuts is None else [0, *cuts]
-    bounds = sorted({line_start_at_or_after(fh, size, x) for x in cuts} | {size})
     out = []
     first = 1
-    for p, q in zip(bounds, bounds[1:]):
+    for p, q in byte_ranges(fh, size, range_bytes, cuts):
         n = count_lines(fh, p, q, size)
         if n:
             out.append((p, q, first, n))
             first += n
     return out
+
+
+def byte_ranges(fh: BinaryIO, size: int, range_bytes: int, cuts: Iterable[int] | None = None) -> list[tuple[int, int]]:
+    """``plan_ranges``'s ranges as bytes only, lines not counted: (first byte, end byte), each holding the start of
+    at least one line."""
+    cuts = range(0, size, max(1, range_bytes)) if cuts is None else [0, *cuts]
+    bounds = sorted({line_start_at_or_after(fh, size, x) for x in cuts} | {size})
+    return list(zip(bounds, bounds[1:]))
 
 
 def skip_lines(fh: BinaryIO, p: int, n: int, size: int) -> int:
