@@ -297,3 +297,22 @@ def test_survey_by_ranges_is_the_one_pass_survey(streams, fmt, range_bytes, tmp_
         assert key is None or GRAMMARS[key].reorder or len(ranges) > (50 if range_bytes == 997 and not gz else 0)
         if fmt.startswith(("compose", "kubectl")):  # no split records: the ranges' surveys are merged
             assert ranges and not any(p["crossing"] for p in parts)
+
+
+@pytest.mark.spark
+def test_spark_survey_in_a_few_tasks_is_the_survey_of_each_range(spark, streams):
+    """Through Spark, the surveys of a compose stream's ~100 ranges run in consecutive slices, at most two tasks a
+    core (each task costs its worker before any range is surveyed): every range's survey is still its own, in
+    file order, as plan.survey_part gives it alone."""
+    from forensics import bigfiles
+    from parsers.container_streams.plan import stream_head, survey_part
+
+    path = streams["compose"]
+    size = path.stat().st_size
+    key, ranges = stream_head(str(path), size, False, 997)
+    ref = dataclasses.make_dataclass("Ref", ["display", "size"])("x", size)
+    jobs = bigfiles.survey_jobs([(ref, str(path), False, key, ranges)])
+    assert len(jobs) > 50
+    frame = bigfiles.survey_frame(spark, jobs)
+    assert frame.rdd.getNumPartitions() == 2 * spark.sparkContext.defaultParallelism
+    assert bigfiles.spark_surveyor(spark)(jobs) == [json.loads(json.dumps(survey_part(*job))) for job in jobs]
