@@ -21,6 +21,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -78,15 +79,32 @@ def apply_fixups(table: pa.Table, fix: dict) -> pa.Table:
         rows = [i for i in pc.indices_nonzero(hits).to_pylist()
                 if (table["source_pos"][i].as_py(), table["source_sub"][i].as_py()) in at]
         if rows:
-            cols = {name: table[name].to_pylist() for name in FIX_COLUMNS}
-            for i in rows:
-                vals = at[(table["source_pos"][i].as_py(), table["source_sub"][i].as_py())]
-                for name, v in vals.items():
-                    cols[name][i] = dump_detail(v) if name == "detail" else v
+            settled = [at[(table["source_pos"][i].as_py(), table["source_sub"][i].as_py())] for i in rows]
             for name in FIX_COLUMNS:
-                table = table.set_column(table.schema.get_field_index(name), name,
-                                         pa.array(cols[name], table.schema.field(name).type))
+                sets = [(i, dump_detail(vals[name]) if name == "detail" else vals[name])
+                        for i, vals in zip(rows, settled) if name in vals]
+                if sets:
+                    table = table.set_column(table.schema.get_field_index(name), name,
+                                             set_rows(table[name], [i for i, _ in sets], [v for _, v in sets]))
     return table.select(list(FIELD_NAMES))
+
+
+def set_rows(column: pa.ChunkedArray, rows: list[int], values: list) -> pa.Array:
+    """``column`` with ``values`` at ``rows`` (ascending) and its other rows as they were, in Arrow: a part's few
+    settled events no longer take its whole columns to Python lists and back (0.06 CPU s a staged table of the
+    2 GB compose stream for one or two rows; benchmarks/journal/ingest.md, 2026-11-29 04:33). A dictionary
+    column keeps its dictionary, extended by the values it lacks."""
+    col = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    mask = np.zeros(len(col), dtype=bool)
+    mask[rows] = True
+    if not pa.types.is_dictionary(col.type):
+        return pc.replace_with_mask(col, pa.array(mask), pa.array(values, col.type))
+    dictionary, wanted = col.dictionary, pa.array(values, col.type.value_type)
+    fresh = pc.unique(wanted.filter(pc.and_(pc.is_valid(wanted), pc.is_null(pc.index_in(wanted, value_set=dictionary)))))
+    if len(fresh):
+        dictionary = pa.concat_arrays([dictionary, fresh])
+    indices = pc.index_in(wanted, value_set=dictionary).cast(col.type.index_type)  # a null value stays null
+    return pa.DictionaryArray.from_arrays(pc.replace_with_mask(col.indices, pa.array(mask), indices), dictionary)
 
 
 def _key(k) -> tuple[str, int]:
