@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from parsers.broker_logs.rules import Rule, int_list
-from parsers.broker_logs.templates.shapes import split_topic_partition
+from parsers.broker_logs.templates.shapes import remembered, split_topic_partition
 from parsers.schema import Event
 
 QC = ("org.apache.kafka.controller.*",)
@@ -238,27 +238,8 @@ _RECORD_FIELD = {"isr": "isr", "replicas": "replicas", "elr": "eligibleLeaderRep
 _DIFF_LRS = re.compile(r"leaderRecoveryState: (\w+) -> (\w+)")
 
 
-# A KRaft controller writes the same diff for many partitions and elections (165 distinct texts among the 20,891
-# changes of 0.27 GB of real logs, where reading one was 8 of a change's 11 us): each text is read once; every call
-# gets lists of its own, as the events keep them.
-_DIFF_MEMO: dict[str, dict] = {}
-_DIFF_MEMO_MAX = 4_096
-_DIFF_MEMO_CHARS = 2_000
-
-
-def diff_values(diff: str) -> dict:
-    """A partition change's diff -> {field: (before, after)}, fields in _DIFF_ORDER."""
-    got = _DIFF_MEMO.get(diff)
-    if got is None:
-        got = _read_diff(diff)
-        if len(diff) <= _DIFF_MEMO_CHARS:
-            if len(_DIFF_MEMO) >= _DIFF_MEMO_MAX:
-                _DIFF_MEMO.clear()
-            _DIFF_MEMO[diff] = got
-    return {k: (a[:], b[:]) if type(a) is list else (a, b) for k, (a, b) in got.items()}
-
-
 def _read_diff(diff: str) -> dict:
+    """A partition change's diff -> {field: (before, after)}, fields in _DIFF_ORDER."""
     found: dict = {}
     for d in _DIFF_ITEM.finditer(diff):
         k = d.group(1)
@@ -268,6 +249,17 @@ def _read_diff(diff: str) -> dict:
         elif d.group(4) not in found:
             found[d.group(4)] = (int(d.group(5)), int(d.group(6)))
     return {k: found[k] for k in _DIFF_ORDER if k in found}
+
+
+def _own_pairs(got: dict) -> dict:
+    return {k: (a[:], b[:]) if type(a) is list else (a, b) for k, (a, b) in got.items()}
+
+
+# A KRaft controller writes the same diff for many partitions and elections (165 distinct texts among the 20,891
+# changes of 0.27 GB of real logs, where reading one was 8 of a change's 11 us): each text is read once; every call
+# gets lists of its own, as the events keep them.
+diff_values = remembered(_read_diff, _own_pairs)
+_DIFF_MEMO = diff_values.memo
 
 
 def _partition_change(entry, m):

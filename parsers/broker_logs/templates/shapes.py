@@ -55,11 +55,16 @@ _F_PARTITION_INDEX = re.compile(r"\bpartitionIndex=(\d+)")
 _UNSEEN = object()
 
 
-def remembered(read):
+def _own_lists(got: dict) -> dict:
+    return {k: v[:] if type(v) is list else v for k, v in got.items()}
+
+
+def remembered(read, fresh=_own_lists):
     """``read`` (text -> dict of fields | None) read once per text (a module's reading of a repeated text: a failed
-    state change's exception, templates/state_change.py): a controller states the same partition state for many
-    partitions and requests (0.27 GB of real logs: 2,514 distinct request states among 25,064 LeaderAndIsr
-    requests received, 415 distinct among 35,505 UpdateMetadata states sent). Every call gets a dict and lists of its
+    state change's exception, templates/state_change.py; a KRaft partition change's diff, templates/kraft.py): a
+    controller states the same partition state for many partitions and requests (0.27 GB of real logs: 2,514
+    distinct request states among 25,064 LeaderAndIsr requests received, 415 distinct among 35,505 UpdateMetadata
+    states sent). Every call gets what ``fresh`` makes of the remembered dict: by default a dict and lists of its
     own, as the events keep them."""
     memo: dict[str, dict | None] = {}
 
@@ -72,9 +77,7 @@ def remembered(read):
                 if len(memo) >= 4_096:
                     memo.clear()
                 memo[text] = got
-        if got is None:
-            return None
-        return {k: v[:] if type(v) is list else v for k, v in got.items()}
+        return None if got is None else fresh(got)
 
     reading.memo = memo
     return reading
